@@ -1,0 +1,36 @@
+# shellcheck shell=bash
+# Sourced by .ci/run (as root, fresh Debian, no daemon): give the docker test tier a real
+# engine and image, then require it. Idempotent; quiet unless something fails.
+# Uses .ci/run's log/quiet helpers when present.
+
+_ld_quiet() { if declare -F quiet >/dev/null; then quiet "$@"; else "$@" >/dev/null 2>&1; fi; }
+
+_ld_missing=()
+command -v dockerd >/dev/null || _ld_missing+=(docker.io)
+command -v debootstrap >/dev/null || _ld_missing+=(debootstrap)
+command -v bwrap >/dev/null || _ld_missing+=(bubblewrap)
+if [ "${#_ld_missing[@]}" -gt 0 ]; then
+  _ld_quiet apt-get update
+  _ld_quiet env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${_ld_missing[@]}"
+fi
+
+if ! docker info >/dev/null 2>&1; then
+  (dockerd >/var/log/looplab-dockerd.log 2>&1 &)
+  for _ld_i in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  if ! docker info >/dev/null 2>&1; then
+    echo "[ci] dockerd did not answer within 60 s; its log:" >&2
+    tail -n 30 /var/log/looplab-dockerd.log >&2
+    return 1
+  fi
+fi
+
+# the builder runs in the project's venv (made here if .ci/run has not made it yet)
+_ld_quiet make venv
+.venv/bin/python -c 'import docker' 2>/dev/null || _ld_quiet .venv/bin/pip install -q 'docker>=7,<8'
+_ld_quiet .venv/bin/python -c 'from sandboxes.image import build_image; build_image()'
+
+export LOOPLAB_REQUIRE_DOCKER=1
+unset _ld_missing _ld_i

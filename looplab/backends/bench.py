@@ -1,0 +1,233 @@
+"""`looplab bench backend`: pacing fidelity of the simulator, measured from the client side.
+
+For each pacer (`schedule`, the simulator's, and `naive`, per-token `asyncio.sleep`, the
+baseline), each target rate and each concurrency level, a fresh `looplab serve` process
+is started and loaded through the real `openai` client over loopback HTTP. Per stream:
+
+- achieved decode rate = (streamed tokens - 1) / (last token - first token), client side;
+- TTFT error = client-measured TTFT - the TTFT the server intended for that request;
+- chunk gap = time between consecutive token-carrying chunks at the client;
+- CPU seconds per 1k tokens = (server process + client process CPU) / tokens * 1000.
+
+Each of the `concurrency` workers sends its requests back to back; their first requests
+are staggered over one stream's duration, so the server sees a steady `concurrency`
+streams in flight (as vLLM's `--max-concurrency` does after its ramp), not one burst.
+The server runs in its own process, so server and client compete for the 2 cores as a
+real deployment on one machine would, but not for one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import httpx2
+
+from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
+from looplab.errors import BackendError
+
+__all__ = ["BackendBenchCell", "run_backend_bench"]
+
+
+@dataclass
+class BackendBenchCell:
+    """One (pacer, rate, concurrency) measurement; times in ms, errors in %."""
+
+    pacer: str
+    target_tps: float
+    concurrency: int
+    streams: int
+    tokens_per_stream: int
+    rate_error_pct_p50: float
+    rate_error_pct_worst: float
+    ttft_error_ms_p50: float
+    ttft_error_ms_p99: float
+    chunk_gap_ms_p50: float
+    chunk_gap_ms_p99: float
+    server_cpu_s_per_1k_tokens: float
+    client_cpu_s_per_1k_tokens: float
+    wall_s: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return asdict(self)
+
+
+def run_backend_bench(
+    *,
+    rates: Sequence[float] = (80.0, 750.0),
+    concurrencies: Sequence[int] = (1, 16, 64),
+    pacers: Sequence[str] = ("schedule", "naive"),
+    tokens: int = 500,
+    ttft_s: float = 0.05,
+    min_streams: int = 8,
+    progress: Callable[[str], None] | None = None,
+) -> list[BackendBenchCell]:
+    """Run the whole grid; returns one cell per (rate, concurrency, pacer).
+
+    Args:
+        rates: target decode rates (tok/s).
+        concurrencies: simultaneous streams per round.
+        pacers: which pacers to compare.
+        tokens: visible output tokens per stream.
+        ttft_s: the profile's base TTFT.
+        min_streams: rounds are repeated until at least this many streams were measured.
+        progress: called with a short line before each cell.
+
+    Raises:
+        BackendError: when a server does not start or a request fails.
+    """
+    cells: list[BackendBenchCell] = []
+    for rate in rates:
+        for pacer in pacers:
+            with _ServerProcess(rate, pacer, tokens, ttft_s) as server:
+                for concurrency in concurrencies:
+                    if progress:
+                        progress(f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams")
+                    rounds = max(1, -(-min_streams // concurrency))
+                    cells.append(
+                        asyncio.run(
+                            _measure(server, pacer, rate, concurrency, rounds, tokens, ttft_s)
+                        )
+                    )
+    return cells
+
+
+class _ServerProcess:
+    """`looplab serve` in a child process on a free loopback port."""
+
+    def __init__(self, rate: float, pacer: str, tokens: int, ttft_s: float) -> None:
+        self.args = [
+            sys.executable, "-m", "looplab", "serve",
+            "--profile", "fast-750", "--pacer", pacer, "--port", "0", "--port-file", "",
+            "-s", f"decode_tps={rate}", "-s", f"ttft_s={ttft_s}", "-s", "prefill_tps=null",
+            "-s", f"output_tokens={tokens}", "-s", "reasoning_tokens=0", "-s", "prefix_cache=false",
+        ]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> _ServerProcess:
+        import tempfile
+
+        with tempfile.NamedTemporaryFile(prefix="looplab-port-", delete=False) as handle:
+            port_file = handle.name
+        self.args[self.args.index("--port-file") + 1] = port_file
+        self.process = subprocess.Popen(
+            self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        deadline = time.perf_counter() + 30
+        port = ""
+        while time.perf_counter() < deadline and not port:
+            if self.process.poll() is not None:
+                err = self.process.stderr.read().decode() if self.process.stderr else ""
+                raise BackendError(f"bench server exited early: {err.strip()[-400:]}")
+            time.sleep(0.05)
+            port = open(port_file).read().strip()
+        os.unlink(port_file)
+        if not port:
+            raise BackendError("bench server did not report its port within 30 s")
+        self.base_url = f"http://127.0.0.1:{port}/v1"
+        httpx2.get(self.base_url.removesuffix("/v1") + "/health", timeout=10).raise_for_status()
+        return self
+
+    def cpu_s(self) -> float:
+        """User + system CPU seconds the server process has used so far."""
+        assert self.process is not None
+        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+async def _measure(
+    server: _ServerProcess,
+    pacer: str,
+    rate: float,
+    concurrency: int,
+    rounds: int,
+    tokens: int,
+    ttft_s: float,
+) -> BackendBenchCell:
+    endpoint = EndpointConfig(base_url=server.base_url, model="looplab-lorem")
+    limits = httpx2.Limits(
+        max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
+    )
+    async with (
+        httpx2.AsyncClient(limits=limits, timeout=600) as http,
+        InstrumentedClient(endpoint, http_client=http) as client,
+    ):
+        await client.complete([{"role": "user", "content": "warm up"}], max_completion_tokens=4)
+        server_cpu0 = server.cpu_s()
+        client_cpu0 = _own_cpu_s()
+        started = time.perf_counter()
+        per_worker = rounds
+        stream_s = ttft_s + tokens / rate
+        results: list[ModelResponse] = []
+
+        async def worker(index: int) -> None:
+            # Stagger the first requests over one stream's duration: a steady state of
+            # `concurrency` streams in flight, not a thundering herd of simultaneous sends.
+            await asyncio.sleep(index * stream_s / concurrency)
+            for turn in range(per_worker):
+                messages = [{"role": "user", "content": f"bench {index}-{turn}"}]
+                results.append(await client.complete(messages))
+
+        await asyncio.gather(*(worker(i) for i in range(concurrency)))
+        wall = time.perf_counter() - started
+        server_cpu = server.cpu_s() - server_cpu0
+        client_cpu = _own_cpu_s() - client_cpu0
+    rate_errors: list[float] = []
+    ttft_errors: list[float] = []
+    gaps: list[float] = []
+    total_tokens = 0
+    for result in results:
+        achieved = result.decode_rate_tps
+        if achieved is None or result.server_timing is None or result.timing.ttft_s is None:
+            raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
+        rate_errors.append((achieved / rate - 1) * 100)
+        ttft_errors.append((result.timing.ttft_s - result.server_timing["intended_first_s"]) * 1000)
+        gaps.extend(g * 1000 for g in result.timing.chunk_gaps_s())
+        total_tokens += result.completion_tokens or 0
+    per_1k = 1000 / max(1, total_tokens)
+    return BackendBenchCell(
+        pacer=pacer,
+        target_tps=rate,
+        concurrency=concurrency,
+        streams=len(results),
+        tokens_per_stream=tokens,
+        rate_error_pct_p50=statistics.median(rate_errors),
+        rate_error_pct_worst=max(rate_errors, key=abs),
+        ttft_error_ms_p50=statistics.median(ttft_errors),
+        ttft_error_ms_p99=_p99(ttft_errors),
+        chunk_gap_ms_p50=statistics.median(gaps) if gaps else 0.0,
+        chunk_gap_ms_p99=_p99(gaps) if gaps else 0.0,
+        server_cpu_s_per_1k_tokens=server_cpu * per_1k,
+        client_cpu_s_per_1k_tokens=client_cpu * per_1k,
+        wall_s=wall,
+    )
+
+
+def _own_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _p99(values: list[float]) -> float:
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=100, method="inclusive")[98]

@@ -1,0 +1,363 @@
+"""The instrumented client: one streamed chat completion, assembled and timed.
+
+A thin wrapper over `openai.AsyncOpenAI`; the same code talks to the simulator and to any
+OpenAI-compatible API. Metric definitions (background.md):
+
+- TTFT: request sent -> first streamed token of any kind (reasoning, text or tool-call
+  arguments/header); a role-only chunk is not a token.
+- decode time: first -> last token; decode rate: (output tokens - 1) / decode time.
+- model time: request sent -> stream end.
+- Latency is measured from the *scheduled* send time when the caller passes one; the gap
+  between scheduled and sent is reported apart as client-side queueing.
+
+Chunks are read as raw SSE lines from the openai client's streaming response and decoded
+with `json.loads`, not turned into openai's pydantic chunk objects: that construction
+measured 70-190 us per chunk here, enough at 64 streams x 750 tok/s to saturate a core and
+delay the very token arrivals being timed. The request itself (URL, headers, auth,
+retries, errors) is the openai client's own.
+
+API keys are read from the environment variable named in the config, at client
+construction only; they are never stored on the config, logged, or put in a record.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+import openai
+from pydantic import Field
+
+from looplab.config import StrictModel
+from looplab.errors import BackendError, ConfigError
+
+__all__ = ["CallTiming", "EndpointConfig", "InstrumentedClient", "ModelResponse"]
+
+
+class EndpointConfig(StrictModel):
+    """Where and how to reach an OpenAI-compatible backend."""
+
+    base_url: str
+    """API root including `/v1`, e.g. `http://127.0.0.1:8750/v1`."""
+    model: str
+    """Model id sent with every request."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key; None for keyless servers."""
+    timeout_s: float = Field(default=600.0, gt=0)
+    """Whole-request timeout."""
+    max_retries: int = Field(default=0, ge=0)
+    """Retries inside the openai client; 0 so every attempt is visible to the caller."""
+    fetch_server_timing: bool = True
+    """Ask a looplab simulator for its intended/actual release times after each call."""
+
+
+@dataclass
+class CallTiming:
+    """Times of one call, seconds on `time.perf_counter()`'s axis.
+
+    `sent` is when the built request was handed to the HTTP transport (an httpx request
+    hook), so the openai client's own request building and event-loop contention count
+    as client-side queueing (`client_queue_s`), not as TTFT.
+    """
+
+    scheduled: float
+    sent: float
+    first_token: float | None = None
+    last_token: float | None = None
+    end: float | None = None
+    chunk_times: list[float] = field(default_factory=list)
+
+    @property
+    def client_queue_s(self) -> float:
+        """Scheduled -> sent: time the request waited on the client side."""
+        return self.sent - self.scheduled
+
+    @property
+    def ttft_s(self) -> float | None:
+        """Sent -> first token."""
+        return None if self.first_token is None else self.first_token - self.sent
+
+    @property
+    def decode_s(self) -> float | None:
+        """First -> last token."""
+        if self.first_token is None or self.last_token is None:
+            return None
+        return self.last_token - self.first_token
+
+    @property
+    def model_s(self) -> float | None:
+        """Sent -> stream end."""
+        return None if self.end is None else self.end - self.sent
+
+    def chunk_gaps_s(self) -> list[float]:
+        """Gaps between consecutive token-carrying chunks (ITL)."""
+        times = self.chunk_times
+        return [b - a for a, b in itertools.pairwise(times)]
+
+
+@dataclass
+class ModelResponse:
+    """The assembled assistant message of one call and how long it took.
+
+    Attributes:
+        message: `{"role": "assistant", "content": str | None, "tool_calls": [...]?}`,
+            ready to append to the conversation.
+        finish_reason: `stop`, `length`, `tool_calls`, ... (None if the stream broke).
+        prompt_tokens, cached_tokens, completion_tokens, reasoning_tokens: from the usage
+            chunk (None when the backend sent none).
+        visible_chunks: chunks that carried a token.
+        request_id: the backend's request id header, if any.
+        server_timing: the simulator's timing record, when it exposes one.
+    """
+
+    message: dict[str, Any]
+    timing: CallTiming
+    finish_reason: str | None
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    visible_chunks: int = 0
+    request_id: str | None = None
+    server_timing: dict[str, Any] | None = None
+
+    @property
+    def output_tokens(self) -> int | None:
+        """Completion tokens the client saw streamed (completion minus hidden reasoning)."""
+        if self.completion_tokens is None:
+            return None
+        return self.completion_tokens - (self.reasoning_tokens or 0)
+
+    @property
+    def decode_rate_tps(self) -> float | None:
+        """(streamed output tokens - 1) / decode time."""
+        decode = self.timing.decode_s
+        tokens = self.output_tokens
+        if decode is None or tokens is None or tokens < 2 or decode <= 0:
+            return None
+        return (tokens - 1) / decode
+
+
+class InstrumentedClient:
+    """Streams chat completions through `openai.AsyncOpenAI` and times them.
+
+    Args:
+        endpoint: where to send requests.
+        http_client: optional `httpx2.AsyncClient` (the HTTP library of openai>=3), e.g.
+            with the simulator's in-process transport; injected, never patched. A request
+            hook is added to it to time the moment each request is handed to the transport.
+
+    Raises:
+        ConfigError: when `endpoint.api_key_env` names a variable that is not set.
+    """
+
+    def __init__(
+        self, endpoint: EndpointConfig, *, http_client: httpx2.AsyncClient | None = None
+    ) -> None:
+        self.endpoint = endpoint
+        api_key = "looplab-no-key"
+        if endpoint.api_key_env:
+            api_key = os.environ.get(endpoint.api_key_env, "")
+            if not api_key:
+                raise ConfigError(
+                    f"environment variable {endpoint.api_key_env} is empty or not set",
+                    field="api_key_env",
+                )
+        if http_client is None:
+            http_client = openai.DefaultAsyncHttpxClient()
+        http_client.event_hooks["request"] = [
+            *http_client.event_hooks.get("request", []),
+            _mark_sent,
+        ]
+        self._client = openai.AsyncOpenAI(
+            base_url=endpoint.base_url,
+            api_key=api_key,
+            timeout=endpoint.timeout_s,
+            max_retries=endpoint.max_retries,
+            http_client=http_client,
+        )
+
+    async def close(self) -> None:
+        """Close the underlying HTTP connections."""
+        await self._client.close()
+
+    async def __aenter__(self) -> InstrumentedClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        scheduled: float | None = None,
+        **params: Any,
+    ) -> ModelResponse:
+        """Send one streamed request and return the assembled, timed response.
+
+        Args:
+            messages: the conversation (OpenAI message dicts).
+            tools: tool schemas, if any.
+            scheduled: when the caller meant to send (perf_counter seconds); defaults to now.
+            **params: other chat-completion parameters (`max_completion_tokens`, ...).
+
+        Raises:
+            BackendError: on any API or transport error, with status and request id.
+        """
+        extra: dict[str, Any] = dict(params)
+        if tools:
+            extra["tools"] = tools
+        now = time.perf_counter()
+        timing = CallTiming(scheduled=now if scheduled is None else scheduled, sent=now)
+        assembler = _Assembler()
+        request_id: str | None = None
+        token = _CURRENT_TIMING.set(timing)
+        try:
+            # plain message dicts are what the API takes; openai's overloads want TypedDicts
+            async with self._client.chat.completions.with_streaming_response.create(  # type: ignore[call-overload]
+                model=self.endpoint.model,
+                messages=messages,
+                stream=True,
+                stream_options={"include_usage": True},
+                **extra,
+            ) as raw:
+                headers = raw.headers
+                request_id = headers.get("x-request-id")
+                async for line in raw.iter_lines():
+                    now = time.perf_counter()
+                    if not line.startswith("data:"):
+                        continue  # SSE comments, event names and keep-alives carry no token
+                    data = line[5:].strip()
+                    if data == "[DONE]":
+                        break
+                    if assembler.add(_decode_chunk(data, request_id)):
+                        if timing.first_token is None:
+                            timing.first_token = now
+                        timing.last_token = now
+                        timing.chunk_times.append(now)
+            timing.end = time.perf_counter()
+        except openai.APIStatusError as exc:
+            raise BackendError(
+                f"{self.endpoint.base_url} answered {exc.status_code}: {exc.message}",
+                request_id=exc.request_id or request_id,
+                status=exc.status_code,
+            ) from exc
+        except openai.APIError as exc:
+            raise BackendError(
+                f"request to {self.endpoint.base_url} failed: {exc.message}",
+                request_id=request_id,
+            ) from exc
+        finally:
+            _CURRENT_TIMING.reset(token)
+        response = assembler.response(timing, request_id)
+        looplab_id = headers.get("x-looplab-request-id")
+        if looplab_id and self.endpoint.fetch_server_timing:
+            response.server_timing = await self._server_timing(looplab_id)
+        return response
+
+    async def _server_timing(self, request_id: str) -> dict[str, Any] | None:
+        try:
+            record = await self._client.get(
+                f"/looplab/requests/{request_id}/timing", cast_to=object
+            )
+        except openai.APIError:
+            return None
+        return record if isinstance(record, dict) else None
+
+
+_CURRENT_TIMING: ContextVar[CallTiming | None] = ContextVar("looplab_call_timing", default=None)
+
+
+async def _mark_sent(request: httpx2.Request) -> None:
+    """httpx request hook: stamp `sent` on the call being made in this task."""
+    timing = _CURRENT_TIMING.get()
+    if timing is not None:
+        timing.sent = time.perf_counter()
+
+
+def _decode_chunk(data: str, request_id: str | None) -> dict[str, Any]:
+    """Parse one SSE `data:` payload; an `error` object mid-stream becomes a BackendError."""
+    try:
+        chunk = json.loads(data)
+    except ValueError as exc:
+        raise BackendError(
+            f"malformed stream chunk: {data[:200]!r}", request_id=request_id
+        ) from exc
+    if not isinstance(chunk, dict):
+        raise BackendError(f"stream chunk is not an object: {data[:200]!r}", request_id=request_id)
+    if "error" in chunk:
+        raise BackendError(f"error inside the stream: {chunk['error']}", request_id=request_id)
+    return chunk
+
+
+class _Assembler:
+    """Accumulates streamed deltas into one assistant message."""
+
+    def __init__(self) -> None:
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: dict[str, Any] | None = None
+        self.token_chunks = 0
+
+    def add(self, chunk: dict[str, Any]) -> bool:
+        """Fold one chunk in; True when it carried a token of any kind."""
+        if chunk.get("usage"):
+            self.usage = chunk["usage"]
+        carried = False
+        for choice in chunk.get("choices") or []:
+            if choice.get("finish_reason"):
+                self.finish_reason = choice["finish_reason"]
+            delta = choice.get("delta") or {}
+            if delta.get("content"):
+                self.content.append(delta["content"])
+                carried = True
+            for key in ("reasoning_content", "reasoning"):
+                if isinstance(delta.get(key), str) and delta[key]:
+                    self.reasoning.append(delta[key])
+                    carried = True
+            for fragment in delta.get("tool_calls") or []:
+                carried = True
+                call = self.calls.setdefault(
+                    fragment.get("index", 0),
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                if fragment.get("id"):
+                    call["id"] = fragment["id"]
+                function = fragment.get("function") or {}
+                if function.get("name"):
+                    call["function"]["name"] += function["name"]
+                if function.get("arguments"):
+                    call["function"]["arguments"] += function["arguments"]
+        if carried:
+            self.token_chunks += 1
+        return carried
+
+    def response(self, timing: CallTiming, request_id: str | None) -> ModelResponse:
+        content = "".join(self.content)
+        message: dict[str, Any] = {"role": "assistant", "content": content or None}
+        if self.calls:
+            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+        usage = self.usage or {}
+        prompt_details = usage.get("prompt_tokens_details") or {}
+        completion_details = usage.get("completion_tokens_details") or {}
+        return ModelResponse(
+            message=message,
+            timing=timing,
+            finish_reason=self.finish_reason,
+            prompt_tokens=usage.get("prompt_tokens"),
+            cached_tokens=prompt_details.get("cached_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            reasoning_tokens=completion_details.get("reasoning_tokens"),
+            visible_chunks=self.token_chunks,
+            request_id=request_id,
+        )

@@ -1,0 +1,36 @@
+"""Model policies: what the simulated model says. One module per policy.
+
+A request picks its policy only through the model name: `looplab-<policy>`. To add one,
+write `looplab/backends/policies/<name>.py` with a class satisfying `ModelPolicy` and add
+one line to `POLICIES` below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from looplab.backends.policies.base import ModelPolicy, PlannedToolCall, PolicyContext, Reply
+from looplab.backends.policies.lorem import LoremPolicy
+
+__all__ = [
+    "MODEL_PREFIX",
+    "POLICIES",
+    "ModelPolicy",
+    "PlannedToolCall",
+    "PolicyContext",
+    "Reply",
+    "model_ids",
+]
+
+MODEL_PREFIX = "looplab-"
+"""Served model ids are this prefix plus the policy name."""
+
+POLICIES: dict[str, Callable[[], ModelPolicy]] = {
+    "lorem": LoremPolicy,
+}
+"""Policy name -> factory."""
+
+
+def model_ids() -> list[str]:
+    """The model ids the simulator serves, sorted."""
+    return sorted(MODEL_PREFIX + name for name in POLICIES)

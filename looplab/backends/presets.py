@@ -1,0 +1,204 @@
+"""Named latency presets, each with its source and the values that are assumptions.
+
+`fast-750` and `slow-80` are the pair the lab exists to compare: identical in everything
+but the decode rate, so a difference between them is the decode rate's doing. The other
+presets model published systems (background.md); where a publication gives only the
+decode rate, the rest are labelled assumptions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from looplab.backends.distributions import LogNormal, Uniform
+from looplab.backends.profile import LatencyProfile
+from looplab.config import apply_overrides, load_yaml_mapping, validate_model
+from looplab.errors import ConfigError
+
+__all__ = ["PRESETS", "preset_names", "resolve_profile"]
+
+_SHARED_PAIR = {
+    "ttft_s": 0.3,
+    "prefill_tps": 10_000.0,
+    "output_tokens": LogNormal(kind="lognormal", median=214, sigma=0.6),
+}
+_PAIR_ASSUMPTIONS = [
+    "ttft_s 0.3 s and prefill 10k tok/s are shared assumptions, equal in both of the pair",
+    "output length log-normal, median 214 tokens (TraceLab median per step), sigma 0.6 assumed",
+]
+
+PRESETS: dict[str, LatencyProfile] = {
+    profile.name: profile
+    for profile in [
+        LatencyProfile(
+            name="fast-750",
+            description="The mission's fast backend: 750 tok/s decode, otherwise equal to slow-80",
+            source="decode rate: Sol on Cerebras, OpenAI announcement 2026-06-26 (via press)",
+            assumptions=_PAIR_ASSUMPTIONS,
+            decode_tps=750.0,
+            **_SHARED_PAIR,
+        ),
+        LatencyProfile(
+            name="slow-80",
+            description="The mission's slow backend: 80 tok/s decode, otherwise equal to fast-750",
+            source="decode rate: upper end of 65-80 tok/s GPU serving (OpenAI post 2026-04; "
+            "Artificial Analysis)",
+            assumptions=_PAIR_ASSUMPTIONS,
+            decode_tps=80.0,
+            **_SHARED_PAIR,
+        ),
+        LatencyProfile(
+            name="sol-cerebras-750",
+            description="GPT-5.6 'Sol' on Cerebras wafer-scale: 750 tok/s, ~85 pipeline stages",
+            source="OpenAI announcement 2026-06-26 (via press): up to 750 tok/s, 1.05M context, "
+            "128k max output; 70-100 wafers reported as a guess",
+            assumptions=[
+                "85 stages x 1.5 ms per stage (one layer per wafer; per-hop latency guessed)",
+                "ttft_s 0.15 s, prefill 60k tok/s, decode jitter 3%",
+                "hidden reasoning tokens log-normal, median 300, sigma 0.8",
+            ],
+            decode_tps=750.0,
+            decode_jitter=0.03,
+            ttft_s=0.15,
+            pipeline_stages=85,
+            stage_latency_s=0.0015,
+            prefill_tps=60_000.0,
+            reasoning_tokens=LogNormal(kind="lognormal", median=300, sigma=0.8),
+            output_tokens=LogNormal(kind="lognormal", median=214, sigma=0.6),
+            context_window=1_050_000,
+            max_output_tokens=128_000,
+        ),
+        LatencyProfile(
+            name="gpu-frontier-68",
+            description="A GPT-5-class frontier model on GPU serving: ~68 tok/s",
+            source="OpenAI WebSockets post 2026-04; Artificial Analysis "
+            "(GPT-5/5.2/5.5 ~65-68 tok/s)",
+            assumptions=[
+                "ttft_s 0.6 s plus exponential jitter (mean 0.2 s), prefill 8k tok/s",
+                "decode jitter 10%; hidden reasoning tokens log-normal, median 300, sigma 0.8",
+            ],
+            decode_tps=68.0,
+            decode_jitter=0.10,
+            ttft_s=0.6,
+            ttft_jitter_s={"kind": "exponential", "mean": 0.2},
+            prefill_tps=8_000.0,
+            reasoning_tokens=LogNormal(kind="lognormal", median=300, sigma=0.8),
+            output_tokens=LogNormal(kind="lognormal", median=214, sigma=0.6),
+        ),
+        LatencyProfile(
+            name="codex-spark-1000",
+            description="GPT-5.3-Codex-Spark on Cerebras: over 1,000 tok/s",
+            source="OpenAI launch post 2026-02-12 (>1,000 tok/s; TTFT cut 50% by harness work)",
+            assumptions=["ttft_s 0.15 s, prefill 60k tok/s, no hidden reasoning"],
+            decode_tps=1000.0,
+            ttft_s=0.15,
+            prefill_tps=60_000.0,
+            output_tokens=LogNormal(kind="lognormal", median=214, sigma=0.6),
+        ),
+        LatencyProfile(
+            name="kimi-k2.6-cerebras-981",
+            description="Kimi K2.6 on Cerebras: 981 tok/s",
+            source="Artificial Analysis 2026-05",
+            assumptions=["ttft_s 0.2 s and prefill 60k tok/s assumed"],
+            decode_tps=981.0,
+            ttft_s=0.2,
+            prefill_tps=60_000.0,
+        ),
+        LatencyProfile(
+            name="groq-gpt-oss-120b-500",
+            description="gpt-oss-120b on Groq: ~500 tok/s",
+            source="Groq model docs",
+            assumptions=["ttft_s 0.2 s and prefill 40k tok/s assumed"],
+            decode_tps=500.0,
+            ttft_s=0.2,
+            prefill_tps=40_000.0,
+        ),
+        LatencyProfile(
+            name="claude-sonnet-4.6-104",
+            description="Claude Sonnet 4.6: 104 tok/s, TTFT 0.74 s",
+            source="Artificial Analysis (2026-06)",
+            assumptions=["prefill 10k tok/s assumed"],
+            decode_tps=104.0,
+            ttft_s=0.74,
+            prefill_tps=10_000.0,
+        ),
+        LatencyProfile(
+            name="gpt-4o-131",
+            description="GPT-4o: 131 tok/s, TTFT 0.45 s",
+            source="Artificial Analysis (2026-06)",
+            assumptions=["prefill 10k tok/s assumed"],
+            decode_tps=131.0,
+            ttft_s=0.45,
+            prefill_tps=10_000.0,
+        ),
+        LatencyProfile(
+            name="gemini-3-flash-200",
+            description="Gemini 3 Flash: 200 tok/s, TTFT 0.50 s",
+            source="Artificial Analysis (2026-06)",
+            assumptions=["prefill 20k tok/s assumed"],
+            decode_tps=200.0,
+            ttft_s=0.50,
+            prefill_tps=20_000.0,
+        ),
+        LatencyProfile(
+            name="tracelab-observed-41",
+            description="What real Claude Code / Codex sessions saw: 40.7 tok/s, TTFT 3.1 s",
+            source="TraceLab (uw-syfi/TraceLab, arXiv 2606.30560): observed decode 40.7 tok/s, "
+            "Codex TTFT median 3.1 s, 95.7% prefix-cache hits",
+            assumptions=["TTFT jitter uniform 0-1 s and prefill 10k tok/s assumed"],
+            decode_tps=40.7,
+            ttft_s=2.6,
+            ttft_jitter_s=Uniform(kind="uniform", low=0.0, high=1.0),
+            prefill_tps=10_000.0,
+            output_tokens=LogNormal(kind="lognormal", median=214, sigma=0.6),
+        ),
+        LatencyProfile(
+            name="swe-effi-gpt-4o-mini",
+            description="SWE-Effi's slow-provider calibration: "
+            "1.457 s + 4.27e-5 s/input token + 5e-3 s/output token",
+            source="SWE-Effi (arXiv 2509.09853), GPT-4o-mini",
+            assumptions=["no prefix cache (the calibration charges every input token)"],
+            decode_tps=200.0,
+            ttft_s=1.457,
+            prefill_tps=1 / 4.27e-5,
+            prefix_cache=False,
+        ),
+    ]
+}
+
+
+def preset_names() -> list[str]:
+    """The preset names, sorted."""
+    return sorted(PRESETS)
+
+
+def resolve_profile(spec: str, overrides: Sequence[str] = ()) -> LatencyProfile:
+    """Turn a preset name or a YAML file path, plus `key=value` overrides, into a profile.
+
+    Args:
+        spec: a preset name (`fast-750`) or a path to a YAML file holding a profile.
+        overrides: `field=value` strings applied on top (e.g. `decode_tps=500`).
+
+    Raises:
+        ConfigError: unknown preset (listing the allowed names), unreadable file, or a
+            field that fails validation (naming it).
+    """
+    base: dict[str, Any]
+    source: str
+    if spec in PRESETS:
+        base = PRESETS[spec].model_dump(by_alias=True)
+        source = f"profile preset '{spec}'"
+        lines: dict[tuple[int | str, ...], int] = {}
+    elif spec.endswith((".yaml", ".yml")) or Path(spec).is_file():
+        base, lines = load_yaml_mapping(Path(spec))
+        source = spec
+    else:
+        raise ConfigError(
+            f"unknown latency profile {spec!r}", field="profile", allowed=preset_names()
+        )
+    if overrides and spec in PRESETS:
+        base["name"] = f"{spec}+custom"
+    data = apply_overrides(base, overrides)
+    return validate_model(LatencyProfile, data, source=source, lines=lines)

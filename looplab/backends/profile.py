@@ -1,0 +1,109 @@
+"""The latency profile: everything that sets how long a simulated model call takes.
+
+One request's timeline, all offsets from the moment the server receives it:
+
+```
+queue wait (concurrency limit)                     -- measured, not computed
++ network_rtt_s                                    -- request + first byte back
++ ttft_s + jitter                                  -- fixed per-request cost
++ pipeline_stages * stage_latency_s                -- one-wafer-per-layer serving: TTFT only
++ uncached prompt tokens / prefill_tps             -- prefix-cache hits are not prefilled
+= first token of the reply (hidden reasoning first, then visible)
+then token i (0-based, reasoning included) at first + i / decode_tps
+```
+
+Hidden reasoning tokens are decoded first and take decode time but are never sent, so
+the first *visible* token arrives `reasoning / decode_tps` after the first token slot.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from looplab.backends.distributions import Distribution, Fixed
+from looplab.config import StrictModel
+
+__all__ = ["LatencyProfile"]
+
+
+class LatencyProfile(StrictModel):
+    """A named, validated latency shape for the simulated backend."""
+
+    name: str = "custom"
+    """Preset name (or `custom`)."""
+    description: str = ""
+    """One line on what this profile stands for."""
+    source: str = ""
+    """Where the numbers come from (publication, date); empty for synthetic profiles."""
+    assumptions: list[str] = Field(default_factory=list)
+    """Which values are guesses rather than published figures."""
+
+    decode_tps: float = Field(gt=0, le=1_000_000)
+    """Output tokens per second per stream, hidden reasoning tokens included."""
+    decode_jitter: float = Field(default=0.0, ge=0, lt=1)
+    """Relative per-request spread of the decode rate (Gaussian sigma, clipped to +-3 sigma)."""
+    ttft_s: float = Field(default=0.0, ge=0)
+    """Fixed per-request time before the first token (scheduling, first forward pass)."""
+    ttft_jitter_s: Distribution = Field(default_factory=lambda: Fixed(value=0.0))
+    """Extra time added to each request's TTFT, drawn per request (seeded)."""
+    prefill_tps: float | None = Field(default=None, gt=0)
+    """Prompt tokens per second for uncached tokens; None means prefill is free."""
+    prefix_cache: bool = True
+    """Whether prompt prefixes seen before (within the TTL) skip prefill."""
+    prefix_cache_ttl_s: float = Field(default=300.0, gt=0)
+    """How long a cached prefix stays usable after its last use."""
+    prefix_cache_block_tokens: int = Field(default=1, ge=1)
+    """Cached token counts are rounded down to a multiple of this (128 at OpenAI)."""
+    prefix_cache_min_tokens: int = Field(default=0, ge=0)
+    """Prefixes shorter than this are never cached (1024 at OpenAI)."""
+    reasoning_tokens: Distribution = Field(default_factory=lambda: Fixed(value=0.0))
+    """Hidden reasoning tokens per call: decoded (take time), counted in usage, not sent."""
+    output_tokens: Distribution = Field(default_factory=lambda: Fixed(value=200.0))
+    """Visible output length per call for policies that choose their own (`lorem`)."""
+    pipeline_stages: int = Field(default=1, ge=1)
+    """Pipeline stages a request crosses before its first token (e.g. wafers)."""
+    stage_latency_s: float = Field(default=0.0, ge=0)
+    """Latency added per pipeline stage; adds to TTFT only, never to the decode rate."""
+    network_rtt_s: float = Field(default=0.0, ge=0)
+    """Network round trip between client and server, added to TTFT."""
+    max_concurrency: int | None = Field(default=None, ge=1)
+    """Streams decoded at once; further requests wait in the queue. None = unlimited."""
+    max_queue: int = Field(default=1024, ge=0)
+    """Requests allowed to wait for a slot; beyond it the server answers 429."""
+    context_window: int = Field(default=1_050_000, ge=1)
+    """Prompt + max output tokens allowed per request (400 context_length_exceeded above)."""
+    max_output_tokens: int = Field(default=128_000, ge=1)
+    """Largest completion (reasoning + visible) one request may produce."""
+    frame_floor_s: float = Field(default=0.002, ge=0, le=0.1)
+    """Minimum gap between SSE chunks; tokens due within it share a chunk."""
+    max_chunks_per_s: float | None = Field(default=4000.0, gt=0)
+    """Server-wide SSE chunk budget: with N active streams the frame floor widens to
+    N / max_chunks_per_s, so under load more tokens share a chunk (rates stay exact).
+    None disables it."""
+    seed: int = 0
+    """Seed of every random draw (jitter, lengths, reasoning) this profile makes."""
+
+    @model_validator(mode="after")
+    def _limits_fit(self) -> LatencyProfile:
+        if self.max_output_tokens > self.context_window:
+            raise ValueError(
+                f"max_output_tokens ({self.max_output_tokens}) exceeds "
+                f"context_window ({self.context_window})"
+            )
+        return self
+
+    def fixed_ttft_s(self) -> float:
+        """TTFT before jitter, prefill and queueing: rtt + base + pipeline stages."""
+        return self.network_rtt_s + self.ttft_s + self.pipeline_stages * self.stage_latency_s
+
+    def frame_floor_for(self, active_streams: int) -> float:
+        """The frame floor in force with `active_streams` streams decoding."""
+        if self.max_chunks_per_s is None:
+            return self.frame_floor_s
+        return max(self.frame_floor_s, active_streams / self.max_chunks_per_s)
+
+    def prefill_s(self, uncached_tokens: int) -> float:
+        """Seconds to prefill `uncached_tokens` prompt tokens."""
+        if self.prefill_tps is None or uncached_tokens <= 0:
+            return 0.0
+        return uncached_tokens / self.prefill_tps

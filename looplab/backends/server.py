@@ -1,0 +1,125 @@
+"""The simulator's HTTP face: an OpenAI-compatible Starlette app.
+
+Endpoints:
+
+| method | path                                   | what                                         |
+|--------|----------------------------------------|----------------------------------------------|
+| POST   | `/v1/chat/completions`                 | streaming (SSE) and non-streaming completions |
+| GET    | `/v1/models`, `/v1/models/{id}`        | the served model ids (`looplab-<policy>`)     |
+| GET    | `/health`                              | liveness, profile, active/queued/completed    |
+| GET    | `/v1/looplab/profile`                  | the full latency profile in force             |
+| GET    | `/v1/looplab/requests/{id}/timing`     | intended vs actual release times of a request |
+
+Every completion response carries `x-request-id` and `x-looplab-request-id` (the id the
+timing endpoint takes). Errors use OpenAI's JSON shape; no input crashes the server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from looplab.backends.protocol import ApiError
+from looplab.backends.simulator import Simulator
+
+__all__ = ["create_app"]
+
+
+def create_app(simulator: Simulator) -> Starlette:
+    """Build the ASGI app serving `simulator`."""
+
+    async def chat_completions(request: Request) -> Response:
+        try:
+            body = await request.body()
+            prepared = simulator.prepare(body)
+        except ApiError as error:
+            return _error_response(error)
+        headers = {
+            "x-request-id": prepared.request_id,
+            "x-looplab-request-id": prepared.request_id,
+            "x-looplab-tokenizer": simulator.tokenizer.name,
+            "openai-processing-ms": "0",
+        }
+        if prepared.request.stream:
+            headers["cache-control"] = "no-cache"
+            return StreamingResponse(
+                simulator.stream(prepared), media_type="text/event-stream", headers=headers
+            )
+        return JSONResponse(await simulator.complete(prepared), headers=headers)
+
+    async def models(request: Request) -> Response:
+        return JSONResponse({"object": "list", "data": [_model(m) for m in simulator.policies]})
+
+    async def model(request: Request) -> Response:
+        model_id = request.path_params["model_id"]
+        if model_id not in simulator.policies:
+            return _error_response(
+                ApiError(
+                    404,
+                    f"The model `{model_id}` does not exist.",
+                    param="model",
+                    code="model_not_found",
+                )
+            )
+        return JSONResponse(_model(model_id))
+
+    async def health(request: Request) -> Response:
+        return JSONResponse(simulator.health())
+
+    async def profile(request: Request) -> Response:
+        return JSONResponse(simulator.profile.model_dump(mode="json", by_alias=True))
+
+    async def timing(request: Request) -> Response:
+        request_id = request.path_params["request_id"]
+        record = simulator.timings.get(request_id)
+        if record is None:
+            return _error_response(
+                ApiError(
+                    404,
+                    f"No timing for request {request_id!r}: unknown, still running, or "
+                    "older than the last 10,000 requests.",
+                    param="request_id",
+                    code="not_found",
+                )
+            )
+        return JSONResponse(record)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return _error_response(
+            ApiError(404, f"Unknown path {request.url.path}", type="invalid_request_error")
+        )
+
+    async def wrong_method(request: Request, exc: Exception) -> Response:
+        return _error_response(
+            ApiError(405, f"Method {request.method} not allowed on {request.url.path}")
+        )
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return _error_response(
+            ApiError(500, f"Internal simulator error: {exc}", type="server_error")
+        )
+
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", model, methods=["GET"]),
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/looplab/profile", profile, methods=["GET"]),
+        Route("/v1/looplab/requests/{request_id}/timing", timing, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: not_found, 405: wrong_method, 500: server_error},
+    )
+
+
+def _model(model_id: str) -> dict[str, Any]:
+    return {"id": model_id, "object": "model", "created": 0, "owned_by": "looplab"}
+
+
+def _error_response(error: ApiError) -> JSONResponse:
+    return JSONResponse(error.body(), status_code=error.status, headers=error.headers)

@@ -1,0 +1,426 @@
+"""The simulated model: validates a request, plans its reply and timeline, paces it out.
+
+HTTP-free: `looplab.backends.server` wraps it in Starlette. One `Simulator` per server;
+it must be used from one event loop.
+
+Request lifecycle:
+1. `prepare(body)`: parse and validate (400/404 `ApiError`s), count prompt tokens, look up
+   the prefix cache, ask the policy for the reply, apply token limits, refuse at once with
+   429 if the queue is full.
+2. `stream(prepared)` / `complete(prepared)`: wait for a concurrency slot (the queue wait
+   counts toward TTFT, as on a real server), compute the schedule from the request's
+   arrival (or, if it queued, from the moment it got a slot), release tokens with the
+   pacer, and record intended vs actual times.
+   Cancelling either (a client that disconnects) frees the slot at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from looplab.backends.admission import Admission, QueueFull
+from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, SchedulePacer
+from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext, Reply
+from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.protocol import ApiError, ChatRequest, describe_validation_error
+from looplab.backends.sse import DONE, ChunkWriter
+from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
+from looplab.clock import Clock, WallClock, utc_now
+
+__all__ = ["PreparedCompletion", "Simulator"]
+
+_TIMING_HISTORY = 10_000
+
+
+@dataclass
+class PreparedCompletion:
+    """A validated request with its planned reply, not yet scheduled."""
+
+    request_id: str
+    completion_id: str
+    created: int
+    request: ChatRequest
+    reply: Reply
+    received: float
+    prompt_tokens: int
+    cached_tokens: int
+    reasoning_tokens: int
+    visible_slots: list[tuple[str, int, str]]
+    finish_reason: str
+    decode_tps: float
+    ttft_extra_s: float
+    timing: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def completion_tokens(self) -> int:
+        """Reasoning plus visible tokens."""
+        return self.reasoning_tokens + len(self.visible_slots)
+
+    def usage(self) -> dict[str, Any]:
+        """OpenAI usage object."""
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": self.reasoning_tokens,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        }
+
+
+class Simulator:
+    """An OpenAI-compatible model stand-in paced by a `LatencyProfile`.
+
+    Args:
+        profile: the latency shape.
+        clock: `WallClock` (really waits) or `VirtualClock` (instant).
+        pacer: `"schedule"` (default, exact) or `"naive"` (per-token sleep baseline).
+        tokenizer: prompt token counter; defaults to `default_tokenizer()`.
+    """
+
+    def __init__(
+        self,
+        profile: LatencyProfile,
+        *,
+        clock: Clock | None = None,
+        pacer: str = "schedule",
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        self.profile = profile
+        self.clock: Clock = clock or WallClock()
+        self.pacer: Pacer = (
+            NaivePacer()
+            if pacer == "naive"
+            else SchedulePacer(lambda: profile.frame_floor_for(self.admission.active))
+        )
+        self.tokenizer = tokenizer or default_tokenizer()
+        self.policies: dict[str, ModelPolicy] = {
+            MODEL_PREFIX + name: factory() for name, factory in POLICIES.items()
+        }
+        self.cache = PrefixCache(
+            profile.prefix_cache_ttl_s,
+            profile.prefix_cache_block_tokens,
+            profile.prefix_cache_min_tokens,
+        )
+        self.admission = Admission(profile.max_concurrency, profile.max_queue)
+        self.completed = 0
+        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    # -- preparation -------------------------------------------------------------------
+
+    def prepare(self, body: bytes) -> PreparedCompletion:
+        """Validate and plan a request (see the module docstring).
+
+        Raises:
+            ApiError: 400 (bad JSON, bad field, n>1, limits, context), 404 (model), 429.
+        """
+        received = self.clock.now()
+        request = self._parse(body)
+        policy = self.policies.get(request.model)
+        if policy is None:
+            raise ApiError(
+                404,
+                f"The model `{request.model}` does not exist or you do not have access to it. "
+                f"This simulator serves: {', '.join(sorted(self.policies))}.",
+                param="model",
+                code="model_not_found",
+            )
+        if request.n != 1:
+            raise ApiError(
+                400,
+                f"n={request.n} is not supported: the looplab simulator returns exactly one "
+                "choice per request; send n=1 (or omit it) and make separate requests.",
+                param="n",
+                code="unsupported_value",
+            )
+        messages = [m.model_dump(exclude_none=True) for m in request.messages]
+        tools = [t.model_dump(exclude_none=True) for t in request.tools or []]
+        cumulative = self.tokenizer.count_messages(messages, tools)
+        prompt_tokens = cumulative[-1] + REPLY_PRIMING_TOKENS
+        limit = self._completion_cap(request, prompt_tokens)
+        cached = 0
+        if self.profile.prefix_cache:
+            cached = self.cache.lookup_and_store(
+                prefix_hashes(messages, tools), cumulative, received
+            )
+        try:
+            self.admission.check()
+        except QueueFull as full:
+            raise ApiError(
+                429,
+                "The simulator's concurrency limit and queue are full "
+                f"({self.profile.max_concurrency} running, {self.profile.max_queue} queued). "
+                f"Retry after {full.retry_after_s} s.",
+                type="requests",
+                code="rate_limit_exceeded",
+                headers={"retry-after": str(full.retry_after_s)},
+            ) from None
+        rng = random.Random(_conversation_seed(self.profile.seed, body))
+        reply = policy.reply(request, PolicyContext(self.profile, rng, self.tokenizer))
+        reasoning = reply.reasoning_tokens
+        if reasoning is None:
+            reasoning = max(0, round(self.profile.reasoning_tokens.sample(rng)))
+        reasoning = min(reasoning, limit)
+        slots = list(_visible_slots(reply))
+        finish = "tool_calls" if reply.tool_calls else "stop"
+        if reasoning + len(slots) > limit:
+            slots = slots[: limit - reasoning]
+            finish = "length"
+        jitter = self.profile.decode_jitter
+        factor = 1.0 + max(-3 * jitter, min(3 * jitter, rng.gauss(0.0, jitter))) if jitter else 1.0
+        request_id = secrets.token_hex(12)
+        return PreparedCompletion(
+            request_id=request_id,
+            completion_id=f"chatcmpl-{request_id}",
+            created=int(utc_now().timestamp()),
+            request=request,
+            reply=reply,
+            received=received,
+            prompt_tokens=prompt_tokens,
+            cached_tokens=min(cached, prompt_tokens),
+            reasoning_tokens=reasoning,
+            visible_slots=slots,
+            finish_reason=finish,
+            decode_tps=self.profile.decode_tps * factor,
+            ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
+        )
+
+    def _parse(self, body: bytes) -> ChatRequest:
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ApiError(
+                400,
+                f"We could not parse the JSON body of your request ({exc}). "
+                "The body must be a JSON object.",
+                code="invalid_json",
+            ) from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
+        try:
+            return ChatRequest.model_validate(data)
+        except ValidationError as exc:
+            raise describe_validation_error(exc) from None
+
+    def _completion_cap(self, request: ChatRequest, prompt_tokens: int) -> int:
+        profile = self.profile
+        requested = request.completion_limit()
+        param = "max_completion_tokens" if request.max_completion_tokens else "max_tokens"
+        if requested is not None and requested > profile.max_output_tokens:
+            raise ApiError(
+                400,
+                f"{param} is too large: {requested}. This model supports at most "
+                f"{profile.max_output_tokens} completion tokens.",
+                param=param,
+                code="invalid_value",
+            )
+        if prompt_tokens + (requested or 0) > profile.context_window:
+            raise ApiError(
+                400,
+                f"This model's maximum context length is {profile.context_window} tokens. "
+                f"However, you requested {prompt_tokens + (requested or 0)} tokens "
+                f"({prompt_tokens} in the messages, {requested or 0} in the completion). "
+                "Please reduce the length of the messages or completion.",
+                param="messages",
+                code="context_length_exceeded",
+            )
+        room = profile.context_window - prompt_tokens
+        return min(requested or profile.max_output_tokens, profile.max_output_tokens, room)
+
+    # -- execution ---------------------------------------------------------------------
+
+    async def stream(self, prepared: PreparedCompletion) -> AsyncIterator[bytes]:
+        """Yield the SSE body of `prepared`, paced; frees its slot even when cancelled."""
+        include_usage = bool(
+            prepared.request.stream_options and prepared.request.stream_options.include_usage
+        )
+        writer = ChunkWriter(
+            prepared.completion_id, prepared.created, prepared.request.model, include_usage
+        )
+        async for release in self._run(prepared):
+            parts = list(_chunks_for(release, prepared, writer))
+            if release.stop == len(prepared.visible_slots):
+                parts.append(writer.finish(prepared.finish_reason))
+                if include_usage:
+                    parts.append(writer.usage(prepared.usage()))
+                parts.append(DONE)
+            yield b"".join(parts)
+
+    async def complete(self, prepared: PreparedCompletion) -> dict[str, Any]:
+        """Wait the same total time a stream would take and return the whole completion."""
+        async for _ in self._run(prepared):
+            pass
+        content = "".join(p for kind, _, p in prepared.visible_slots if kind == "c")
+        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+        calls = _assembled_calls(prepared)
+        if calls:
+            message["tool_calls"] = calls
+            if not content:
+                message["content"] = None
+        return {
+            "id": prepared.completion_id,
+            "object": "chat.completion",
+            "created": prepared.created,
+            "model": prepared.request.model,
+            "system_fingerprint": "fp_looplab",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "logprobs": None,
+                    "finish_reason": prepared.finish_reason,
+                }
+            ],
+            "usage": prepared.usage(),
+        }
+
+    async def _run(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
+        waited = await self.admission.acquire()
+        # The schedule starts at the request's own arrival, or when a queued one got a slot.
+        granted = self.clock.now() if waited else prepared.received
+        record: PacingRecord | None = None
+        outcome = "cancelled"
+        try:
+            record = self._schedule(prepared, granted)
+            if not prepared.visible_slots:
+                # Reasoning used the whole budget: one empty release at the last token.
+                await self.clock.sleep_until(record.first)
+                release = Release(0, 0, self.clock.now())
+                record.releases.append(release)
+                yield release
+            else:
+                async for release in self.pacer.release(record, self.clock):
+                    yield release
+            outcome = "completed"
+            self.completed += 1
+        finally:
+            self.admission.release(self.clock.now() - granted)
+            self._remember(prepared, granted, record, outcome)
+
+    def _schedule(self, prepared: PreparedCompletion, granted: float) -> PacingRecord:
+        profile = self.profile
+        interval = 1.0 / prepared.decode_tps
+        uncached = prepared.prompt_tokens - prepared.cached_tokens
+        first_token = (
+            granted + profile.fixed_ttft_s() + prepared.ttft_extra_s + profile.prefill_s(uncached)
+        )
+        hidden = prepared.reasoning_tokens
+        if not prepared.visible_slots:
+            hidden = max(0, hidden - 1)
+        return PacingRecord(
+            received=prepared.received,
+            first=first_token + hidden * interval,
+            interval=interval,
+            slots=len(prepared.visible_slots),
+        )
+
+    def _remember(
+        self,
+        prepared: PreparedCompletion,
+        granted: float,
+        record: PacingRecord | None,
+        outcome: str,
+    ) -> None:
+        timing: dict[str, Any] = {
+            "request_id": prepared.request_id,
+            "model": prepared.request.model,
+            "profile": self.profile.name,
+            "pacer": self.pacer.name,
+            "tokenizer": self.tokenizer.name,
+            "outcome": outcome,
+            "received_clock_s": prepared.received,
+            "queue_wait_s": granted - prepared.received,
+            "prompt_tokens": prepared.prompt_tokens,
+            "cached_tokens": prepared.cached_tokens,
+            "reasoning_tokens": prepared.reasoning_tokens,
+            "visible_tokens": len(prepared.visible_slots),
+            "decode_tps": prepared.decode_tps,
+            "finish_reason": prepared.finish_reason,
+        }
+        if record is not None:
+            timing.update(record.summary())
+        self.timings[prepared.request_id] = timing
+        while len(self.timings) > _TIMING_HISTORY:
+            self.timings.popitem(last=False)
+
+    def health(self) -> dict[str, Any]:
+        """Liveness plus load: active and queued requests, completed count."""
+        return {
+            "status": "ok",
+            "profile": self.profile.name,
+            "decode_tps": self.profile.decode_tps,
+            "pacer": self.pacer.name,
+            "tokenizer": self.tokenizer.name,
+            "clock": "virtual" if self.clock.virtual else "wall",
+            "active": self.admission.active,
+            "queued": self.admission.queued,
+            "completed": self.completed,
+        }
+
+
+def _conversation_seed(seed: int, body: bytes) -> int:
+    digest = hashlib.blake2b(body, digest_size=8, key=str(seed).encode()).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _visible_slots(reply: Reply) -> Iterator[tuple[str, int, str]]:
+    """Token slots as (kind, tool index, piece): `c` text, `h` tool header, `a` argument."""
+    for piece in reply.content_pieces:
+        yield ("c", -1, piece)
+    for index, call in enumerate(reply.tool_calls):
+        yield ("h", index, "")
+        for piece in call.argument_pieces:
+            yield ("a", index, piece)
+
+
+def _chunks_for(
+    release: Release, prepared: PreparedCompletion, writer: ChunkWriter
+) -> Iterator[bytes]:
+    """Coalesce the released slots into as few chunks as OpenAI's format allows."""
+    slots = prepared.visible_slots
+    calls = prepared.reply.tool_calls
+    slot = release.start
+    while slot < release.stop:
+        kind, index, _ = slots[slot]
+        if kind == "h":
+            yield writer.tool_header(index, calls[index].id, calls[index].name)
+            slot += 1
+            continue
+        end = slot
+        while end < release.stop and slots[end][0] == kind and slots[end][1] == index:
+            end += 1
+        text = "".join(piece for _, _, piece in slots[slot:end])
+        yield writer.content(text) if kind == "c" else writer.tool_arguments(index, text)
+        slot = end
+
+
+def _assembled_calls(prepared: PreparedCompletion) -> list[dict[str, Any]]:
+    arguments: dict[int, list[str]] = {}
+    for kind, index, piece in prepared.visible_slots:
+        if kind == "h":
+            arguments[index] = []
+        elif kind == "a":
+            arguments[index].append(piece)
+    calls = prepared.reply.tool_calls
+    return [
+        {
+            "id": calls[index].id,
+            "type": "function",
+            "function": {"name": calls[index].name, "arguments": "".join(pieces)},
+        }
+        for index, pieces in sorted(arguments.items())
+    ]

@@ -1,0 +1,180 @@
+"""Prompt token counting: one documented tokenizer, and the name of what was used.
+
+Order of preference (the first that loads offline wins; `Tokenizer.name` says which):
+
+1. `tiktoken` `o200k_base`, when its encoding file is already in the local cache
+   (tiktoken downloads it on first use, which fails on a machine without internet);
+2. `bpe-openai` `o200k_base`, a Rust BPE whose package ships the same vocabulary, so it
+   needs no download (the default on this project's machines);
+3. an approximation: one token per word or punctuation run, long words counted as one
+   token per 4 characters (`approx-words-4c`), within ~15% of o200k on English and code.
+
+Chat messages are counted the way OpenAI documents for its chat models: each message costs
+its content tokens plus 3 (role and separators), the reply is primed with 3 more, and tool
+schemas cost the tokens of their JSON. These are the simulator's prompt tokens; its output
+tokens are exact by construction (each emitted piece is one token).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+__all__ = [
+    "MESSAGE_OVERHEAD_TOKENS",
+    "REPLY_PRIMING_TOKENS",
+    "Tokenizer",
+    "default_tokenizer",
+]
+
+MESSAGE_OVERHEAD_TOKENS = 3
+"""Tokens each chat message costs beyond its content (role, separators)."""
+REPLY_PRIMING_TOKENS = 3
+"""Tokens that prime the assistant's reply in every request."""
+
+_APPROX_PATTERN = re.compile(r"\w+|[^\w\s]+|\s+")
+
+
+class Tokenizer:
+    """Counts and splits text into tokens with one named encoding.
+
+    Args:
+        name: what is counting, e.g. `o200k_base (bpe-openai)`; recorded in usage/traces.
+        encode: text -> token ids; None for the approximation.
+        decode_one: token id -> text piece; None for the approximation.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        encode: Callable[[str], list[int]] | None,
+        decode_one: Callable[[int], str] | None,
+    ) -> None:
+        self.name = name
+        self._encode = encode
+        self._decode_one = decode_one
+
+    @property
+    def exact(self) -> bool:
+        """True for a real BPE encoding, False for the approximation."""
+        return self._encode is not None
+
+    def count(self, text: str) -> int:
+        """Number of tokens in `text`."""
+        if not text:
+            return 0
+        if self._encode is not None:
+            return len(self._encode(text))
+        return sum(_approx_piece_tokens(p) for p in _APPROX_PATTERN.findall(text) if p.strip())
+
+    def split(self, text: str) -> list[str]:
+        """Split `text` into pieces, one per token, that concatenate back to `text`."""
+        if not text:
+            return []
+        if self._encode is not None and self._decode_one is not None:
+            pieces = [self._decode_one(token) for token in self._encode(text)]
+            if "".join(pieces) == text:
+                return pieces
+        return _approx_split(text)
+
+    def count_messages(
+        self, messages: Iterable[Mapping[str, Any]], tools: Iterable[Mapping[str, Any]] = ()
+    ) -> list[int]:
+        """Cumulative prompt tokens after each message (tools counted before the first).
+
+        Returns:
+            A list `c` with `c[i]` = prompt tokens of tools + messages[0..i]; the total
+            prompt is `c[-1] + REPLY_PRIMING_TOKENS` (or just that when there are none).
+        """
+        total = sum(self.count(json.dumps(tool, sort_keys=True)) for tool in tools)
+        cumulative: list[int] = []
+        for message in messages:
+            total += MESSAGE_OVERHEAD_TOKENS + self.count(message_text(message))
+            cumulative.append(total)
+        return cumulative
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message that counts as prompt: content parts, name, tool calls."""
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+    for key in ("name", "tool_call_id"):
+        if isinstance(message.get(key), str):
+            parts.append(message[key])
+    for call in message.get("tool_calls") or []:
+        if isinstance(call, Mapping):
+            function = call.get("function") or {}
+            parts.append(str(function.get("name", "")))
+            parts.append(str(function.get("arguments", "")))
+    return "\n".join(parts)
+
+
+def _approx_piece_tokens(piece: str) -> int:
+    return max(1, (len(piece) + 3) // 4)
+
+
+def _approx_split(text: str) -> list[str]:
+    pieces: list[str] = []
+    for piece in _APPROX_PATTERN.findall(text):
+        if piece.isspace() and pieces:
+            pieces[-1] += piece
+            continue
+        pieces.extend(piece[i : i + 4] for i in range(0, len(piece), 4))
+    return pieces
+
+
+def _load_tiktoken() -> Tokenizer | None:
+    try:
+        import tiktoken
+    except ImportError:
+        return None
+    cache = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if not cache or not os.path.isdir(cache):
+        return None  # tiktoken would try a download; only use an existing local cache
+    try:
+        encoding = tiktoken.get_encoding("o200k_base")
+    except Exception:  # any load failure (no network, corrupt cache) means "not available"
+        return None
+    return Tokenizer(
+        "o200k_base (tiktoken)",
+        encoding.encode_ordinary,
+        lambda token: encoding.decode_single_token_bytes(token).decode("utf-8", "replace"),
+    )
+
+
+def _load_bpe_openai() -> Tokenizer | None:
+    try:
+        import bpe_openai
+    except ImportError:
+        return None
+    try:
+        encoding = bpe_openai.get_encoding("o200k_base")
+    except Exception:  # a broken wheel or missing data file means "not available"
+        return None
+    return Tokenizer(
+        "o200k_base (bpe-openai)",
+        encoding.encode,
+        lambda token: encoding.decode([token]),
+    )
+
+
+@functools.cache
+def default_tokenizer() -> Tokenizer:
+    """The best tokenizer that loads offline (see the module docstring); cached."""
+    if os.environ.get("LOOPLAB_TOKENIZER") == "approx":
+        return Tokenizer("approx-words-4c", None, None)
+    for loader in (_load_tiktoken, _load_bpe_openai):
+        tokenizer = loader()
+        if tokenizer is not None:
+            return tokenizer
+    return Tokenizer("approx-words-4c", None, None)

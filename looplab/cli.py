@@ -1,0 +1,375 @@
+"""The `looplab` command line: the one place that configures logging, wires parts, prints.
+
+Every command has `--help`. `ConfigError` and `PrerequisiteError` print their message and
+fix without a traceback and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import structlog
+import typer
+from rich.console import Console
+from rich.table import Table
+
+import sandboxes.cli as sandbox_cli
+from looplab.errors import ConfigError, LooplabError, PrerequisiteError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="looplab",
+    help="Agent-loop latency lab: how per-step inference latency compounds across agent tasks.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+bench_app = typer.Typer(
+    help="Benchmarks that print side-by-side numbers and write JSON.", no_args_is_help=True
+)
+app.add_typer(bench_app, name="bench")
+app.add_typer(sandbox_cli.app, name="sandbox")
+bench_app.command("sandbox")(sandbox_cli.bench_sandbox_command)
+
+console = Console()
+err_console = Console(stderr=True)
+
+DEFAULT_LOG_FILE = Path(os.environ.get("LOOPLAB_LOG_FILE", ".looplab/logs/looplab.jsonl"))
+
+
+def configure_logging(level: str, log_file: Path | None) -> None:
+    """Readable console logs on stderr and JSON lines in `log_file` (when given)."""
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=True,
+    )
+    console_handler = logging.StreamHandler(sys.stderr)
+    console_handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty()),
+            ],
+            foreign_pre_chain=shared,
+        )
+    )
+    console_handler.setLevel(level.upper())
+    handlers: list[logging.Handler] = [console_handler]
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_file, encoding="utf-8")
+        file_handler.setFormatter(
+            structlog.stdlib.ProcessorFormatter(
+                processors=[
+                    structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                    structlog.processors.dict_tracebacks,
+                    structlog.processors.JSONRenderer(),
+                ],
+                foreign_pre_chain=shared,
+            )
+        )
+        file_handler.setLevel(logging.DEBUG)
+        handlers.append(file_handler)
+    root = logging.getLogger()
+    root.handlers[:] = handlers
+    root.setLevel(logging.DEBUG)
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "openai", "uvicorn.access"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@app.callback()
+def _root(
+    log_level: Annotated[
+        str, typer.Option("--log-level", help="Console log level: debug, info, warning, error.")
+    ] = "warning",
+    log_file: Annotated[
+        Path | None,
+        typer.Option("--log-file", help="JSON-lines log file (all levels).", show_default=False),
+    ] = None,
+    no_log_file: Annotated[
+        bool, typer.Option("--no-log-file", help="Do not write the JSON log file.")
+    ] = False,
+) -> None:
+    """Agent-loop latency lab. Logs go to stderr (readable) and a JSON-lines file."""
+    if log_level.lower() not in {"debug", "info", "warning", "error"}:
+        raise ConfigError(
+            f"unknown log level {log_level!r}",
+            field="--log-level",
+            allowed=["debug", "info", "warning", "error"],
+        )
+    configure_logging(log_level, None if no_log_file else (log_file or DEFAULT_LOG_FILE))
+
+
+# -- serve ------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    profile: Annotated[
+        str, typer.Option("--profile", "-p", help="Preset name or profile YAML file.")
+    ] = "fast-750",
+    set_: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set", "-s", help="Override a profile field: -s decode_tps=500 (repeatable)."
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to bind (0 = any free port).")] = 8750,
+    pacer: Annotated[
+        str, typer.Option(help="Token pacer: 'schedule' (exact) or 'naive' (per-token sleep).")
+    ] = "schedule",
+    port_file: Annotated[
+        Path | None,
+        typer.Option(help="Write the bound port to this file once serving.", show_default=False),
+    ] = None,
+) -> None:
+    """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, GET /v1/models.
+
+    Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
+    given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
+    """
+    import socket
+
+    import uvicorn
+
+    from looplab.backends.inprocess import uvicorn_config
+    from looplab.backends.pacing import PACERS
+    from looplab.backends.presets import resolve_profile
+    from looplab.backends.simulator import Simulator
+
+    if pacer not in PACERS:
+        raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
+    resolved = resolve_profile(profile, set_ or [])
+    simulator = Simulator(resolved, pacer=pacer)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
+    bound = sock.getsockname()[1]
+    err_console.print(
+        f"[bold]looplab simulator[/] profile [cyan]{resolved.name}[/] "
+        f"({resolved.decode_tps:g} tok/s, TTFT {resolved.fixed_ttft_s() * 1000:.0f} ms, "
+        f"pacer {pacer}, tokenizer {simulator.tokenizer.name}) on http://{host}:{bound}/v1"
+    )
+    if port_file is not None:
+        port_file.write_text(str(bound))
+    server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound))
+    asyncio.run(server.serve(sockets=[sock]))
+
+
+# -- profiles ---------------------------------------------------------------------------
+
+
+@app.command()
+def profiles(
+    name: Annotated[str | None, typer.Argument(help="Show one preset in full.")] = None,
+) -> None:
+    """List the latency presets (or show one), with their sources and assumptions."""
+    from looplab.backends.presets import PRESETS, resolve_profile
+
+    if name is not None:
+        console.print_json(json.dumps(resolve_profile(name).model_dump(mode="json", by_alias=True)))
+        return
+    table = Table(title="latency presets", show_lines=False)
+    for column in ("name", "decode tok/s", "TTFT ms", "prefill tok/s", "source"):
+        table.add_column(column, overflow="fold")
+    for preset in PRESETS.values():
+        table.add_row(
+            preset.name,
+            f"{preset.decode_tps:g}",
+            f"{preset.fixed_ttft_s() * 1000:.0f}",
+            "free" if preset.prefill_tps is None else f"{preset.prefill_tps:,.0f}",
+            preset.source,
+        )
+    console.print(table)
+
+
+# -- demo -------------------------------------------------------------------------------
+
+
+@app.command()
+def demo(
+    tokens: Annotated[int, typer.Option(help="Output tokens per reply.")] = 400,
+    steps: Annotated[int, typer.Option(help="Model calls per speed (a tiny agent loop).")] = 3,
+) -> None:
+    """Stream the same conversation at slow-80 and fast-750 and print measured timings."""
+    from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
+    from looplab.backends.inprocess import SimulatorServer
+    from looplab.backends.presets import resolve_profile
+
+    async def one_speed(preset: str) -> list[ModelResponse]:
+        profile = resolve_profile(preset, [f"output_tokens={tokens}"])
+        responses: list[ModelResponse] = []
+        async with SimulatorServer(profile) as server:
+            endpoint = EndpointConfig(base_url=server.base_url, model="looplab-lorem")
+            async with InstrumentedClient(endpoint) as client:
+                messages: list[dict[str, Any]] = [
+                    {"role": "system", "content": "You are a coding agent."},
+                    {"role": "user", "content": "Explain the failing test, then fix it."},
+                ]
+                for _ in range(steps):
+                    response = await client.complete(messages)
+                    responses.append(response)
+                    messages += [response.message, {"role": "user", "content": "Go on."}]
+        return responses
+
+    table = Table(title=f"same {steps}-call conversation, {tokens} output tokens per call")
+    for column in (
+        "profile",
+        "call",
+        "TTFT ms",
+        "decode tok/s",
+        "model s",
+        "cached/prompt",
+        "chunks",
+    ):
+        table.add_column(column, justify="right")
+    totals: dict[str, float] = {}
+    for preset in ("slow-80", "fast-750"):
+        responses = asyncio.run(one_speed(preset))
+        for index, r in enumerate(responses):
+            table.add_row(
+                preset,
+                str(index + 1),
+                f"{(r.timing.ttft_s or 0) * 1000:.1f}",
+                f"{r.decode_rate_tps or 0:.1f}",
+                f"{r.timing.model_s or 0:.2f}",
+                f"{r.cached_tokens}/{r.prompt_tokens}",
+                str(r.visible_chunks),
+            )
+        totals[preset] = sum(r.timing.model_s or 0 for r in responses)
+    console.print(table)
+    ratio = totals["slow-80"] / totals["fast-750"]
+    console.print(
+        f"model time: slow-80 {totals['slow-80']:.2f} s, fast-750 {totals['fast-750']:.2f} s "
+        f"-> {ratio:.1f}x faster for a {750 / 80:.1f}x faster decode "
+        "(TTFT and prefill do not shrink; tools, added by later work, will not either)."
+    )
+
+
+# -- bench ------------------------------------------------------------------------------
+
+
+@bench_app.command("backend")
+def bench_backend(
+    rates: Annotated[
+        str, typer.Option(help="Comma-separated target decode rates, tok/s.")
+    ] = "80,750",
+    concurrency: Annotated[
+        str, typer.Option(help="Comma-separated concurrent stream counts.")
+    ] = "1,16,64",
+    tokens: Annotated[int, typer.Option(help="Output tokens per stream.")] = 500,
+    output: Annotated[Path, typer.Option("--output", "-o", help="JSON results file.")] = Path(
+        "bench-results/backend.json"
+    ),
+) -> None:
+    """Pacing fidelity through the real openai client: schedule pacer vs naive baseline."""
+    from looplab.backends.bench import run_backend_bench
+
+    rate_list = _parse_numbers(rates, "--rates", float)
+    conc_list = _parse_numbers(concurrency, "--concurrency", int)
+    cells = run_backend_bench(
+        rates=rate_list,
+        concurrencies=conc_list,
+        tokens=tokens,
+        progress=lambda line: err_console.print(f"[dim]measuring {line}[/]"),
+    )
+    table = Table(title=f"looplab bench backend ({tokens} tokens/stream, medians unless p99)")
+    columns = (
+        "tok/s", "streams", "pacer", "rate err % p50", "worst", "TTFT err ms p50", "p99",
+        "chunk gap ms p50", "p99", "CPU s/1k tok srv+cli",
+    )  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="right")
+    for cell in cells:
+        style = "bold" if cell.pacer == "schedule" else "dim"
+        table.add_row(
+            f"{cell.target_tps:g}",
+            str(cell.concurrency),
+            cell.pacer,
+            f"{cell.rate_error_pct_p50:+.2f}",
+            f"{cell.rate_error_pct_worst:+.2f}",
+            f"{cell.ttft_error_ms_p50:.2f}",
+            f"{cell.ttft_error_ms_p99:.2f}",
+            f"{cell.chunk_gap_ms_p50:.2f}",
+            f"{cell.chunk_gap_ms_p99:.2f}",
+            f"{cell.server_cpu_s_per_1k_tokens:.3f}+{cell.client_cpu_s_per_1k_tokens:.3f}",
+            style=style,
+        )
+    console.print(table)
+    schedule = [c for c in cells if c.pacer == "schedule"]
+    worst_rate = max(abs(c.rate_error_pct_p50) for c in schedule)
+    top = max(conc_list)
+    at_top = [c for c in schedule if c.concurrency == top]
+    console.print(
+        f"schedule pacer: worst |rate error| {worst_rate:.2f}% (target <= 0.5%); at {top} streams "
+        f"TTFT error p50 {max(c.ttft_error_ms_p50 for c in at_top):.2f} ms (target <= 2), "
+        f"p99 {max(c.ttft_error_ms_p99 for c in at_top):.2f} ms (target <= 10)"
+    )
+    naive = {(c.target_tps, c.concurrency): c for c in cells if c.pacer == "naive"}
+    for cell in schedule:
+        base = naive.get((cell.target_tps, cell.concurrency))
+        if base is not None and cell.concurrency == 1:
+            console.print(
+                f"{cell.target_tps:g} tok/s, 1 stream: naive pacer delivers "
+                f"{cell.target_tps * (1 + base.rate_error_pct_p50 / 100):.0f} tok/s, "
+                f"schedule pacer {cell.target_tps * (1 + cell.rate_error_pct_p50 / 100):.1f}"
+            )
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(json.dumps([c.as_dict() for c in cells], indent=2))
+    console.print(f"results: {output}")
+
+
+def _parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[Any]:
+    try:
+        values = [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(
+            f"{text!r} is not a comma-separated list of numbers", field=flag
+        ) from None
+    if not values or min(values) <= 0:
+        raise ConfigError("give at least one positive number", field=flag)
+    return values
+
+
+def main() -> None:
+    """Console-script entry point: run the app, printing people-facing errors plainly."""
+    try:
+        result = app(standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        sys.exit(130)
+    except (ConfigError, PrerequisiteError) as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+    except LooplabError as exc:
+        err_console.print(f"[bold red]{type(exc).__name__}:[/] {exc}", highlight=False)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+    sys.exit(result if isinstance(result, int) else 0)

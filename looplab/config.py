@@ -1,0 +1,277 @@
+"""Configuration basics: strict pydantic models, YAML loading, `-c key.path=value` overrides.
+
+Every component's config derives from `StrictModel` (`extra="forbid"`, a docstring under
+every field). Experiment YAML is a serialized config. Validation failures become one
+`ConfigError` whose message names the file, the line (when the YAML has it), the dotted
+field path, what was wrong and, where the schema knows them, the allowed values.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from looplab.errors import ConfigError
+
+__all__ = [
+    "StrictModel",
+    "apply_overrides",
+    "load_model",
+    "load_yaml_mapping",
+    "parse_override",
+    "validate_model",
+]
+
+M = TypeVar("M", bound=BaseModel)
+Loc = tuple[int | str, ...]
+
+
+class StrictModel(BaseModel):
+    """Base of every looplab config model: unknown fields are errors, docs on fields."""
+
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """Split one `-c key.path=value` override into its path and YAML-parsed value.
+
+    Args:
+        text: `a.b.c=value`; the value is parsed as YAML (`3` -> int, `[1, 2]` -> list,
+            `null` -> None, anything unparseable stays a string).
+
+    Returns:
+        The path as a list of keys and the parsed value.
+
+    Raises:
+        ConfigError: when there is no `=` or the key path is empty.
+    """
+    key, sep, raw = text.partition("=")
+    path = [part for part in key.strip().split(".") if part]
+    if not sep or not path:
+        raise ConfigError(
+            f"override {text!r} is not of the form key.path=value", field="-c/--config-override"
+        )
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return path, value
+
+
+def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Return a deep copy of `data` with each `key.path=value` override applied.
+
+    Intermediate mappings are created when missing; a numeric key indexes into a list.
+
+    Raises:
+        ConfigError: when a path walks into a scalar or a list index is out of range.
+    """
+    result: dict[str, Any] = _deep_copy(dict(data))
+    for text in overrides:
+        path, value = parse_override(text)
+        node: Any = result
+        for depth, key in enumerate(path[:-1]):
+            node = _child_for_write(node, key, ".".join(path[: depth + 1]))
+        _set_child(node, path[-1], value, ".".join(path))
+    return result
+
+
+def load_yaml_mapping(path: Path) -> tuple[dict[str, Any], dict[Loc, int]]:
+    """Read a YAML file that must hold a mapping; also return each key path's line number.
+
+    Raises:
+        ConfigError: when the file is missing, is not valid YAML, or is not a mapping.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", source=str(path)) from exc
+    try:
+        data = yaml.safe_load(text)
+        node = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise ConfigError(f"not valid YAML: {exc}", source=where) from exc
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"the top level must be a mapping, got {type(data).__name__}", source=str(path)
+        )
+    lines: dict[Loc, int] = {}
+    if node is not None:
+        _collect_lines(node, (), lines)
+    return data, lines
+
+
+def load_model(model: type[M], path: Path, overrides: Sequence[str] = ()) -> M:
+    """Load `path` (YAML), apply overrides, and validate into `model`.
+
+    Raises:
+        ConfigError: naming the file, line, field and allowed values of the first problems.
+    """
+    data, lines = load_yaml_mapping(path)
+    data = apply_overrides(data, overrides)
+    return validate_model(model, data, source=str(path), lines=lines)
+
+
+def validate_model(
+    model: type[M],
+    data: Mapping[str, Any],
+    *,
+    source: str | None = None,
+    lines: Mapping[Loc, int] | None = None,
+) -> M:
+    """Validate `data` into `model`, turning pydantic's errors into one `ConfigError`.
+
+    Args:
+        model: the pydantic model class.
+        data: the raw mapping (from YAML, flags or code).
+        source: a name for where the data came from (a file path, `--profile`, ...).
+        lines: optional map of key path -> 1-based line number, used in the message.
+
+    Raises:
+        ConfigError: one line per problem, each with field path, message and allowed values.
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise _config_error(model, exc, source, lines or {}) from None
+
+
+def _config_error(
+    model: type[BaseModel], exc: ValidationError, source: str | None, lines: Mapping[Loc, int]
+) -> ConfigError:
+    problems: list[str] = []
+    first_field: str | None = None
+    first_allowed: list[str] = []
+    for error in exc.errors(include_url=False)[:8]:
+        loc: Loc = tuple(error["loc"])
+        field = ".".join(str(part) for part in loc) or "(top level)"
+        allowed = _allowed_values(model, loc, error)
+        line = _nearest_line(loc, lines)
+        where = f"line {line}, " if line else ""
+        text = f"{where}field '{field}': {error['msg']}"
+        if "input" in error and error["type"] != "missing" and not isinstance(error["input"], dict):
+            text += f" (got {error['input']!r})"
+        if allowed:
+            text += f"; allowed: {', '.join(allowed)}"
+        problems.append(text)
+        if first_field is None:
+            first_field, first_allowed = field, allowed
+    count = exc.error_count()
+    header = f"{count} problem{'s' if count != 1 else ''} in {model.__name__}"
+    message = header + ":\n  " + "\n  ".join(problems)
+    config_error = ConfigError(message, source=source)
+    config_error.field = first_field
+    config_error.allowed = first_allowed
+    return config_error
+
+
+def _allowed_values(model: type[BaseModel], loc: Loc, error: Any) -> list[str]:
+    ctx = error.get("ctx") or {}
+    if "expected" in ctx:
+        return [part.strip() for part in str(ctx["expected"]).replace(" or ", ",").split(",")]
+    if error["type"] == "extra_forbidden":
+        parent = _model_at(model, loc[:-1])
+        if parent is not None:
+            return sorted(parent.model_fields)
+    return []
+
+
+def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
+    """Follow a location through nested models (and list/dict items) to a model class."""
+    current: Any = model
+    for part in loc:
+        if isinstance(current, type) and issubclass(current, BaseModel):
+            if isinstance(part, str) and part in current.model_fields:
+                current = current.model_fields[part].annotation
+                continue
+            return None
+        current = _unwrap_container(current)
+        if current is None:
+            return None
+    current = _unwrap_container(current) if not isinstance(current, type) else current
+    if isinstance(current, type) and issubclass(current, BaseModel):
+        return current
+    return None
+
+
+def _unwrap_container(tp: Any) -> Any:
+    """Return the model class inside Optional/list/dict annotations, if exactly one."""
+    args = typing.get_args(tp)
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        return models[0] if len(models) == 1 else None
+    if origin in (list, tuple, set, frozenset) and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
+
+
+def _nearest_line(loc: Loc, lines: Mapping[Loc, int]) -> int | None:
+    for cut in range(len(loc), -1, -1):
+        if loc[:cut] in lines:
+            return lines[loc[:cut]]
+    return None
+
+
+def _collect_lines(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:
+    out.setdefault(loc, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            out[(*loc, key)] = key_node.start_mark.line + 1
+            _collect_lines(value_node, (*loc, key), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _collect_lines(item, (*loc, index), out)
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def _child_for_write(node: Any, key: str, where: str) -> Any:
+    if isinstance(node, dict):
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        if not isinstance(child, dict | list):
+            raise ConfigError(
+                f"cannot set a key inside {child!r}", field=where, allowed=["a mapping path"]
+            )
+        return child
+    if isinstance(node, list):
+        return node[_list_index(node, key, where)]
+    raise ConfigError("path walks into a scalar", field=where)
+
+
+def _set_child(node: Any, key: str, value: Any, where: str) -> None:
+    if isinstance(node, dict):
+        node[key] = value
+    elif isinstance(node, list):
+        node[_list_index(node, key, where)] = value
+    else:
+        raise ConfigError("path walks into a scalar", field=where)
+
+
+def _list_index(node: list[Any], key: str, where: str) -> int:
+    if not key.isdigit() or int(key) >= len(node):
+        raise ConfigError(
+            f"list index {key!r} out of range", field=where, allowed=[f"0..{len(node) - 1}"]
+        )
+    return int(key)
