@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import structlog
 import typer
 from rich.console import Console
@@ -131,7 +130,9 @@ def serve(
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to bind (0 = any free port).")] = 8750,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, help="Port to bind (0 = any free port).")
+    ] = 8750,
     pacer: Annotated[
         str, typer.Option(help="Token pacer: 'schedule' (exact) or 'naive' (per-token sleep).")
     ] = "schedule",
@@ -354,15 +355,7 @@ def _parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[
 def main() -> None:
     """Console-script entry point: run the app, printing people-facing errors plainly."""
     try:
-        result = app(standalone_mode=False)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.exceptions.Abort:
-        err_console.print("aborted")
-        sys.exit(130)
+        app()  # standalone mode: usage errors, --help and exit codes are typer's own
     except (ConfigError, PrerequisiteError) as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
         sys.exit(2)
@@ -372,4 +365,3 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
-    sys.exit(result if isinstance(result, int) else 0)

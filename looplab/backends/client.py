@@ -231,12 +231,14 @@ class InstrumentedClient:
             ) as raw:
                 headers = raw.headers
                 request_id = headers.get("x-request-id")
+                done = False
                 async for line in raw.iter_lines():
                     now = time.perf_counter()
                     if not line.startswith("data:"):
                         continue  # SSE comments, event names and keep-alives carry no token
                     data = line[5:].strip()
                     if data == "[DONE]":
+                        done = True
                         break
                     if assembler.add(_decode_chunk(data, request_id)):
                         if timing.first_token is None:
@@ -244,6 +246,12 @@ class InstrumentedClient:
                         timing.last_token = now
                         timing.chunk_times.append(now)
             timing.end = time.perf_counter()
+            if not done:
+                raise BackendError(
+                    f"stream from {self.endpoint.base_url} ended before [DONE] "
+                    f"(finish_reason={assembler.finish_reason})",
+                    request_id=request_id,
+                )
         except openai.APIStatusError as exc:
             raise BackendError(
                 f"{self.endpoint.base_url} answered {exc.status_code}: {exc.message}",

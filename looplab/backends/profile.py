@@ -18,12 +18,32 @@ the first *visible* token arrives `reasoning / decode_tps` after the first token
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, model_validator
 
 from looplab.backends.distributions import Distribution, Fixed
 from looplab.config import StrictModel
 
-__all__ = ["LatencyProfile"]
+__all__ = ["FaultConfig", "LatencyProfile"]
+
+
+class FaultConfig(StrictModel):
+    """Injected backend faults, for testing how agents survive a flaky API.
+
+    Draws come from one generator seeded by `seed`, in request order, so a retry of the
+    same request can succeed (as with a real flaky backend).
+    """
+
+    error_rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that a valid request is answered with HTTP `error_status` instead."""
+    error_status: Literal[429, 500, 502, 503] = 500
+    """Status of injected errors (429 carries `retry-after: 1`)."""
+    drop_stream_rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that a stream stops after a random share of its tokens, without a
+    finish reason or `[DONE]` (as when a proxy cuts the connection)."""
+    seed: int = 0
+    """Seed of the fault draws."""
 
 
 class LatencyProfile(StrictModel):
@@ -82,6 +102,8 @@ class LatencyProfile(StrictModel):
     None disables it."""
     seed: int = 0
     """Seed of every random draw (jitter, lengths, reasoning) this profile makes."""
+    faults: FaultConfig = Field(default_factory=FaultConfig)
+    """Injected errors and dropped streams (off by default)."""
 
     @model_validator(mode="after")
     def _limits_fit(self) -> LatencyProfile:

@@ -59,6 +59,7 @@ class PreparedCompletion:
     finish_reason: str
     decode_tps: float
     ttft_extra_s: float
+    drop_after: int | None = None
     timing: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -118,6 +119,7 @@ class Simulator:
         )
         self.admission = Admission(profile.max_concurrency, profile.max_queue)
         self.completed = 0
+        self._fault_rng = random.Random(profile.faults.seed)
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     # -- preparation -------------------------------------------------------------------
@@ -169,7 +171,8 @@ class Simulator:
                 code="rate_limit_exceeded",
                 headers={"retry-after": str(full.retry_after_s)},
             ) from None
-        rng = random.Random(_conversation_seed(self.profile.seed, body))
+        self._maybe_inject_error()
+        rng = random.Random(_conversation_seed(self.profile.seed, request.model, messages, tools))
         reply = policy.reply(request, PolicyContext(self.profile, rng, self.tokenizer))
         reasoning = reply.reasoning_tokens
         if reasoning is None:
@@ -180,6 +183,10 @@ class Simulator:
         if reasoning + len(slots) > limit:
             slots = slots[: limit - reasoning]
             finish = "length"
+        faults = self.profile.faults
+        drop_after: int | None = None
+        if faults.drop_stream_rate and self._fault_rng.random() < faults.drop_stream_rate:
+            drop_after = self._fault_rng.randint(0, max(0, len(slots) - 1))
         jitter = self.profile.decode_jitter
         factor = 1.0 + max(-3 * jitter, min(3 * jitter, rng.gauss(0.0, jitter))) if jitter else 1.0
         request_id = secrets.token_hex(12)
@@ -197,6 +204,20 @@ class Simulator:
             finish_reason=finish,
             decode_tps=self.profile.decode_tps * factor,
             ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
+            drop_after=drop_after,
+        )
+
+    def _maybe_inject_error(self) -> None:
+        faults = self.profile.faults
+        if not faults.error_rate or self._fault_rng.random() >= faults.error_rate:
+            return
+        status = faults.error_status
+        raise ApiError(
+            status,
+            f"Injected fault: HTTP {status} (profile faults.error_rate={faults.error_rate}).",
+            type="requests" if status == 429 else "server_error",
+            code="rate_limit_exceeded" if status == 429 else "injected_fault",
+            headers={"retry-after": "1"} if status == 429 else None,
         )
 
     def _parse(self, body: bytes) -> ChatRequest:
@@ -252,6 +273,11 @@ class Simulator:
             prepared.completion_id, prepared.created, prepared.request.model, include_usage
         )
         async for release in self._run(prepared):
+            if prepared.drop_after is not None and release.stop > prepared.drop_after:
+                yield b"".join(
+                    _chunks_for(Release(release.start, prepared.drop_after, 0), prepared, writer)
+                )
+                return  # injected fault: the stream ends without finish_reason or [DONE]
             parts = list(_chunks_for(release, prepared, writer))
             if release.stop == len(prepared.visible_slots):
                 parts.append(writer.finish(prepared.finish_reason))
@@ -372,8 +398,12 @@ class Simulator:
         }
 
 
-def _conversation_seed(seed: int, body: bytes) -> int:
-    digest = hashlib.blake2b(body, digest_size=8, key=str(seed).encode()).digest()
+def _conversation_seed(
+    seed: int, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+) -> int:
+    """Seed from the conversation alone, so stream/non-stream and retries agree."""
+    canonical = json.dumps([model, messages, tools], sort_keys=True, default=str).encode()
+    digest = hashlib.blake2b(canonical, digest_size=8, key=str(seed).encode()).digest()
     return int.from_bytes(digest, "big")
 
 

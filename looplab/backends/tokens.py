@@ -21,6 +21,7 @@ import functools
 import json
 import os
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -153,14 +154,17 @@ def _load_tiktoken() -> Tokenizer | None:
 
 
 def _load_bpe_openai() -> Tokenizer | None:
-    try:
-        import bpe_openai
-    except ImportError:
-        return None
-    try:
-        encoding = bpe_openai.get_encoding("o200k_base")
-    except Exception:  # a broken wheel or missing data file means "not available"
-        return None
+    # bpe-openai 0.1.x reads its data with importlib.resources' deprecated open_binary.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+
+            encoding = bpe_openai.get_encoding("o200k_base")
+        except ImportError:
+            return None
+        except Exception:  # a broken wheel or missing data file means "not available"
+            return None
     return Tokenizer(
         "o200k_base (bpe-openai)",
         encoding.encode,

@@ -1,0 +1,89 @@
+"""Latency profiles: presets, overrides, files, and the errors people see."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from looplab.backends.distributions import LogNormal
+from looplab.backends.presets import PRESETS, resolve_profile
+from looplab.backends.profile import LatencyProfile
+from looplab.errors import ConfigError
+
+
+def test_mission_pair_differs_only_in_decode_rate() -> None:
+    """fast-750 and slow-80 are equal in every field but name, description, source, decode."""
+    fast = PRESETS["fast-750"].model_dump()
+    slow = PRESETS["slow-80"].model_dump()
+    differing = {key for key in fast if fast[key] != slow[key]}
+    assert differing == {"name", "description", "source", "decode_tps"}
+    assert (fast["decode_tps"], slow["decode_tps"]) == (750, 80)
+
+
+def test_every_preset_cites_a_source_and_assumptions() -> None:
+    """Every preset names its source and states which values are assumptions."""
+    required = {"fast-750", "slow-80", "sol-cerebras-750", "gpu-frontier-68", "codex-spark-1000"}
+    assert required <= set(PRESETS)
+    for preset in PRESETS.values():
+        assert preset.source, preset.name
+        assert preset.assumptions, preset.name
+
+
+def test_pipeline_stages_add_to_ttft_only() -> None:
+    """Pipeline stages x stage latency add to the fixed TTFT and leave decode untouched."""
+    sol = PRESETS["sol-cerebras-750"]
+    assert sol.fixed_ttft_s() == pytest.approx(sol.ttft_s + 85 * 0.0015)
+    assert sol.decode_tps == 750
+
+
+def test_unknown_preset_lists_allowed_names() -> None:
+    """An unknown profile name is a ConfigError listing every preset."""
+    with pytest.raises(ConfigError) as caught:
+        resolve_profile("fast-9000")
+    assert caught.value.field == "profile"
+    assert "fast-750" in str(caught.value) and "slow-80" in str(caught.value)
+
+
+def test_override_errors_name_the_field() -> None:
+    """A bad override names the field, the value and the constraint."""
+    with pytest.raises(ConfigError) as caught:
+        resolve_profile("slow-80", ["decode_tps=-3"])
+    assert caught.value.field == "decode_tps"
+    assert "-3" in str(caught.value)
+    with pytest.raises(ConfigError) as typo:
+        resolve_profile("slow-80", ["decode_tsp=3"])
+    assert "decode_tps" in typo.value.allowed
+
+
+def test_profile_file_with_distribution_and_line_numbers(tmp_path: Path) -> None:
+    """A YAML profile loads with distributions; an error names the file and line."""
+    good = tmp_path / "p.yaml"
+    good.write_text(
+        "decode_tps: 300\nreasoning_tokens: {kind: lognormal, median: 200, sigma: 0.5}\n"
+    )
+    profile = resolve_profile(str(good), ["ttft_s=0.2"])
+    assert isinstance(profile.reasoning_tokens, LogNormal)
+    assert profile.ttft_s == 0.2
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("decode_tps: 300\nttft_jitter_s:\n  kind: gaussian\n  mean: 1\n")
+    with pytest.raises(ConfigError) as caught:
+        resolve_profile(str(bad))
+    message = str(caught.value)
+    assert str(bad) in message and "line 2" in message
+    assert "'lognormal'" in message  # the allowed kinds are listed
+
+
+def test_distributions_are_seeded() -> None:
+    """The same seed gives the same draws."""
+    dist = LogNormal(kind="lognormal", median=200, sigma=0.6)
+    first = [dist.sample(random.Random(7)) for _ in range(3)]
+    again = [dist.sample(random.Random(7)) for _ in range(3)]
+    assert first == again
+
+
+def test_limits_must_fit() -> None:
+    """max_output_tokens above the context window is refused."""
+    with pytest.raises(ValueError, match="exceeds context_window"):
+        LatencyProfile(decode_tps=10, context_window=100, max_output_tokens=200)
