@@ -159,6 +159,7 @@ def serve(
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, set_ or [])
     simulator = Simulator(resolved, pacer=pacer)
+    simulator.warm_up()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

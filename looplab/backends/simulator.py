@@ -122,6 +122,16 @@ class Simulator:
         self._fault_rng = random.Random(profile.faults.seed)
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
+    def warm_up(self) -> None:
+        """Pay one-time costs (validators, tokenizer tables) before the first real request.
+
+        Touches neither the prefix cache nor admission, so measurements are unaffected.
+        """
+        body = b'{"model": "looplab-lorem", "messages": [{"role": "user", "content": "warm up"}]}'
+        request = self._parse(body)
+        self.tokenizer.count_messages([m.model_dump(exclude_none=True) for m in request.messages])
+        self.tokenizer.split("warm up the tokenizer")
+
     # -- preparation -------------------------------------------------------------------
 
     def prepare(self, body: bytes) -> PreparedCompletion:
