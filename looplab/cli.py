@@ -38,8 +38,9 @@ app.add_typer(bench_app, name="bench")
 app.add_typer(sandbox_cli.app, name="sandbox")
 bench_app.command("sandbox")(sandbox_cli.bench_sandbox_command)
 
-console = Console()
-err_console = Console(stderr=True)
+# Wide enough for the benchmark tables when output goes to a file or CI log.
+console = Console(width=None if sys.stdout.isatty() else 120)
+err_console = Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 
 DEFAULT_LOG_FILE = Path(os.environ.get("LOOPLAB_LOG_FILE", ".looplab/logs/looplab.jsonl"))
 
@@ -295,15 +296,14 @@ def bench_backend(
         tokens=tokens,
         progress=lambda line: err_console.print(f"[dim]measuring {line}[/]"),
     )
-    table = Table(title=f"looplab bench backend ({tokens} tokens/stream, medians unless p99)")
+    table = Table(title=f"looplab bench backend: {tokens} tokens/stream (p50 unless marked)")
     columns = (
-        "tok/s", "streams", "pacer", "rate err % p50", "worst", "TTFT err ms p50", "p99",
-        "chunk gap ms p50", "p99", "CPU s/1k tok srv+cli",
+        "tok/s", "streams", "pacer", "rate err%", "worst%", "TTFT err ms", "p99",
+        "gap ms", "p99", "CPU ms/1k",
     )  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
     for cell in cells:
-        style = "bold" if cell.pacer == "schedule" else "dim"
         table.add_row(
             f"{cell.target_tps:g}",
             str(cell.concurrency),
@@ -312,12 +312,35 @@ def bench_backend(
             f"{cell.rate_error_pct_worst:+.2f}",
             f"{cell.ttft_error_ms_p50:.2f}",
             f"{cell.ttft_error_ms_p99:.2f}",
-            f"{cell.chunk_gap_ms_p50:.2f}",
-            f"{cell.chunk_gap_ms_p99:.2f}",
-            f"{cell.server_cpu_s_per_1k_tokens:.3f}+{cell.client_cpu_s_per_1k_tokens:.3f}",
-            style=style,
+            f"{cell.chunk_gap_ms_p50:.1f}",
+            f"{cell.chunk_gap_ms_p99:.1f}",
+            f"{(cell.server_cpu_s_per_1k_tokens + cell.client_cpu_s_per_1k_tokens) * 1000:.0f}",
+            style="bold" if cell.pacer == "schedule" else "dim",
         )
     console.print(table)
+    parts = Table(title="where the schedule pacer's TTFT error comes from (p50, ms)")
+    for column in (
+        "tok/s",
+        "streams",
+        "request transit",
+        "release late",
+        "delivery",
+        "server/client CPU ms/1k",
+    ):
+        parts.add_column(column, justify="right")
+    for cell in cells:
+        if cell.pacer != "schedule":
+            continue
+        parts.add_row(
+            f"{cell.target_tps:g}",
+            str(cell.concurrency),
+            f"{cell.request_transit_ms_p50:.2f}",
+            f"{cell.first_release_late_ms_p50:+.2f}",
+            f"{cell.delivery_ms_p50:.2f}",
+            f"{cell.server_cpu_s_per_1k_tokens * 1000:.0f}"
+            f"/{cell.client_cpu_s_per_1k_tokens * 1000:.0f}",
+        )
+    console.print(parts)
     schedule = [c for c in cells if c.pacer == "schedule"]
     worst_rate = max(abs(c.rate_error_pct_p50) for c in schedule)
     top = max(conc_list)

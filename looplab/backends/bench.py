@@ -5,7 +5,9 @@ baseline), each target rate and each concurrency level, a fresh `looplab serve` 
 is started and loaded through the real `openai` client over loopback HTTP. Per stream:
 
 - achieved decode rate = (streamed tokens - 1) / (last token - first token), client side;
-- TTFT error = client-measured TTFT - the TTFT the server intended for that request;
+- TTFT error = client-measured TTFT - the TTFT the server intended for that request,
+  split into request transit (client hand-off -> server has the body), the server's
+  first-release lateness, and delivery (server release -> client has parsed the chunk);
 - chunk gap = time between consecutive token-carrying chunks at the client;
 - CPU seconds per 1k tokens = (server process + client process CPU) / tokens * 1000.
 
@@ -50,6 +52,9 @@ class BackendBenchCell:
     rate_error_pct_worst: float
     ttft_error_ms_p50: float
     ttft_error_ms_p99: float
+    request_transit_ms_p50: float
+    first_release_late_ms_p50: float
+    delivery_ms_p50: float
     chunk_gap_ms_p50: float
     chunk_gap_ms_p99: float
     server_cpu_s_per_1k_tokens: float
@@ -171,7 +176,14 @@ async def _measure(
         httpx2.AsyncClient(limits=limits, timeout=600) as http,
         InstrumentedClient(endpoint, http_client=http) as client,
     ):
-        await client.complete([{"role": "user", "content": "warm up"}], max_completion_tokens=4)
+        # Open one connection per stream first: the cell measures steady-state streaming,
+        # not TCP and first-use set-up (~10 ms on a new connection here).
+        await asyncio.gather(
+            *(
+                client.complete([{"role": "user", "content": f"warm {i}"}], max_completion_tokens=1)
+                for i in range(concurrency)
+            )
+        )
         server_cpu0 = server.cpu_s()
         client_cpu0 = _own_cpu_s()
         started = time.perf_counter()
@@ -193,6 +205,9 @@ async def _measure(
         client_cpu = _own_cpu_s() - client_cpu0
     rate_errors: list[float] = []
     ttft_errors: list[float] = []
+    transits: list[float] = []
+    release_lates: list[float] = []
+    deliveries: list[float] = []
     gaps: list[float] = []
     total_tokens = 0
     for result in results:
@@ -200,7 +215,14 @@ async def _measure(
         if achieved is None or result.server_timing is None or result.timing.ttft_s is None:
             raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
         rate_errors.append((achieved / rate - 1) * 100)
-        ttft_errors.append((result.timing.ttft_s - result.server_timing["intended_first_s"]) * 1000)
+        record = result.server_timing
+        ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
+        # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.
+        received = record["received_clock_s"]
+        first_release = received + record["releases"][0][3]
+        transits.append((received - result.timing.sent) * 1000)
+        release_lates.append(record["first_release_late_s"] * 1000)
+        deliveries.append(((result.timing.first_token or 0) - first_release) * 1000)
         gaps.extend(g * 1000 for g in result.timing.chunk_gaps_s())
         total_tokens += result.completion_tokens or 0
     per_1k = 1000 / max(1, total_tokens)
@@ -214,6 +236,9 @@ async def _measure(
         rate_error_pct_worst=max(rate_errors, key=abs),
         ttft_error_ms_p50=statistics.median(ttft_errors),
         ttft_error_ms_p99=_p99(ttft_errors),
+        request_transit_ms_p50=statistics.median(transits),
+        first_release_late_ms_p50=statistics.median(release_lates),
+        delivery_ms_p50=statistics.median(deliveries),
         chunk_gap_ms_p50=statistics.median(gaps) if gaps else 0.0,
         chunk_gap_ms_p99=_p99(gaps) if gaps else 0.0,
         server_cpu_s_per_1k_tokens=server_cpu * per_1k,
