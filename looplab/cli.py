@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 import sandboxes.cli as sandbox_cli
+from agents import cli as agents_cli
 from looplab.errors import ConfigError, LooplabError, PrerequisiteError
 
 __all__ = ["app", "main"]
@@ -36,6 +37,7 @@ bench_app = typer.Typer(
 )
 app.add_typer(bench_app, name="bench")
 app.add_typer(sandbox_cli.app, name="sandbox")
+app.add_typer(agents_cli.app, name="agents")
 bench_app.command("sandbox")(sandbox_cli.bench_sandbox_command)
 
 # Wide enough for the benchmark tables when output goes to a file or CI log.

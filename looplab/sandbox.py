@@ -153,6 +153,10 @@ class SandboxConfig(BaseModel):
     """Warm pool: sandboxes kept started ahead of need (0: none)."""
     isolation: Literal["auto", "bwrap", "none"] = "auto"
     """Local sandbox: `auto` uses bubblewrap where it exists; `bwrap` requires it."""
+    local_python: Literal["project", "system"] = "project"
+    """Local sandbox: `project` puts the Python environment looplab runs in (with pytest)
+    first on PATH, mounted read-only, so tasks need nothing installed on the host;
+    `system` uses the host's /usr/bin/python3 and whatever it has."""
     exec_mode: Literal["helper", "api"] = "helper"
     """Docker: `helper` sends commands to a long-lived in-container process (fast);
     `api` makes one Docker exec per command (slower; for comparison)."""

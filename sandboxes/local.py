@@ -17,6 +17,7 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -115,7 +116,7 @@ class LocalSandbox:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
             cwd=root,
-            env=_base_env(home / "home", bwrap=use_bwrap),
+            env=_base_env(home / "home", bwrap=use_bwrap, config=config),
             start_new_session=True,
         )
         assert process.stdin is not None
@@ -181,7 +182,7 @@ class LocalSandbox:
         self._check_open()
         begun = EventClock.start()
         relative = workspace_relative(cwd or ".", self.workdir, sandbox_id=self.id)
-        full_env = _base_env(self._home / "home", bwrap=self._bwrap)
+        full_env = _base_env(self._home / "home", bwrap=self._bwrap, config=self.config)
         full_env.update(env or {})
         result = await run_command(
             self._channel,
@@ -270,10 +271,21 @@ class LocalSandbox:
             raise SandboxError("sandbox is closed", sandbox_id=self.id)
 
 
-def _base_env(home: Path, *, bwrap: bool) -> dict[str, str]:
+def _project_python_dirs() -> list[Path]:
+    """The running interpreter's environment and its base installation (read-only mounts)."""
+    dirs = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    system = tuple(Path("/", name) for name in _SYSTEM_DIRS)
+    unique = [d for i, d in enumerate(dirs) if d not in dirs[:i]]
+    return [d for d in unique if not any(d == s or s in d.parents for s in system)]
+
+
+def _base_env(home: Path, *, bwrap: bool, config: SandboxConfig) -> dict[str, str]:
     """The environment every command starts from (nothing of the host's leaks in)."""
+    path = STANDARD_PATH
+    if config.local_python == "project":
+        path = f"{Path(sys.prefix) / 'bin'}:{path}"
     return {
-        "PATH": STANDARD_PATH,
+        "PATH": path,
         "LANG": "C.UTF-8",
         "HOME": "/tmp" if bwrap else str(home),
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -290,6 +302,9 @@ def _bwrap_args(root: Path, config: SandboxConfig) -> list[str]:
             args += ["--symlink", os.readlink(host), f"/{name}"]
         elif host.is_dir():
             args += ["--ro-bind", str(host), f"/{name}"]
+    if config.local_python == "project":
+        for directory in _project_python_dirs():
+            args += ["--ro-bind", str(directory), str(directory)]
     args += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
     args += ["--bind", str(root), SANDBOX_WORKDIR, "--remount-ro", "/"]
     args += ["--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000"]

@@ -1,0 +1,57 @@
+"""Agent configuration: limits, budgets, tool concurrency and the backend retry policy."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from looplab.config import StrictModel
+
+__all__ = ["AgentConfig", "RetryConfig"]
+
+
+class RetryConfig(StrictModel):
+    """How failed model calls are retried (every attempt is recorded).
+
+    Retried: HTTP 429 (waiting at least its `retry-after`), 5xx answers, and streams or
+    connections that break before the reply is complete. Not retried: other 4xx (a bad
+    request stays bad). The wait before retry k (0-based) is
+    `min(max_delay_s, max(retry_after, base_delay_s * 2**k))`.
+    """
+
+    max_attempts: int = Field(default=4, ge=1)
+    """Attempts per model call, the first included."""
+    base_delay_s: float = Field(default=0.5, ge=0)
+    """Wait before the first retry; doubles per retry."""
+    max_delay_s: float = Field(default=20.0, ge=0)
+    """Longest wait between attempts (a longer retry-after is cut to this)."""
+    retry_statuses: list[int] = Field(default_factory=lambda: [429, 500, 502, 503, 504])
+    """HTTP statuses that are retried."""
+    retry_dropped_streams: bool = True
+    """Retry when the stream or connection breaks without an HTTP status."""
+
+
+class AgentConfig(StrictModel):
+    """One agent's loop settings."""
+
+    max_steps: int = Field(default=60, ge=1)
+    """Model calls before the run ends with `step_limit`."""
+    token_budget: int | None = Field(default=None, ge=1)
+    """Prompt + completion tokens over the run before it ends with `token_budget`."""
+    wall_time_budget_s: float | None = Field(default=None, gt=0)
+    """Seconds from the first request before the run ends with `wall_time_budget`."""
+    parallel_tool_calls: bool = False
+    """Run the tool calls of one step concurrently (False: one after another)."""
+    max_completion_tokens: int | None = Field(default=4096, ge=1)
+    """Cap on each reply's completion tokens (reasoning included); None: the backend's."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    """Sampling temperature sent to the backend; None: not sent."""
+    browse_via: Literal["sandbox", "browser"] = "sandbox"
+    """How the coding agent's `browse` opens pages (see tools/browse.py)."""
+    screenshots: bool = False
+    """Computer-use agent: offer the `screenshot` tool (needs a multimodal model)."""
+    system_prompt: str | None = None
+    """Replaces the agent's built-in system prompt."""
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    """Backend retry policy."""

@@ -1,0 +1,150 @@
+"""Per-step timing records of one agent run (a small typed stand-in for full traces).
+
+All times are seconds on `time.perf_counter()`'s axis. A step is one model call plus the
+tool calls it asked for; its `model_s` covers the whole model phase (retries and their
+waits included), its `tool_s` the whole tools phase (wall time, so parallel calls count
+once), and `overhead_s` is what is left of its wall time (routing, bookkeeping).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from looplab.sandbox import SandboxEvent
+
+__all__ = ["AttemptRecord", "ModelCallRecord", "RunResult", "StepRecord", "ToolCallRecord"]
+
+
+@dataclass
+class AttemptRecord:
+    """One failed attempt of a model call."""
+
+    started: float
+    ended: float
+    error: str
+    status: int | None
+    request_id: str | None
+    wait_s: float
+    """Time waited before the next attempt (0 when none followed)."""
+
+
+@dataclass
+class ModelCallRecord:
+    """The successful model call of a step (times from `CallTiming`)."""
+
+    scheduled: float
+    sent: float
+    first_token: float | None
+    last_token: float | None
+    end: float | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+    reasoning_tokens: int | None
+    request_id: str | None
+
+    @property
+    def ttft_s(self) -> float | None:
+        """Sent -> first token."""
+        return None if self.first_token is None else self.first_token - self.sent
+
+    @property
+    def decode_s(self) -> float | None:
+        """First -> last token."""
+        if self.first_token is None or self.last_token is None:
+            return None
+        return self.last_token - self.first_token
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call: what was asked, when it ran, and whether it worked."""
+
+    call_id: str
+    name: str
+    arguments: str
+    started: float
+    ended: float
+    ok: bool
+    error: str | None
+    output_chars: int
+
+    @property
+    def duration_s(self) -> float:
+        """Started -> result ready."""
+        return self.ended - self.started
+
+
+@dataclass
+class StepRecord:
+    """One step: model phase, tools phase, and the sandbox events inside it."""
+
+    index: int
+    started: float
+    model_ended: float = 0.0
+    ended: float = 0.0
+    model: ModelCallRecord | None = None
+    attempts: list[AttemptRecord] = field(default_factory=list)
+    tools: list[ToolCallRecord] = field(default_factory=list)
+    sandbox_events: list[SandboxEvent] = field(default_factory=list)
+
+    @property
+    def model_s(self) -> float:
+        """Model phase: step start -> reply assembled (retries included)."""
+        return self.model_ended - self.started
+
+    @property
+    def tool_s(self) -> float:
+        """Tools phase wall time (first tool start -> last tool end)."""
+        if not self.tools:
+            return 0.0
+        return max(t.ended for t in self.tools) - min(t.started for t in self.tools)
+
+    @property
+    def wall_s(self) -> float:
+        """Step start -> step end."""
+        return self.ended - self.started
+
+    @property
+    def overhead_s(self) -> float:
+        """Wall time that is neither model nor tool time."""
+        return self.wall_s - self.model_s - self.tool_s
+
+
+@dataclass
+class RunResult:
+    """The outcome and timing of one agent run.
+
+    `end_reason` is one of `finish` (the finish tool), `answer` (a reply without tool
+    calls), `step_limit`, `token_budget`, `wall_time_budget`, `backend_error`.
+    """
+
+    end_reason: str
+    started: float
+    ended: float
+    steps: list[StepRecord]
+    messages: list[dict[str, object]]
+    final_text: str = ""
+    error: str | None = None
+    tokens_used: int = 0
+
+    @property
+    def wall_s(self) -> float:
+        """First request scheduled -> loop ended."""
+        return self.ended - self.started
+
+    @property
+    def model_s(self) -> float:
+        """Sum of the steps' model phases."""
+        return sum(step.model_s for step in self.steps)
+
+    @property
+    def tool_s(self) -> float:
+        """Sum of the steps' tools phases."""
+        return sum(step.tool_s for step in self.steps)
+
+    @property
+    def tool_errors(self) -> list[ToolCallRecord]:
+        """Tool calls that failed or were malformed."""
+        return [tool for step in self.steps for tool in step.tools if not tool.ok]

@@ -1,0 +1,356 @@
+"""`scripted`: drives a bundled task through its reference solution, like an expert agent.
+
+The policy is stateless; everything comes from the conversation, as with a real model:
+
+1. **Which task.** The first user message is matched against every bundled task's prompt
+   template (`tasks/*/*/task.yaml`, `prompt`). Placeholders in the template (`{docs_url}`,
+   `{app_url}`, a family parameter such as `{n}`) match any value, and the values found are
+   substituted into the solution's arguments. No special headers: an agent sends the same
+   request it would send a real model.
+2. **Which step.** The plan is the solution's steps (a parametric family expanded for its
+   parameter) with seeded detours; the step is the number of assistant messages so far.
+   Every earlier assistant message must have called the plan's tools with the plan's
+   arguments, and the latest tool results must contain what the plan `expect`s (and none
+   may be an `ERROR:` the plan did not foresee); otherwise the conversation has left the
+   script and the reply says so, in text, without tool calls, so the agent ends.
+3. **What to say.** The step's tool calls, its `text` padded with lorem words to its size
+   (`text_tokens`, else the profile's `output_tokens` draw for the whole visible reply),
+   and its `reasoning_tokens` (else the profile's draw).
+
+Imperfection (`imperfection`, 0..1, or env `LOOPLAB_SCRIPTED_IMPERFECTION`): each eligible
+step independently gets, with that probability, an extra exploratory `read_file` before
+it, and each single `edit_file` step a wrong first attempt (the old text with a stray
+comment, which fixes nothing), a test run that fails, and the correction. Detours are
+seeded by the profile seed and the task, so one run's plan is fixed from its first call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
+from looplab.backends.policies.lorem import lorem_pieces
+from looplab.backends.protocol import ChatMessage, ChatRequest
+from looplab.config import StrictModel, validate_model
+
+__all__ = [
+    "FamilySpec",
+    "ScriptedCall",
+    "ScriptedPolicy",
+    "ScriptedStep",
+    "Solution",
+    "default_tasks_dir",
+    "expand_solution",
+    "substitute",
+]
+
+WRONG_EDIT_MARK = "  # first attempt"
+"""Appended to the old text by a wrong-edit detour (a change that fixes nothing)."""
+
+
+class ScriptedCall(StrictModel):
+    """One tool call of a reference step."""
+
+    tool: str
+    """Tool (function) name."""
+    args: dict[str, Any] = Field(default_factory=dict)
+    """Arguments; `{placeholder}` strings are filled from the prompt and family item."""
+    expect: str | None = None
+    """A substring the tool's result must contain for the script to go on."""
+
+
+class ScriptedStep(StrictModel):
+    """One step (one model call) of a reference solution."""
+
+    text: str = ""
+    """Visible text before the tool calls."""
+    text_tokens: int | None = Field(default=None, ge=0)
+    """Visible text length in tokens (text padded with lorem); None: the profile decides."""
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+    """Hidden reasoning tokens of the step; None: drawn from the profile."""
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    """Tool calls, in order."""
+
+
+class FamilySpec(StrictModel):
+    """A parametric family: the prompt's `{parameter}` picks how many items are in play."""
+
+    parameter: str = "n"
+    """Placeholder name in the prompt."""
+    items: list[dict[str, str]]
+    """Per-item values (e.g. file, old and new text of one bug); item i is in play if i < n."""
+    per_item: list[ScriptedStep]
+    """Steps repeated for each item in play, `{key}` filled from the item."""
+    suffix: list[ScriptedStep] = Field(default_factory=list)
+    """Steps after the per-item ones."""
+
+
+class Solution(StrictModel):
+    """`solution.yaml`: the reference steps an expert agent takes."""
+
+    steps: list[ScriptedStep]
+    """Steps in order (for a family: the steps before the per-item ones)."""
+    family: FamilySpec | None = None
+    """Set for a parametric family."""
+
+
+@dataclass(frozen=True)
+class _Task:
+    task_id: str
+    pattern: re.Pattern[str]
+    solution: Solution
+
+
+def default_tasks_dir() -> Path:
+    """`LOOPLAB_TASKS_DIR`, else the `tasks/` folder beside the `looplab` package."""
+    override = os.environ.get("LOOPLAB_TASKS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parents[3] / "tasks"
+
+
+def substitute(value: Any, values: dict[str, str]) -> Any:
+    """Replace `{key}` in every string inside `value` (dicts and lists walked)."""
+    if isinstance(value, str):
+        for key, replacement in values.items():
+            value = value.replace("{" + key + "}", replacement)
+        return value
+    if isinstance(value, dict):
+        return {k: substitute(v, values) for k, v in value.items()}
+    if isinstance(value, list):
+        return [substitute(v, values) for v in value]
+    return value
+
+
+def expand_solution(solution: Solution, values: dict[str, str]) -> list[ScriptedStep]:
+    """The solution's steps with placeholders filled and a family expanded.
+
+    Args:
+        solution: the parsed solution.
+        values: placeholder values (from the prompt; the family parameter among them).
+    """
+    steps = list(solution.steps)
+    family = solution.family
+    if family is not None:
+        count = int(values.get(family.parameter, "0"))
+        for item in family.items[:count]:
+            steps += [_fill(step, item) for step in family.per_item]
+        steps += family.suffix
+    return [_fill(step, values) for step in steps]
+
+
+def _fill(step: ScriptedStep, values: dict[str, str]) -> ScriptedStep:
+    data = step.model_dump()
+    data["text"] = substitute(step.text, values)
+    data["calls"] = [substitute(call, values) for call in data["calls"]]
+    return ScriptedStep.model_validate(data)
+
+
+class ScriptedPolicy:
+    """Plays bundled tasks' reference solutions (see the module docstring).
+
+    Args:
+        imperfection: probability of each detour per eligible step (0 = the pure script);
+            default from env `LOOPLAB_SCRIPTED_IMPERFECTION`, else 0.
+        tasks_dir: where `<kind>/<id>/task.yaml` live; default `default_tasks_dir()`.
+    """
+
+    name = "scripted"
+
+    def __init__(self, imperfection: float | None = None, tasks_dir: Path | None = None) -> None:
+        if imperfection is None:
+            imperfection = float(os.environ.get("LOOPLAB_SCRIPTED_IMPERFECTION", "0") or 0)
+        self.imperfection = min(1.0, max(0.0, imperfection))
+        self.tasks_dir = tasks_dir or default_tasks_dir()
+        self._tasks: list[_Task] | None = None
+
+    def reply(self, request: ChatRequest, context: PolicyContext) -> Reply:
+        """The next step of the recognised task's plan, or an off-script message."""
+        prompt = _first_user_text(request.messages)
+        found = self._recognise(prompt)
+        if found is None:
+            return _say("I do not recognise this task (no bundled task has this prompt).", context)
+        task, values = found
+        plan = self.plan(task, values, context.profile.seed)
+        assistants = [m for m in request.messages if m.role == "assistant"]
+        problem = _check_history(request.messages, assistants, plan)
+        if problem is not None:
+            return _say(f"The conversation has left my script ({problem}); stopping.", context)
+        index = len(assistants)
+        if index >= len(plan):
+            return _say("The script is complete.", context)
+        return _render(plan[index], index, context)
+
+    def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
+        """The expanded steps of `task` with this policy's seeded detours."""
+        steps = expand_solution(task.solution, values)
+        if self.imperfection <= 0:
+            return steps
+        digest = hashlib.sha256(f"{seed}|{task.task_id}|{sorted(values.items())}".encode())
+        rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
+        paths = sorted(
+            {
+                str(c.args["path"])
+                for s in steps
+                for c in s.calls
+                if c.tool in ("read_file", "edit_file") and "path" in c.args
+            }
+        )
+        planned: list[ScriptedStep] = []
+        for step in steps:
+            is_final = any(c.tool == "finish" for c in step.calls)
+            if paths and not is_final and rng.random() < self.imperfection:
+                planned.append(_extra_read(rng.choice(paths)))
+            single_edit = len(step.calls) == 1 and step.calls[0].tool == "edit_file"
+            if single_edit and rng.random() < self.imperfection:
+                planned += _wrong_edit(step)
+                continue
+            planned.append(step)
+        return planned
+
+    def _recognise(self, prompt: str) -> tuple[_Task, dict[str, str]] | None:
+        if self._tasks is None:
+            self._tasks = _load_tasks(self.tasks_dir)
+        for task in self._tasks:
+            match = task.pattern.fullmatch(prompt.strip())
+            if match:
+                return task, {k: v for k, v in match.groupdict().items() if v is not None}
+        return None
+
+
+def _load_tasks(root: Path) -> list[_Task]:
+    tasks: list[_Task] = []
+    for task_file in sorted(root.glob("*/*/task.yaml")):
+        solution_file = task_file.with_name("solution.yaml")
+        if not solution_file.exists():
+            continue
+        spec = yaml.safe_load(task_file.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(solution_file.read_text(encoding="utf-8")) or {}
+        solution = validate_model(Solution, data, source=str(solution_file))
+        task_id = f"{task_file.parent.parent.name}/{task_file.parent.name}"
+        tasks.append(_Task(task_id, prompt_pattern(str(spec.get("prompt", ""))), solution))
+    return tasks
+
+
+def prompt_pattern(template: str) -> re.Pattern[str]:
+    """A regex matching a prompt template with any `{name}` values (digits for `{n}`)."""
+    pattern = ""
+    for part in re.split(r"(\{[a-z_]+\})", template.strip()):
+        if re.fullmatch(r"\{[a-z_]+\}", part):
+            name = part[1:-1]
+            pattern += rf"(?P<{name}>\d+)" if name == "n" else rf"(?P<{name}>\S+?)"
+        else:
+            pattern += re.escape(part)
+    return re.compile(pattern, re.DOTALL)
+
+
+def _first_user_text(messages: list[ChatMessage]) -> str:
+    for message in messages:
+        if message.role == "user":
+            return _text(message)
+    return ""
+
+
+def _text(message: ChatMessage) -> str:
+    content = message.content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content)
+    return content or ""
+
+
+def _check_history(
+    messages: list[ChatMessage], assistants: list[ChatMessage], plan: list[ScriptedStep]
+) -> str | None:
+    """Why the conversation is off the plan, or None when it follows it."""
+    for index, message in enumerate(assistants):
+        if index >= len(plan):
+            return f"step {index + 1} is past the end of the script"
+        wanted = [(c.tool, c.args) for c in plan[index].calls]
+        made = []
+        for call in message.tool_calls or []:
+            try:
+                made.append((call.function.name, json.loads(call.function.arguments or "{}")))
+            except ValueError:
+                made.append((call.function.name, None))
+        if made != wanted:
+            return (
+                f"step {index + 1} called {[m[0] for m in made]}, expected {[w[0] for w in wanted]}"
+            )
+    if not assistants:
+        return None
+    last = max(i for i, m in enumerate(messages) if m.role == "assistant")
+    results = {m.tool_call_id: _text(m) for m in messages[last + 1 :] if m.role == "tool"}
+    calls = assistants[-1].tool_calls or []
+    for call, planned in zip(calls, plan[len(assistants) - 1].calls, strict=False):
+        result = results.get(call.id)
+        if result is None:
+            return f"no result for the {planned.tool} call of step {len(assistants)}"
+        if result.startswith("ERROR") and not (planned.expect or "").startswith("ERROR"):
+            return f"{planned.tool} failed: {result[:160]}"
+        if planned.expect is not None and planned.expect not in result:
+            return f"{planned.tool} did not return {planned.expect!r}: {result[:160]!r}"
+    return None
+
+
+def _extra_read(path: str) -> ScriptedStep:
+    return ScriptedStep(
+        text=f"Before going on, let me look at {path} once more.",
+        calls=[ScriptedCall(tool="read_file", args={"path": path})],
+    )
+
+
+def _wrong_edit(step: ScriptedStep) -> list[ScriptedStep]:
+    call = step.calls[0]
+    old = str(call.args.get("old_text", ""))
+    trimmed = old.rstrip("\n")
+    attempt = trimmed + WRONG_EDIT_MARK + old[len(trimmed) :]
+    path = call.args.get("path")
+    first = ScriptedCall(
+        tool="edit_file", args={"path": path, "old_text": old, "new_text": attempt}
+    )
+    tests = ScriptedCall(tool="run_tests", expect="FAILED")
+    fixed = dict(call.args, old_text=attempt)
+    return [
+        step.model_copy(update={"calls": [first]}),
+        ScriptedStep(text="Let me check whether that fixed it.", calls=[tests]),
+        ScriptedStep(
+            text="That attempt did not fix it; the real problem is different. Correcting.",
+            calls=[ScriptedCall(tool="edit_file", args=fixed, expect=call.expect)],
+        ),
+    ]
+
+
+def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
+    rng = context.rng
+    calls = [
+        PlannedToolCall(
+            id=f"call_{index}_{position}_{rng.getrandbits(32):08x}",
+            name=call.tool,
+            argument_pieces=context.tokenizer.split(json.dumps(call.args)),
+        )
+        for position, call in enumerate(step.calls)
+    ]
+    pieces = context.tokenizer.split(step.text) if step.text else []
+    if step.text_tokens is not None:
+        target = step.text_tokens
+    else:
+        drawn = round(context.profile.output_tokens.sample(rng))
+        target = drawn - sum(1 + len(c.argument_pieces) for c in calls)
+    if target > len(pieces):
+        filler = lorem_pieces(target - len(pieces), rng)
+        if pieces:
+            filler[0] = " " + filler[0].lstrip()
+        pieces += filler
+    return Reply(content_pieces=pieces, tool_calls=calls, reasoning_tokens=step.reasoning_tokens)
+
+
+def _say(text: str, context: PolicyContext) -> Reply:
+    return Reply(content_pieces=context.tokenizer.split(text), reasoning_tokens=0)

@@ -1,0 +1,1 @@
+"""calc: a grab-bag of small helpers."""

@@ -1,0 +1,67 @@
+"""Every bundled task: untouched it fails its check, its reference solution (played by the
+scripted policy through the real agent loop, in a LocalSandbox) passes it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from agents.runner import run_task
+from agents.taskset import list_tasks, load_task
+from looplab.backends.client import EndpointConfig, InstrumentedClient
+from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.presets import resolve_profile
+from sandboxes.local import LocalSandbox
+
+FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
+CODING = [name for name in list_tasks("coding") if name != "coding/nbugs"]
+FAMILY = ["coding/nbugs-1", "coding/nbugs-5", "coding/nbugs-32"]
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[SimulatorServer]:
+    """One fast simulator for the module."""
+    with SimulatorServer(resolve_profile("fast-750", FAST)) as running:
+        yield running
+
+
+def test_at_least_eight_coding_tasks_and_a_family() -> None:
+    """The suite has the breadth the issue asks for."""
+    assert len(list_tasks("coding")) >= 8
+    assert load_task("coding/nbugs").spec.family is not None
+
+
+@pytest.mark.parametrize("name", [*CODING, *FAMILY])
+async def test_untouched_task_fails_its_check(name: str) -> None:
+    """No check is vacuous: the task as shipped does not pass it."""
+    task = load_task(name)
+    workspace = task.build_workspace()
+    async with await LocalSandbox.create(workspace) as sandbox:
+        verdict = await task.check(sandbox, workspace)
+    assert not verdict.passed, verdict.output
+
+
+@pytest.mark.parametrize("name", [*CODING, *FAMILY])
+async def test_reference_solution_solves_the_task(server: SimulatorServer, name: str) -> None:
+    """The coding agent, driven by the scripted policy, solves the task and finishes."""
+    task = load_task(name)
+    endpoint = EndpointConfig(base_url=server.base_url, model="looplab-scripted")
+    async with InstrumentedClient(endpoint) as client:
+        run = await run_task(task, client)
+    assert run.result.end_reason == "finish", run.result.final_text
+    assert run.solved, run.check.output
+    assert not [tool.error for tool in run.result.tool_errors if tool.error]
+    expected = len(task.solution.steps)
+    if task.solution.family is not None:
+        family = task.solution.family
+        expected += len(family.per_item) * (task.parameter or 0) + len(family.suffix)
+    assert len(run.result.steps) == expected
+
+
+def test_family_parameter_out_of_range_is_a_config_error() -> None:
+    """nbugs-33 names the allowed range instead of failing later."""
+    from looplab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"1\.\.32"):
+        load_task("coding/nbugs-33")
