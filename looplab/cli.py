@@ -22,6 +22,7 @@ from rich.table import Table
 import sandboxes.cli as sandbox_cli
 from agents import cli as agents_cli
 from looplab.errors import ConfigError, LooplabError, PrerequisiteError
+from looplab.traces import commands as trace_commands
 
 __all__ = ["app", "main"]
 
@@ -38,6 +39,8 @@ bench_app = typer.Typer(
 app.add_typer(bench_app, name="bench")
 app.add_typer(sandbox_cli.app, name="sandbox")
 app.add_typer(agents_cli.app, name="agents")
+app.command("import")(trace_commands.import_command)
+app.add_typer(trace_commands.export_app, name="export")
 bench_app.command("sandbox")(sandbox_cli.bench_sandbox_command)
 
 # Wide enough for the benchmark tables when output goes to a file or CI log.
@@ -269,6 +272,91 @@ def demo(
         f"-> {ratio:.1f}x faster for a {750 / 80:.1f}x faster decode "
         "(TTFT and prefill do not shrink; tools, added by later work, will not either)."
     )
+
+
+# -- run ----------------------------------------------------------------------------------
+
+
+@app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="Experiment YAML (experiments/configs/*.yaml).")],
+    override: Annotated[
+        list[str] | None,
+        typer.Option("--config-override", "-c", help="key.path=value, applied before validation."),
+    ] = None,
+    fresh: Annotated[
+        bool, typer.Option("--fresh", help="Discard earlier results in the output directory.")
+    ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume/--no-resume",
+            help="Run only the missing cells of an earlier, interrupted invocation (default).",
+        ),
+    ] = True,
+) -> None:
+    """Run an experiment: every backend x agent x task x repetition, traced and indexed.
+
+    Re-running the same config resumes: complete cells are kept, cut-off ones rerun.
+    """
+    from experiments.config import ExperimentConfig
+    from experiments.runner import ExperimentRunner, summarize
+    from looplab.config import load_model
+
+    experiment = load_model(ExperimentConfig, config, override or [])
+    runner = ExperimentRunner(experiment, progress=_print_progress)
+    runner.prepare_directory(fresh=fresh or not resume)
+    err_console.print(
+        f"[bold]{experiment.name}[/]: output {runner.directory} "
+        f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
+        f"concurrency {experiment.concurrency})"
+    )
+    result = asyncio.run(runner.run())
+    failed = [o for o in result.outcomes if o.status == "failed"]
+    _print_summary(summarize(result.database))
+    console.print(f"results: {result.directory} (traces/, results.duckdb)")
+    if failed:
+        err_console.print(
+            f"[red]{len(failed)} cell(s) failed[/]: "
+            + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5])
+        )
+        raise typer.Exit(1)
+
+
+def _print_progress(outcome: Any, done: int, total: int) -> None:
+    cell = outcome.cell
+    if outcome.status == "skipped":
+        line = f"[dim]{done}/{total} {cell.id}: complete trace found, skipped[/]"
+    elif outcome.status == "failed":
+        line = f"[red]{done}/{total} {cell.id}: failed: {outcome.error}[/]"
+    else:
+        verdict = "solved" if outcome.success else "NOT solved"
+        line = f"{done}/{total} {cell.id}: {outcome.steps} steps, {outcome.task_s:.2f} s, {verdict}"
+    err_console.print(line, highlight=False)
+
+
+def _print_summary(summary: list[dict[str, Any]]) -> None:
+    table = Table(title="per backend (median over runs; split = share of summed task time)")
+    for column in (
+        "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
+        "model", "tools", "other", "speedup",
+    ):  # fmt: skip
+        table.add_column(column, justify="right")
+    for row in sorted(summary, key=lambda r: r["median_task_s"] or 0, reverse=True):
+        table.add_row(
+            row["backend"],
+            f"{row['decode_tps']:g}" if row["decode_tps"] else "-",
+            str(row["runs"]),
+            f"{row['success_rate']:.0%}",
+            f"{row['median_task_s']:.2f}",
+            f"{row['p90_task_s']:.2f}",
+            f"{row['median_steps']:g}",
+            f"{row['model_share']:.0%}",
+            f"{row['tool_share']:.0%}",
+            f"{row['overhead_share']:.0%}",
+            f"{row['speedup']:.2f}x" if row["speedup"] else "-",
+        )
+    console.print(table)
 
 
 # -- bench ------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
@@ -411,10 +412,32 @@ class Simulator:
 def _conversation_seed(
     seed: int, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
 ) -> int:
-    """Seed from the conversation alone, so stream/non-stream and retries agree."""
-    canonical = json.dumps([model, messages, tools], sort_keys=True, default=str).encode()
+    """Seed from the conversation's shape, so the same conversation draws the same reply.
+
+    Left out, because they carry run-to-run noise that must not change what a replay at
+    another speed draws: tool results' text (durations, paths), tool-call ids (random),
+    and digits in message text and tool arguments (ephemeral ports in URLs).
+    """
+    shape = [
+        [
+            m.get("role"),
+            None if m.get("role") == "tool" else _DIGITS.sub("#", str(m.get("content") or "")),
+            [
+                [
+                    c.get("function", {}).get("name"),
+                    _DIGITS.sub("#", str(c.get("function", {}).get("arguments"))),
+                ]
+                for c in m.get("tool_calls") or []
+            ],
+        ]
+        for m in messages
+    ]
+    canonical = json.dumps([model, shape, tools], sort_keys=True, default=str).encode()
     digest = hashlib.blake2b(canonical, digest_size=8, key=str(seed).encode()).digest()
     return int.from_bytes(digest, "big")
+
+
+_DIGITS = re.compile(r"\d+")
 
 
 def _visible_slots(reply: Reply) -> Iterator[tuple[str, int, str]]:

@@ -1,1 +1,1 @@
-"""See README.md in this folder."""
+"""Traces: the `looplab-1` event schema, reader/writer, scrubbing, importers. See README.md."""

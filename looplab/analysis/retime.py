@@ -1,0 +1,235 @@
+"""Re-timing traces: what a recorded run would have taken with other model timings.
+
+A trace is re-timed by replacing each model call's duration and shifting everything
+after it by the difference (a piecewise time warp): tool calls, sandbox operations and
+harness overhead keep their recorded durations and order. Three users:
+
+- the virtual clock (`compose_virtual_timeline`): model times from the simulator's own
+  schedule (what it would have waited), tools as they really ran;
+- `looplab replay --mode virtual` (`retime_trace` with `profile_model_timing`): every model
+  call recomputed from a latency profile and the call's recorded token counts;
+- `looplab sweep` (`sweep_trace`): the same, totals only, over a grid of rates and TTFTs.
+
+Model timing from a profile, for a call with prompt P, cached C, completion N, reasoning R:
+`ttft = rtt + ttft_base + mean(jitter) + stages x stage_latency + (P - C) / prefill_tps
++ R / decode_tps`; `decode = (N - R - 1) / decode_tps`. Calls without token counts keep
+their recorded timing (and say so).
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from looplab.backends.profile import LatencyProfile
+from looplab.traces.io import Trace
+from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
+
+__all__ = [
+    "ModelTiming",
+    "SweepPoint",
+    "compose_virtual_timeline",
+    "profile_model_timing",
+    "retime_events",
+    "sweep_trace",
+]
+
+
+@dataclass(frozen=True)
+class ModelTiming:
+    """A model call's new TTFT and decode time (seconds)."""
+
+    ttft_s: float
+    decode_s: float
+
+
+TimingFn = Callable[[ModelCallEvent], ModelTiming | None]
+
+
+def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
+    """Events with model calls re-timed by `timing` and the rest shifted accordingly.
+
+    Args:
+        events: a run's events (any order; times on the run axis).
+        timing: new timing of a model call, or None to keep the recorded one.
+        note: how the new values were obtained, stored in each changed call's `estimated`.
+    """
+    calls = sorted(
+        (e for e in events if isinstance(e, ModelCallEvent)), key=lambda e: (e.end, e.start)
+    )
+    ends: list[float] = []
+    cumulative: list[float] = []
+    replaced: dict[int, ModelCallEvent] = {}
+    total = 0.0
+    for call in calls:
+        new = timing(call)
+        if new is None:
+            continue
+        queue = (call.sent - call.start) if call.sent is not None else 0.0
+        tail = (call.end - call.last_token) if call.last_token is not None else 0.0
+        duration = queue + new.ttft_s + new.decode_s + tail
+        delta = duration - (call.end - call.start)
+        start = call.start + _shift_before(call.start, ends, cumulative)
+        sent = start + queue
+        first = sent + new.ttft_s
+        last = first + new.decode_s
+        replaced[id(call)] = call.model_copy(
+            update={
+                "start": start,
+                "end": start + duration,
+                "sent": sent if call.sent is not None else None,
+                "first_token": first,
+                "last_token": last,
+                "estimated": {**call.estimated, "ttft_s": note, "decode_s": note},
+            }
+        )
+        total += delta
+        ends.append(call.end)
+        cumulative.append(total)
+
+    def warp(t: float) -> float:
+        return t + _shift_at(t, ends, cumulative)
+
+    out: list[TraceEvent] = []
+    for event in events:
+        if id(event) in replaced:
+            out.append(replaced[id(event)])
+            continue
+        update: dict[str, Any] = {"start": warp(event.start), "end": warp(event.end)}
+        if isinstance(event, RunEndEvent):
+            update["start"] = event.start
+        if isinstance(event, StepEvent):
+            new_model = (
+                event.model_s + (warp(event.end) - event.end) - (warp(event.start) - event.start)
+            )
+            update["model_s"] = new_model
+        out.append(event.model_copy(update=update))
+    _refresh_totals(out)
+    return out
+
+
+def _shift_at(t: float, ends: list[float], cumulative: list[float]) -> float:
+    """Total delta of the calls that ended at or before `t`."""
+    index = bisect.bisect_right(ends, t)
+    return cumulative[index - 1] if index else 0.0
+
+
+def _shift_before(t: float, ends: list[float], cumulative: list[float]) -> float:
+    index = bisect.bisect_right(ends, t)
+    return cumulative[index - 1] if index else 0.0
+
+
+def _refresh_totals(events: list[TraceEvent]) -> None:
+    steps = [e for e in events if isinstance(e, StepEvent)]
+    for index, event in enumerate(events):
+        if isinstance(event, RunEndEvent) and steps:
+            events[index] = event.model_copy(update={"model_s": sum(s.model_s for s in steps)})
+
+
+def compose_virtual_timeline(
+    events: Sequence[TraceEvent], timings: Mapping[str, Mapping[str, Any]]
+) -> list[TraceEvent]:
+    """Replace each simulated call's (near-zero) virtual wait by the schedule it stood for.
+
+    Args:
+        events: a run recorded against a simulator on a `VirtualClock`.
+        timings: the simulator's timing records by request id.
+    """
+
+    def timing(call: ModelCallEvent) -> ModelTiming | None:
+        record = timings.get(call.request_id or "")
+        if record is None:
+            return None
+        visible = int(record.get("visible_tokens") or 0)
+        interval = float(record.get("intended_interval_s") or 0.0)
+        first = float(record.get("intended_first_s") or 0.0)
+        return ModelTiming(ttft_s=first, decode_s=max(0, visible - 1) * interval)
+
+    return retime_events(events, timing, "virtual clock: the simulator's intended schedule")
+
+
+def profile_model_timing(profile: LatencyProfile) -> TimingFn:
+    """Model timing of a call under `profile`, from the call's token counts (module doc)."""
+    fixed = profile.fixed_ttft_s() + profile.ttft_jitter_s.mean()
+    rate = profile.decode_tps
+
+    def timing(call: ModelCallEvent) -> ModelTiming | None:
+        if call.completion_tokens is None:
+            return None
+        reasoning = call.reasoning_tokens or 0
+        uncached = (call.prompt_tokens or 0) - (call.cached_tokens or 0)
+        ttft = fixed + profile.prefill_s(uncached) + reasoning / rate
+        visible = call.completion_tokens - reasoning
+        return ModelTiming(ttft_s=ttft, decode_s=max(0, visible - 1) / rate)
+
+    return timing
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """Predicted totals of one trace at one (decode rate, TTFT) point."""
+
+    decode_tps: float
+    ttft_s: float
+    task_s: float
+    decode_s: float
+    ttft_total_s: float
+    tool_s: float
+    other_s: float
+    kept_calls: int
+
+
+def sweep_trace(
+    trace: Trace, rates: Sequence[float], ttfts: Sequence[float], base: LatencyProfile
+) -> list[SweepPoint]:
+    """Predicted task time of `trace` at every (rate, ttft) point, totals only (fast path).
+
+    Everything but model time is kept as recorded; `base` supplies prefill and the rest of
+    the profile; `ttft_s` replaces its TTFT base. Calls without token counts keep their
+    recorded time (`kept_calls`).
+    """
+    calls = trace.model_calls()
+    end = trace.end
+    recorded_total = end.end if end is not None else max((e.end for e in trace.events), default=0)
+    recorded_model = sum(c.end - c.start for c in calls)
+    tools = sum(s.tool_s for s in trace.steps())
+    token_calls = [c for c in calls if c.completion_tokens is not None]
+    kept = [c for c in calls if c.completion_tokens is None]
+    kept_time = sum(c.end - c.start for c in kept)
+    non_model = recorded_total - recorded_model
+    uncached = sum((c.prompt_tokens or 0) - (c.cached_tokens or 0) for c in token_calls)
+    reasoning = sum(c.reasoning_tokens or 0 for c in token_calls)
+    decode_tokens = sum(
+        max(0, (c.completion_tokens or 0) - (c.reasoning_tokens or 0) - 1) for c in token_calls
+    )
+    queue_tail = sum(
+        ((c.sent - c.start) if c.sent is not None else 0.0)
+        + ((c.end - c.last_token) if c.last_token is not None else 0.0)
+        for c in token_calls
+    )
+    count = len(token_calls)
+    prefill = base.prefill_s(uncached)
+    fixed_extra = base.network_rtt_s + base.pipeline_stages * base.stage_latency_s
+    jitter = base.ttft_jitter_s.mean()
+    points: list[SweepPoint] = []
+    for rate in rates:
+        decode = decode_tokens / rate
+        reasoning_s = reasoning / rate
+        for ttft in ttfts:
+            ttft_total = count * (ttft + fixed_extra + jitter) + prefill + reasoning_s
+            task = non_model + kept_time + queue_tail + ttft_total + decode
+            points.append(
+                SweepPoint(
+                    decode_tps=rate,
+                    ttft_s=ttft,
+                    task_s=task,
+                    decode_s=decode,
+                    ttft_total_s=ttft_total,
+                    tool_s=tools,
+                    other_s=task - decode - ttft_total - tools,
+                    kept_calls=len(kept),
+                )
+            )
+    return points

@@ -1,0 +1,196 @@
+"""TraceLab round traces (`round_trace.jsonl`) -> looplab traces, one run per session.
+
+TraceLab (uw-syfi/TraceLab) turns real Claude Code and Codex sessions into one JSON line
+per LLM round: `provider`, `session_id`, `round_index`, `round_id`, `model`, token
+accounting (`input_tokens_total`, `prefix_tokens` = the cached prefix,
+`newly_append_tokens`, `output_tokens`, `reasoning_output_tokens`, Claude's cache
+fields), `timing_events[]` (the round's inputs: `user_message` / `tool_result`; its
+outputs: `reasoning`, `text`, `tool_call`, `usage_report`, each with a timestamp) and
+`tools[]` (`emitted_at`, `result_at`, `tool_wall_latency_ms`, `is_error`, sizes).
+Its sanitizer removed all content: prompts, messages, tool arguments and results are
+absent (their sizes are kept). Rows lacking the Claude-only fields (Codex rows) and rows
+with or without `turn_id` / `project` are all accepted.
+
+Timing: the request is taken to leave at the round's last input event (estimated) and
+the model call to end at its last output event (estimated: the harness logs content
+blocks as they complete); the first output event bounds the first token from above.
+Tool times are TraceLab's measured wall latencies (`emitted_at` -> `result_at`). Rounds
+that start with a user message follow human think time, which belongs to no step.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from looplab.errors import TraceError
+from looplab.traces.importers._common import (
+    ImportedRun,
+    ModelDraft,
+    RunDraft,
+    StepDraft,
+    ToolDraft,
+    as_int,
+    build_run,
+    parse_time,
+    read_text,
+    safe_run_id,
+)
+
+__all__ = ["import_tracelab", "looks_like_tracelab"]
+
+FORMAT = "tracelab"
+_INPUTS = {"user_message", "tool_result"}
+_REQUIRED = ("session_id", "round_index", "timing_events")
+
+
+def looks_like_tracelab(record: Any) -> bool:
+    """True for one parsed line shaped like a TraceLab round."""
+    return isinstance(record, dict) and all(k in record for k in _REQUIRED)
+
+
+def import_tracelab(path: Path) -> list[ImportedRun]:
+    """Import a TraceLab round-trace JSONL file.
+
+    Args:
+        path: one round per line, any number of sessions.
+
+    Returns:
+        One run per session, rounds in `round_index` order.
+
+    Raises:
+        TraceError: a line that is not JSON or not a round (named `line N`).
+    """
+    sessions: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TraceError(f"line {number}: not valid JSON ({exc.msg})", path=str(path)) from None
+        if not looks_like_tracelab(record):
+            missing = [k for k in _REQUIRED if not isinstance(record, dict) or k not in record]
+            raise TraceError(
+                f"line {number}: not a TraceLab round (missing {', '.join(missing)})",
+                path=str(path),
+            )
+        sessions.setdefault(str(record["session_id"]), []).append((number, record))
+    if not sessions:
+        raise TraceError("no TraceLab rounds in the file", path=str(path))
+    return [build_run(_session(sid, rows, path)) for sid, rows in sessions.items()]
+
+
+def _session(session_id: str, rows: list[tuple[int, dict[str, Any]]], path: Path) -> RunDraft:
+    rows.sort(key=lambda item: as_int(item[1].get("round_index")) or 0)
+    first = rows[0][1]
+    draft = RunDraft(
+        fmt=FORMAT,
+        run_id=safe_run_id(session_id),
+        source_path=path,
+        task=str(first.get("project") or session_id),
+        agent={"claude": "Claude Code", "codex": "Codex"}.get(
+            str(first.get("provider")), str(first.get("provider") or "") or None
+        ),
+        model=first.get("model"),
+    )
+    user_rounds = 0
+    for number, row in rows:
+        step, from_user = _round(row, f"line {number}", path)
+        user_rounds += from_user
+        draft.steps.append(step)
+    turns = {row.get("turn_id") for _, row in rows if row.get("turn_id")}
+    draft.notes.append(
+        f"{user_rounds} rounds start at a user message (human think time before them is "
+        "not part of any step)" + (f"; {len(turns)} user turns" if turns else "")
+    )
+    draft.notes.append("content removed by TraceLab's sanitizer: sizes kept, text absent")
+    draft.model_timing = (
+        "estimated: last input event (tool result / user message) -> last output event "
+        "(content blocks are logged as they complete)"
+    )
+    draft.tool_timing = "measured: TraceLab tool_wall_latency_ms (emitted_at -> result_at)"
+    draft.absent.update(
+        {
+            "run_start.prompt",
+            "model_call.message",
+            "tool_call.arguments",
+            "tool_call.output",
+            "tool_call.exit_code",
+        }
+    )
+    return draft
+
+
+def _round(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool]:
+    events = row.get("timing_events")
+    if not isinstance(events, list):
+        raise TraceError(f"{where}: timing_events is not a list", path=str(path))
+    inputs: list[float] = []
+    outputs: list[float] = []
+    from_user = False
+    for k, event in enumerate(events):
+        if not isinstance(event, dict) or "timestamp" not in event:
+            raise TraceError(f"{where}: timing_events[{k}] has no timestamp", path=str(path))
+        when = parse_time(event["timestamp"], f"{where}: timing_events[{k}].timestamp", path)
+        if event.get("event_type") in _INPUTS:
+            inputs.append(when)
+            from_user |= event.get("event_type") == "user_message"
+        else:
+            outputs.append(when)
+    model = ModelDraft(
+        start=max(inputs) if inputs else (min(outputs) if outputs else None),
+        end=max(outputs) if outputs else None,
+        first_token=min(outputs) if outputs else None,
+        prompt_tokens=as_int(row.get("input_tokens_total")),
+        cached_tokens=as_int(row.get("prefix_tokens")),
+        completion_tokens=as_int(row.get("output_tokens")),
+        reasoning_tokens=as_int(row.get("reasoning_output_tokens")),
+        model=row.get("model"),
+        request_id=str(row.get("round_id")) if row.get("round_id") is not None else None,
+    )
+    model.sent = model.start
+    model.last_token = model.end
+    model.estimated.update(
+        {
+            "start": "the round's last input event (the request follows it)",
+            "sent": "taken equal to start",
+            "end": "the round's last output event",
+            "last_token": "the round's last output event",
+            "first_token": "the first output event (an upper bound: blocks are logged whole)",
+        }
+    )
+    if not inputs:
+        model.estimated["start"] = "the first output event (the round has no input event)"
+    step = StepDraft(model=model)
+    for k, tool in enumerate(row.get("tools") or []):
+        if not isinstance(tool, dict):
+            raise TraceError(f"{where}: tools[{k}] is not an object", path=str(path))
+        step.tools.append(_tool(tool, f"{where}: tools[{k}]", path))
+    return step, from_user
+
+
+def _tool(tool: dict[str, Any], where: str, path: Path) -> ToolDraft:
+    start = (
+        parse_time(tool["emitted_at"], f"{where}.emitted_at", path)
+        if tool.get("emitted_at")
+        else None
+    )
+    end = (
+        parse_time(tool["result_at"], f"{where}.result_at", path) if tool.get("result_at") else None
+    )
+    latency = tool.get("tool_wall_latency_ms")
+    draft = ToolDraft(
+        name=str(tool.get("tool_name") or "unknown"),
+        start=start,
+        end=end,
+        call_id=tool.get("tool_call_id"),
+        ok=None if tool.get("is_error") is None else not tool["is_error"],
+        output_chars=as_int(tool.get("result_chars")),
+        duration_measured=True,
+    )
+    if end is None and start is not None and isinstance(latency, int | float):
+        draft.end = start + latency / 1000.0
+        draft.estimated["end"] = "emitted_at plus tool_wall_latency_ms"
+    return draft

@@ -1,0 +1,194 @@
+"""Reading and writing traces: append-only JSONL, secrets scrubbed, never half-written.
+
+`TraceWriter` appends one line per event and flushes it, so a killed run leaves a valid
+prefix (header + the events so far) and no `run_end`: readers call that incomplete.
+`write_trace` writes a whole trace atomically (temporary file, fsync, rename), for
+importers and converters. Every string is passed through a `Scrubber` on the way out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import IO
+
+from pydantic import TypeAdapter, ValidationError
+
+from looplab.errors import TraceError
+from looplab.traces.schema import (
+    TRACE_FORMAT,
+    ModelCallEvent,
+    RunEndEvent,
+    StepEvent,
+    ToolCallEvent,
+    TraceEvent,
+    TraceHeader,
+)
+from looplab.traces.scrub import Scrubber
+
+__all__ = ["Trace", "TraceWriter", "read_trace", "write_trace"]
+
+_EVENT = TypeAdapter[TraceEvent](TraceEvent)
+
+
+@dataclass
+class Trace:
+    """A parsed trace: header, events in file order, and whether it ended."""
+
+    header: TraceHeader
+    events: list[TraceEvent] = field(default_factory=list)
+    path: Path | None = None
+
+    @property
+    def complete(self) -> bool:
+        """True when the last event is a `run_end`."""
+        return bool(self.events) and isinstance(self.events[-1], RunEndEvent)
+
+    @property
+    def end(self) -> RunEndEvent | None:
+        """The `run_end` event, if the run ended."""
+        last = self.events[-1] if self.events else None
+        return last if isinstance(last, RunEndEvent) else None
+
+    def model_calls(self) -> list[ModelCallEvent]:
+        """Model calls in order."""
+        return [e for e in self.events if isinstance(e, ModelCallEvent)]
+
+    def tool_calls(self) -> list[ToolCallEvent]:
+        """Tool calls in order."""
+        return [e for e in self.events if isinstance(e, ToolCallEvent)]
+
+    def steps(self) -> list[StepEvent]:
+        """Step summaries in order."""
+        return [e for e in self.events if isinstance(e, StepEvent)]
+
+
+class TraceWriter:
+    """Appends events to one trace file as they happen.
+
+    Args:
+        path: the `.jsonl` file to create (its parent is created; an existing file is an
+            error, so a trace is never appended to by two runs).
+        header: the first line.
+        scrubber: removes secrets from every string; the default knows common key shapes.
+
+    Raises:
+        TraceError: when the file already exists.
+    """
+
+    def __init__(self, path: Path, header: TraceHeader, scrubber: Scrubber | None = None) -> None:
+        self.path = path
+        self.scrubber = scrubber or Scrubber()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._file: IO[str] | None = path.open("x", encoding="utf-8")
+        except FileExistsError:
+            raise TraceError("trace already exists; refusing to append", path=str(path)) from None
+        self._write_line(header.model_dump(mode="json"))
+
+    def write(self, event: TraceEvent) -> None:
+        """Append one event and flush it to the OS."""
+        self._write_line(event.model_dump(mode="json"))
+
+    def write_all(self, events: Iterable[TraceEvent]) -> None:
+        """Append several events."""
+        for event in events:
+            self.write(event)
+
+    def close(self) -> None:
+        """Flush to disk and close; idempotent."""
+        if self._file is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            self._file = None
+
+    def __enter__(self) -> TraceWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _write_line(self, data: object) -> None:
+        if self._file is None:
+            raise TraceError("trace writer is closed", path=str(self.path))
+        line = json.dumps(self.scrubber.scrub(data), ensure_ascii=False, separators=(",", ":"))
+        self._file.write(line + "\n")
+        self._file.flush()
+
+
+def write_trace(
+    path: Path,
+    header: TraceHeader,
+    events: Sequence[TraceEvent],
+    scrubber: Scrubber | None = None,
+) -> None:
+    """Write a whole trace atomically: readers see all of it or none of it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    tmp_path = Path(temporary)
+    try:
+        tmp_path.unlink()
+        with TraceWriter(tmp_path, header, scrubber) as writer:
+            writer.write_all(events)
+        os.replace(tmp_path, path)
+    finally:
+        tmp_path.unlink(missing_ok=True)
+
+
+def read_trace(path: Path) -> Trace:
+    """Parse a trace file.
+
+    A torn last line (a run killed mid-write) is dropped: the trace is then incomplete.
+
+    Raises:
+        TraceError: missing file, a header of another format, or a corrupt line (named
+            by its number) before the last.
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise TraceError(f"cannot read trace: {exc.strerror}", path=str(path)) from None
+    if not lines:
+        raise TraceError("empty file, no trace header", path=str(path))
+    try:
+        first = json.loads(lines[0])
+    except ValueError:
+        raise TraceError("line 1 is not JSON; not a looplab trace", path=str(path)) from None
+    if not isinstance(first, dict) or first.get("trace_format") != TRACE_FORMAT:
+        found = first.get("trace_format") if isinstance(first, dict) else None
+        raise TraceError(
+            f"line 1 is not a {TRACE_FORMAT} header (trace_format={found!r}); "
+            "other harnesses' files go through `looplab import`",
+            path=str(path),
+        )
+    try:
+        header = TraceHeader.model_validate(first)
+    except ValidationError as exc:
+        raise TraceError(f"line 1: bad header: {exc.errors()[0]['msg']}", path=str(path)) from None
+    trace = Trace(header=header, path=path)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            trace.events.append(_EVENT.validate_json(line))
+        except ValidationError as exc:
+            if number == len(lines):
+                break  # torn final line of a killed run
+            problem = exc.errors()[0]
+            where = ".".join(str(p) for p in problem["loc"])
+            raise TraceError(
+                f"line {number}: bad event ({where}: {problem['msg']})", path=str(path)
+            ) from None
+    return trace

@@ -1,0 +1,264 @@
+"""The trace schema, version `looplab-1`: one JSONL file per run.
+
+Line 1 is a `TraceHeader` (`{"trace_format": "looplab-1", ...}`); every later line is one
+event, tagged by `kind`:
+
+| kind         | one per               | carries                                                  |
+|--------------|-----------------------|----------------------------------------------------------|
+| `run_start`  | run                   | task, agent, prompt                                      |
+| `model_call` | step (successful call)| sent / first token / last token, tokens, finish, message |
+| `tool_call`  | tool call             | name, arguments, duration, ok/exit status, output        |
+| `sandbox`    | sandbox operation     | create / exec / close timing                             |
+| `step`       | step                  | the step's model / tool / overhead split                 |
+| `run_end`    | run (last line)       | end reason, success, totals                              |
+
+Times: every event has `wall_time` (UTC, when it started) and `start` / `end` in seconds
+on the run's monotonic axis, whose zero is the run's origin (its first scheduled model
+request). Values a source did not have are `None`, listed in the header's `absent`; values
+that had to be derived are named in the event's `estimated` with how (`{"ttft_s":
+"response latency minus output tokens / 40.7 tok/s"}`), so nothing absent is invented
+and nothing estimated passes for measured.
+
+A trace without a final `run_end` is incomplete (the run was cut off).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from looplab.config import StrictModel
+
+__all__ = [
+    "TRACE_FORMAT",
+    "Attempt",
+    "ModelCallEvent",
+    "RunEndEvent",
+    "RunStartEvent",
+    "SandboxOpEvent",
+    "StepEvent",
+    "ToolCallEvent",
+    "TraceEvent",
+    "TraceHeader",
+]
+
+TRACE_FORMAT = "looplab-1"
+"""The current trace format tag."""
+
+
+class TraceHeader(StrictModel):
+    """First line of every trace."""
+
+    trace_format: Literal["looplab-1"] = "looplab-1"
+    """Format tag; readers refuse others."""
+    run_id: str
+    """Unique id of the run."""
+    created: datetime
+    """When the trace was started (UTC)."""
+    source: str = "looplab"
+    """`looplab` for our runs, `import:<format>` for imported ones."""
+    source_path: str | None = None
+    """The file an imported trace came from."""
+    experiment: str | None = None
+    """Experiment name, when the run belongs to one."""
+    cell: dict[str, Any] = Field(default_factory=dict)
+    """The experiment cell: profile, agent, task, repetition, seed."""
+    task: str | None = None
+    """Task id (`coding/fix-pager`, `nbugs-8`, an imported instance id)."""
+    agent: str | None = None
+    """Agent name (`coding`, `computer_use`, or the source harness's agent)."""
+    model: str | None = None
+    """Model id the run talked to."""
+    profile: dict[str, Any] | None = None
+    """The latency profile in force (simulated backends), as a dict."""
+    backend: dict[str, Any] = Field(default_factory=dict)
+    """Backend description: kind (simulated/real), base_url (no keys, ever)."""
+    sandbox: dict[str, Any] = Field(default_factory=dict)
+    """Sandbox kind and isolation description."""
+    clock: Literal["wall", "virtual", "recorded"] = "wall"
+    """How model times were obtained: waited for, computed, or taken from a recording."""
+    absent: list[str] = Field(default_factory=list)
+    """Fields the source did not have (left None in events, never invented)."""
+    notes: list[str] = Field(default_factory=list)
+    """Free-form provenance notes (what an importer recovered, what it could not)."""
+
+
+class _Event(StrictModel):
+    run_id: str
+    """The run this event belongs to."""
+    step: int | None = None
+    """0-based step index (None for run-level events)."""
+    wall_time: datetime | None = None
+    """UTC wall time at `start` (None when the source had none)."""
+    start: float
+    """Seconds on the run's monotonic axis when the event began."""
+    end: float
+    """Seconds on the run's monotonic axis when it ended."""
+    estimated: dict[str, str] = Field(default_factory=dict)
+    """Fields of this event that were derived rather than measured, and how."""
+
+    @property
+    def duration_s(self) -> float:
+        """end - start."""
+        return self.end - self.start
+
+
+class RunStartEvent(_Event):
+    """The run began."""
+
+    kind: Literal["run_start"] = "run_start"
+    task: str | None = None
+    """Task id."""
+    prompt: str | None = None
+    """The task prompt given to the agent (None when the source removed it)."""
+    sandbox_start_s: float | None = None
+    """Time to start the sandbox, excluded from task time and reported apart."""
+
+
+class Attempt(StrictModel):
+    """A failed attempt at a model call (retried or fatal)."""
+
+    start: float
+    """Seconds on the run axis."""
+    end: float
+    """Seconds on the run axis."""
+    error: str
+    """What went wrong."""
+    status: int | None = None
+    """HTTP status, if any."""
+    wait_s: float = 0.0
+    """Back-off before the next attempt."""
+
+
+class ModelCallEvent(_Event):
+    """One model call: `start` is the scheduled send, `end` the stream end."""
+
+    kind: Literal["model_call"] = "model_call"
+    sent: float | None = None
+    """Request handed to the transport (run axis); client queueing = sent - start."""
+    first_token: float | None = None
+    """First streamed token of any kind (run axis)."""
+    last_token: float | None = None
+    """Last streamed token (run axis)."""
+    prompt_tokens: int | None = None
+    """Prompt tokens (from usage)."""
+    cached_tokens: int | None = None
+    """Prompt tokens served from the prefix cache."""
+    completion_tokens: int | None = None
+    """Completion tokens, reasoning included."""
+    reasoning_tokens: int | None = None
+    """Hidden reasoning tokens (part of completion_tokens)."""
+    finish_reason: str | None = None
+    """`stop`, `length`, `tool_calls`, ..."""
+    model: str | None = None
+    """Model id."""
+    profile: str | None = None
+    """Latency profile name (simulated backends)."""
+    request_id: str | None = None
+    """Backend request id."""
+    message: dict[str, Any] | None = None
+    """The assistant message (content, tool_calls) as sent back into the conversation."""
+    attempts: list[Attempt] = Field(default_factory=list)
+    """Failed attempts before this call succeeded (or all attempts, if it never did)."""
+
+    @property
+    def ttft_s(self) -> float | None:
+        """sent -> first token."""
+        if self.sent is None or self.first_token is None:
+            return None
+        return self.first_token - self.sent
+
+    @property
+    def decode_s(self) -> float | None:
+        """first -> last token."""
+        if self.first_token is None or self.last_token is None:
+            return None
+        return self.last_token - self.first_token
+
+    @property
+    def output_tokens(self) -> int | None:
+        """Streamed (visible) output tokens: completion minus reasoning."""
+        if self.completion_tokens is None:
+            return None
+        return self.completion_tokens - (self.reasoning_tokens or 0)
+
+
+class ToolCallEvent(_Event):
+    """One tool call: `start` when it began, `end` when its result was ready."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    call_id: str | None = None
+    """The model's tool call id."""
+    name: str
+    """Tool name (`run_tests`, `click`, `bash`, ...)."""
+    arguments: str = ""
+    """Arguments as the model sent them (JSON text, or a command)."""
+    ok: bool | None = None
+    """Whether the tool reported success (None: unknown)."""
+    exit_code: int | None = None
+    """Exit status for command-like tools."""
+    error: str | None = None
+    """Error text of a failed or malformed call."""
+    output: str | None = None
+    """The result given back to the model (cut to 64 KiB; None when absent)."""
+    output_chars: int | None = None
+    """Length of the full result."""
+
+
+class SandboxOpEvent(_Event):
+    """A sandbox operation (create, exec, close) with its timing."""
+
+    kind: Literal["sandbox"] = "sandbox"
+    op: str
+    """`create`, `exec`, `close`, `acquire`, ..."""
+    sandbox_id: str | None = None
+    """Sandbox or container id."""
+    detail: str = ""
+    """Command or description."""
+
+
+class StepEvent(_Event):
+    """A step's split: `start` = model call scheduled, `end` = last tool result ready."""
+
+    kind: Literal["step"] = "step"
+    model_s: float
+    """Model phase (retries included)."""
+    tool_s: float
+    """Tools phase wall time (parallel calls count once)."""
+    overhead_s: float
+    """Step wall time minus model and tool time."""
+
+
+class RunEndEvent(_Event):
+    """The run ended: `start` = run origin, `end` = the agent's finish."""
+
+    kind: Literal["run_end"] = "run_end"
+    end_reason: str
+    """`finish`, `answer`, `step_limit`, `token_budget`, `wall_time_budget`, `backend_error`,
+    `error`, or what an imported source said."""
+    success: bool | None = None
+    """The task's checker verdict (None: not checked / unknown)."""
+    check_output: str | None = None
+    """What the checker printed (cut)."""
+    steps: int
+    """Number of steps."""
+    model_s: float | None = None
+    """Sum of model phases."""
+    tool_s: float | None = None
+    """Sum of tools phases."""
+    error: str | None = None
+    """Why the run failed, if it did."""
+    sandbox_start_s: float | None = None
+    """Time to start the sandbox (and its services), excluded from task time."""
+    loop_lag_p99_ms: float | None = None
+    """Event-loop lag (p99) measured during the run: high values mean the harness machine
+    was saturated and timings are suspect."""
+
+
+TraceEvent = Annotated[
+    RunStartEvent | ModelCallEvent | ToolCallEvent | SandboxOpEvent | StepEvent | RunEndEvent,
+    Field(discriminator="kind"),
+]
+"""Any event line of a trace."""

@@ -1,0 +1,69 @@
+"""Secret scrubbing: API keys and credentials never reach a trace or a log.
+
+`Scrubber.scrub` walks any JSON-like value and replaces, in every string:
+- the values of environment variables whose names look like credentials
+  (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) that are set at scrub time;
+- common key shapes: `sk-...` (OpenAI-style), `csk-...` (Cerebras), `gsk_...` (Groq),
+  `Bearer <token>`, `Authorization: <value>`, `api_key=...` / `"api_key": "..."`;
+- any extra regular expressions the caller configures;
+and drops mapping entries whose key is itself a credential name (`authorization`,
+`api_key`, `x-api-key`, ...), keeping the key with a `[REDACTED]` value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["REDACTED", "Scrubber"]
+
+REDACTED = "[REDACTED]"
+
+_BUILTIN_PATTERNS = [
+    r"\b(?:sk|csk|gsk|xai|pk)[-_][A-Za-z0-9_\-]{12,}",
+    r"\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{8,}",
+    r"(?<=[Aa]uthorization: )[^\s\"']+",
+    r"(?<=api[_-]key=)[^\s&\"']+",
+]
+_SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
+_SECRET_KEYS = {"authorization", "api_key", "apikey", "x-api-key", "api-key", "password", "secret"}
+
+
+class Scrubber:
+    """Replaces secrets in strings, recursively (see the module docstring).
+
+    Args:
+        patterns: extra regular expressions whose matches are redacted.
+        environ: the environment to take credential values from (default: `os.environ`).
+    """
+
+    def __init__(self, patterns: Iterable[str] = (), environ: dict[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        values = sorted(
+            (v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8),
+            key=len,
+            reverse=True,
+        )
+        sources = [re.escape(v) for v in values] + _BUILTIN_PATTERNS + list(patterns)
+        self._pattern = re.compile("|".join(f"(?:{s})" for s in sources))
+
+    def text(self, value: str) -> str:
+        """`value` with every secret replaced by `[REDACTED]`."""
+        return self._pattern.sub(REDACTED, value)
+
+    def scrub(self, value: Any) -> Any:
+        """A copy of a JSON-like value with secrets redacted everywhere."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                key: REDACTED
+                if isinstance(key, str) and key.lower() in _SECRET_KEYS and value[key]
+                else self.scrub(value[key])
+                for key in value
+            }
+        if isinstance(value, list | tuple):
+            return [self.scrub(item) for item in value]
+        return value

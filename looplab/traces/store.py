@@ -1,0 +1,193 @@
+"""The results store: an embedded DuckDB file indexing runs, steps, model and tool calls.
+
+One file per experiment directory (`results.duckdb`), next to the traces it indexes. The
+traces are the source of truth; the store is rebuilt from them at any time
+(`ResultStore.rebuild`). Query it with SQL, or load tables into pandas/polars:
+
+```sql
+SELECT backend, median(task_s), median(steps) FROM runs GROUP BY backend;
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import duckdb
+
+from looplab.traces.io import Trace, read_trace
+from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, ToolCallEvent
+
+__all__ = ["ResultStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id VARCHAR PRIMARY KEY, experiment VARCHAR, backend VARCHAR, agent VARCHAR,
+    task VARCHAR, repetition INTEGER, seed INTEGER, profile VARCHAR, decode_tps DOUBLE,
+    clock VARCHAR, source VARCHAR, complete BOOLEAN, end_reason VARCHAR, success BOOLEAN,
+    steps INTEGER, task_s DOUBLE, model_s DOUBLE, tool_s DOUBLE, overhead_s DOUBLE,
+    sandbox_start_s DOUBLE, prompt_tokens BIGINT, completion_tokens BIGINT,
+    reasoning_tokens BIGINT, loop_lag_p99_ms DOUBLE, created TIMESTAMPTZ, trace_path VARCHAR
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run_id VARCHAR, step INTEGER, start_s DOUBLE, end_s DOUBLE, model_s DOUBLE,
+    tool_s DOUBLE, overhead_s DOUBLE
+);
+CREATE TABLE IF NOT EXISTS model_calls (
+    run_id VARCHAR, step INTEGER, start_s DOUBLE, end_s DOUBLE, client_queue_s DOUBLE,
+    ttft_s DOUBLE, decode_s DOUBLE, prompt_tokens BIGINT, cached_tokens BIGINT,
+    completion_tokens BIGINT, reasoning_tokens BIGINT, finish_reason VARCHAR,
+    attempts INTEGER, estimated VARCHAR
+);
+CREATE TABLE IF NOT EXISTS tool_calls (
+    run_id VARCHAR, step INTEGER, name VARCHAR, start_s DOUBLE, end_s DOUBLE,
+    duration_s DOUBLE, ok BOOLEAN, exit_code INTEGER, output_chars BIGINT
+);
+"""
+
+
+class ResultStore:
+    """An open results database.
+
+    Args:
+        path: the DuckDB file (created with its tables if missing).
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = duckdb.connect(str(path))
+        self.db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def index(self, trace: Trace) -> None:
+        """Insert (or replace) one trace's rows."""
+        run_id = trace.header.run_id
+        for table in ("runs", "steps", "model_calls", "tool_calls"):
+            self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+        self.db.execute("INSERT INTO runs VALUES (" + ", ".join("?" * 26) + ")", _run_row(trace))
+        steps = [
+            [run_id, e.step, e.start, e.end, e.model_s, e.tool_s, e.overhead_s]
+            for e in trace.events
+            if isinstance(e, StepEvent)
+        ]
+        calls = [_call_row(run_id, e) for e in trace.events if isinstance(e, ModelCallEvent)]
+        tools = [
+            [
+                run_id,
+                e.step,
+                e.name,
+                e.start,
+                e.end,
+                e.duration_s,
+                e.ok,
+                e.exit_code,
+                e.output_chars,
+            ]
+            for e in trace.events
+            if isinstance(e, ToolCallEvent)
+        ]
+        if steps:
+            self.db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?)", steps)
+        if calls:
+            self.db.executemany(
+                "INSERT INTO model_calls VALUES (" + ", ".join("?" * 14) + ")", calls
+            )
+        if tools:
+            self.db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", tools)
+
+    def rebuild(self, trace_dir: Path) -> int:
+        """Re-index every trace under `trace_dir`; returns how many were indexed."""
+        count = 0
+        for path in sorted(trace_dir.glob("*.jsonl")):
+            self.index(read_trace(path))
+            count += 1
+        return count
+
+    def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
+        """Run SQL and return all rows."""
+        return self.db.execute(sql, params or []).fetchall()
+
+
+def _run_row(trace: Trace) -> list[Any]:
+    header = trace.header
+    cell = header.cell
+    end = trace.end
+    calls = trace.model_calls()
+    start_event = trace.events[0] if trace.events else None
+    sandbox_start = getattr(start_event, "sandbox_start_s", None)
+    if sandbox_start is None and end is not None:
+        sandbox_start = end.sandbox_start_s
+    profile = header.profile or {}
+    steps = trace.steps()
+    model_s = sum(s.model_s for s in steps) if steps else None
+    tool_s = sum(s.tool_s for s in steps) if steps else None
+    overhead = sum(s.overhead_s for s in steps) if steps else None
+    return [
+        header.run_id,
+        header.experiment,
+        cell.get("backend"),
+        header.agent,
+        header.task,
+        cell.get("repetition"),
+        cell.get("seed"),
+        profile.get("name"),
+        profile.get("decode_tps"),
+        header.clock,
+        header.source,
+        trace.complete,
+        end.end_reason if end else None,
+        end.success if end else None,
+        end.steps if end else len(steps),
+        end.end if end else None,
+        model_s,
+        tool_s,
+        overhead,
+        sandbox_start,
+        _total(c.prompt_tokens for c in calls),
+        _total(c.completion_tokens for c in calls),
+        _total(c.reasoning_tokens for c in calls),
+        end.loop_lag_p99_ms if isinstance(end, RunEndEvent) else None,
+        header.created,
+        str(trace.path) if trace.path else None,
+    ]
+
+
+def _call_row(run_id: str, e: ModelCallEvent) -> list[Any]:
+    return [
+        run_id,
+        e.step,
+        e.start,
+        e.end,
+        None if e.sent is None else e.sent - e.start,
+        e.ttft_s,
+        e.decode_s,
+        e.prompt_tokens,
+        e.cached_tokens,
+        e.completion_tokens,
+        e.reasoning_tokens,
+        e.finish_reason,
+        len(e.attempts),
+        ",".join(sorted(e.estimated)) or None,
+    ]
+
+
+def _total(values: Any) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None

@@ -1,0 +1,104 @@
+"""Imported traces round-trip through read_trace; OTLP export; the import/export commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from looplab.errors import ConfigError
+from looplab.traces.commands import app, write_runs
+from looplab.traces.importers import import_runs
+from looplab.traces.io import read_trace
+from looplab.traces.otel import export_otel
+from looplab.traces.scrub import Scrubber
+
+FIXTURES = [
+    ("mini-swe-agent", "mini-swe-agent/sqlfluff__sqlfluff-2419.traj.json", 1),
+    ("openhands", "openhands/multi_swe_bench_output.jsonl", 3),
+    ("inspect", "inspect/browser.json", 1),
+    ("tracelab", "tracelab/round_trace.jsonl", 2),
+]
+
+
+@pytest.mark.parametrize(("fmt", "name", "count"), FIXTURES)
+def test_imported_traces_round_trip(
+    external: Path, tmp_path: Path, fmt: str, name: str, count: int
+) -> None:
+    """Every imported run is written and read back equal (after scrubbing), ending in run_end."""
+    used, runs = import_runs("auto", external / name)
+    assert used == fmt and len(runs) == count
+    paths = write_runs(runs, tmp_path)
+    scrubber = Scrubber(environ={})
+    for run, path in zip(runs, paths, strict=True):
+        trace = read_trace(path)
+        assert trace.complete and trace.header == run.header
+        assert [e.model_dump(mode="json") for e in trace.events] == [
+            scrubber.scrub(e.model_dump(mode="json")) for e in run.events
+        ]
+
+
+def test_otlp_export_structure(external: Path) -> None:
+    """One span per run, step, model call and tool call, parented run > step > call."""
+    _, runs = import_runs("openhands", external / "openhands" / "multi_swe_bench_output.jsonl")
+    run = runs[0]
+    from looplab.traces.io import Trace
+
+    payload = export_otel(Trace(header=run.header, events=run.events))
+    [resource] = payload["resourceSpans"]
+    spans = resource["scopeSpans"][0]["spans"]
+    assert len(spans) == 1 + 23 + 23 + 23
+    assert all(len(s["traceId"]) == 32 and len(s["spanId"]) == 16 for s in spans)
+    assert len({s["spanId"] for s in spans}) == len(spans)
+    by_id = {s["spanId"]: s for s in spans}
+    root = spans[0]
+    assert "parentSpanId" not in root and root["name"].startswith("invoke_agent")
+
+    def attrs(span: dict[str, object]) -> dict[str, object]:
+        return {a["key"]: next(iter(a["value"].values())) for a in span["attributes"]}  # type: ignore[attr-defined, index]
+
+    chats = [s for s in spans if attrs(s).get("gen_ai.operation.name") == "chat"]
+    tools = [s for s in spans if attrs(s).get("gen_ai.operation.name") == "execute_tool"]
+    assert len(chats) == 23 and len(tools) == 23
+    first = chats[0]
+    assert by_id[first["parentSpanId"]]["name"] == "step 0"
+    assert by_id[by_id[first["parentSpanId"]]["parentSpanId"]] is root
+    a = attrs(first)
+    assert a["gen_ai.usage.input_tokens"] == "5920" and a["gen_ai.usage.output_tokens"] == "128"
+    assert a["gen_ai.request.model"] == "meta-llama/llama-4-maverick"
+    t = attrs(tools[0])
+    assert t["gen_ai.tool.name"] == "execute_bash" and t["gen_ai.tool.call.id"] == "toolu_01"
+    # 2025-04-30T08:32:54.764683Z (action at 08:32:57.821635 minus the 3.057 s latency)
+    start = int(first["startTimeUnixNano"])
+    end = int(first["endTimeUnixNano"])
+    assert start == pytest.approx(1746001974_764683000, abs=2000)
+    assert (end - start) / 1e9 == pytest.approx(3.0569519996643066, abs=1e-6)
+    json.dumps(payload)  # serializable as is
+
+
+def test_import_and_export_commands(external: Path, tmp_path: Path) -> None:
+    """`import auto PATH -o DIR` writes <run_id>.jsonl per run; `export otel DIR -o FILE`."""
+    runner = CliRunner()
+    out = tmp_path / "traces"
+    result = runner.invoke(
+        app, ["import", "auto", str(external / "tracelab" / "round_trace.jsonl"), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.glob("*.jsonl")) == [
+        "claude_92ee5b8a-429c-e80b-5db6-5381512f4697.jsonl",
+        "codex_a611041f-625d-6fad-5e59-845850dc6543.jsonl",
+    ]
+    assert "model time" in result.output and "measured" in result.output
+    otlp = tmp_path / "otel.json"
+    result = runner.invoke(app, ["export", "otel", str(out), "-o", str(otlp)])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(otlp.read_text())["resourceSpans"]) == 2
+
+
+def test_import_command_bad_format(tmp_path: Path) -> None:
+    """A bad FORMAT raises ConfigError (the CLI prints it without a traceback)."""
+    result = CliRunner().invoke(app, ["import", "swe", str(tmp_path / "x"), "-o", str(tmp_path)])
+    assert isinstance(result.exception, ConfigError)
+    assert "allowed: auto" in str(result.exception)
