@@ -80,6 +80,7 @@ def run_events(
             tool_s=result.tool_s,
             error=result.error,
             sandbox_start_s=run.sandbox_start_s,
+            prompt=_first_user_text(result),
             loop_lag_p99_ms=loop_lag_p99_ms,
         )
     )
@@ -175,6 +176,13 @@ def _step_events(
         )
     )
     return events
+
+
+def _first_user_text(result: RunResult) -> str | None:
+    for message in result.messages:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return None
 
 
 def run_totals(result: RunResult) -> dict[str, float]:

@@ -359,6 +359,117 @@ def _print_summary(summary: list[dict[str, Any]]) -> None:
     console.print(table)
 
 
+# -- replay and sweep -------------------------------------------------------------------------
+
+
+@app.command()
+def replay(
+    inputs: Annotated[list[Path], typer.Argument(help="Trace files or run directories.")],
+    profile: Annotated[
+        str, typer.Option("--profile", "-p", help="Preset name or profile YAML to replay at.")
+    ] = "fast-750",
+    set_: Annotated[
+        list[str] | None, typer.Option("--set", "-s", help="Profile override field=value.")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option(help="virtual (re-time, run nothing) or live (re-run the tools).")
+    ] = "virtual",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Directory for the replayed traces.")
+    ] = None,
+) -> None:
+    """Replay recorded runs at another latency profile, virtually or live."""
+    from experiments.replay import default_output, load_traces, replay_live, replay_virtual
+    from looplab.backends.presets import resolve_profile
+    from looplab.traces.io import write_trace
+
+    if mode not in ("virtual", "live"):
+        raise ConfigError(f"unknown mode {mode!r}", field="--mode", allowed=["virtual", "live"])
+    resolved = resolve_profile(profile, set_ or [])
+    traces = load_traces(inputs)
+    destination = output or default_output(inputs)
+    table = Table(title=f"{mode} replay at {resolved.name} ({resolved.decode_tps:g} tok/s)")
+    for column in ("run", "steps", "recorded s", "replayed s", "speedup", "divergences"):
+        table.add_column(column, justify="right")
+    for trace in traces:
+        divergences: list[str] = []
+        if mode == "virtual":
+            new = replay_virtual(trace, resolved)
+        else:
+            live = asyncio.run(replay_live(trace, resolved))
+            new = live.trace
+            divergences = [
+                f"step {d.step} {d.tool}: {d.recorded} -> {d.replayed}" for d in live.divergences
+            ]
+        write_trace(destination / f"{new.header.run_id}.jsonl", new.header, new.events)
+        before = trace.end.end if trace.end else 0.0
+        after = new.end.end if new.end else 0.0
+        table.add_row(
+            trace.header.run_id,
+            str(len(trace.model_calls())),
+            f"{before:.2f}",
+            f"{after:.2f}",
+            f"{before / after:.2f}x" if after else "-",
+            "; ".join(divergences) or "none",
+        )
+    console.print(table)
+    console.print(f"replayed traces: {destination}")
+
+
+@app.command()
+def sweep(
+    inputs: Annotated[list[Path], typer.Argument(help="Trace files or run directories.")],
+    rates: Annotated[
+        str, typer.Option(help="Comma-separated decode rates, tok/s.")
+    ] = "20,40,80,160,320,750,1000,2000,5000",
+    ttft: Annotated[
+        str | None, typer.Option(help="Comma-separated TTFT bases, s (default: the profile's).")
+    ] = None,
+    profile: Annotated[
+        str, typer.Option("--profile", "-p", help="Base profile for prefill, stages, jitter.")
+    ] = "slow-80",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the table as JSON here.")
+    ] = None,
+) -> None:
+    """Predicted task time and speedup of recorded runs over decode rates (and TTFTs)."""
+    from experiments.replay import load_traces
+    from experiments.sweep import run_sweep
+    from looplab.backends.presets import resolve_profile
+
+    base = resolve_profile(profile)
+    rate_list = _parse_numbers(rates, "--rates", float)
+    ttft_list = _parse_numbers(ttft, "--ttft", float) if ttft else [base.ttft_s]
+    traces = load_traces(inputs)
+    rows, summaries = run_sweep(traces, rate_list, ttft_list, base)
+    table = Table(
+        title=f"sweep of {len(traces)} trace(s), {len(rows)} points "
+        f"(medians; speedup vs {min(rate_list):g} tok/s)"
+    )
+    for column in (
+        "tok/s", "TTFT s", "task s", "speedup", "decode", "TTFT+prefill", "tools", "other",
+        "Amdahl ceiling",
+    ):  # fmt: skip
+        table.add_column(column, justify="right")
+    for entry in summaries:
+        table.add_row(
+            f"{entry.decode_tps:g}",
+            f"{entry.ttft_s:g}",
+            f"{entry.task_s:.2f}",
+            f"{entry.speedup:.2f}x",
+            f"{entry.decode_share:.0%}",
+            f"{entry.ttft_share:.0%}",
+            f"{entry.tool_share:.0%}",
+            f"{entry.other_share:.0%}",
+            f"{entry.amdahl_ceiling:.2f}x",
+        )
+    console.print(table)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps([e.as_dict() for e in summaries], indent=2))
+        console.print(f"table: {output}")
+
+
 # -- bench ------------------------------------------------------------------------------
 
 

@@ -175,7 +175,9 @@ class SweepPoint:
     ttft_s: float
     task_s: float
     decode_s: float
+    """Decode time, hidden reasoning included (everything that scales with the rate)."""
     ttft_total_s: float
+    """Fixed TTFT, pipeline, network and prefill time over all calls."""
     tool_s: float
     other_s: float
     kept_calls: int
@@ -215,10 +217,10 @@ def sweep_trace(
     jitter = base.ttft_jitter_s.mean()
     points: list[SweepPoint] = []
     for rate in rates:
-        decode = decode_tokens / rate
-        reasoning_s = reasoning / rate
+        # hidden reasoning is decoded too: it scales with the rate, so it counts as decode
+        decode = (decode_tokens + reasoning) / rate
         for ttft in ttfts:
-            ttft_total = count * (ttft + fixed_extra + jitter) + prefill + reasoning_s
+            ttft_total = count * (ttft + fixed_extra + jitter) + prefill
             task = non_model + kept_time + queue_tail + ttft_total + decode
             points.append(
                 SweepPoint(

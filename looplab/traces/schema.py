@@ -252,6 +252,9 @@ class RunEndEvent(_Event):
     """Why the run failed, if it did."""
     sandbox_start_s: float | None = None
     """Time to start the sandbox (and its services), excluded from task time."""
+    prompt: str | None = None
+    """The task prompt as the agent got it (known only once services had their addresses,
+    hence here and not in run_start)."""
     loop_lag_p99_ms: float | None = None
     """Event-loop lag (p99) measured during the run: high values mean the harness machine
     was saturated and timings are suspect."""

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from looplab.backends.policies.base import ModelPolicy, PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.lorem import LoremPolicy
+from looplab.backends.policies.replay import ReplayPolicy
 from looplab.backends.policies.scripted import ScriptedPolicy
 
 __all__ = [
@@ -29,6 +30,7 @@ MODEL_PREFIX = "looplab-"
 POLICIES: dict[str, Callable[[], ModelPolicy]] = {
     "lorem": LoremPolicy,
     "scripted": ScriptedPolicy,
+    "replay": ReplayPolicy,
 }
 """Policy name -> factory."""
 
