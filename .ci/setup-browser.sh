@@ -14,7 +14,7 @@ if [ "${#_lb_missing[@]}" -gt 0 ]; then
 fi
 
 _lb_quiet make venv
-.venv/bin/python -c 'import playwright' 2>/dev/null || _lb_quiet .venv/bin/pip install -q 'playwright>=1.50,<2'
+.venv/bin/python -c 'import playwright' 2>/dev/null || _lb_quiet .venv/bin/pip install -q 'playwright>=1.65,<2'
 
 export LOOPLAB_REQUIRE_BROWSER=1
 unset _lb_missing

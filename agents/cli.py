@@ -14,7 +14,7 @@ from looplab.sandbox import SandboxConfig
 __all__ = ["app"]
 
 app = typer.Typer(help="Run the bundled agents on bundled tasks.", no_args_is_help=True)
-DEFAULT_TASKS = ["coding/fix-discount", "coding/nbugs-8"]  # web tasks: not written yet
+DEFAULT_TASKS = ["coding/fix-discount", "web/shop-checkout"]
 
 
 @app.callback()
@@ -44,9 +44,10 @@ def try_tasks(
     presets = preset or ["fast-750", "slow-80"]
     config = SandboxConfig(kind="docker" if sandbox == "docker" else "local")
     rows = asyncio.run(run_trial(tasks, presets, overrides=override or [], sandbox=config))
-    table = Table(title="scripted reference solutions (task time excludes sandbox start)")
-    for column in ("preset", "task", "steps", "model s", "tool s", "total s", "start s", "solved"):
-        table.add_column(column, justify="right")
+    table = Table(title="scripted reference solutions (total excludes sandbox/browser start)")
+    columns = ("preset", "task", "steps", "model s", "tool s", "total s", "start s", "solved")
+    for column in columns:
+        table.add_column(column, justify="right", no_wrap=True)
     for row in rows:
         result = row.run.result
         table.add_row(
@@ -56,7 +57,9 @@ def try_tasks(
             f"{result.model_s:.2f}",
             f"{result.tool_s:.2f}",
             f"{result.wall_s:.2f}",
-            f"{row.run.sandbox_start_s:.2f}",
+            f"{row.run.sandbox_start_s + row.run.browser_start_s:.2f}",
             "yes" if row.run.solved else f"NO ({result.end_reason})",
         )
-    Console().print(table)
+    console = Console()
+    console.width = max(console.width, 110)  # all eight columns, even when piped
+    console.print(table)

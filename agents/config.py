@@ -50,7 +50,11 @@ class AgentConfig(StrictModel):
     browse_via: Literal["sandbox", "browser"] = "sandbox"
     """How the coding agent's `browse` opens pages (see tools/browse.py)."""
     screenshots: bool = False
-    """Computer-use agent: offer the `screenshot` tool (needs a multimodal model)."""
+    """Computer-use agent: offer the `screenshot` tool (needs a multimodal model); its
+    images reach the model as a user message with an `image_url` part after the results."""
+    snapshot_after_action: bool = True
+    """Computer-use agent: goto/click/press/select return the page's new snapshot (off:
+    one line, and the model calls `snapshot` when it needs the page)."""
     system_prompt: str | None = None
     """Replaces the agent's built-in system prompt."""
     retry: RetryConfig = Field(default_factory=RetryConfig)

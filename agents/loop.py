@@ -23,6 +23,7 @@ The graph is the same for every agent; agents differ in system prompt and tools.
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from typing import Any, TypedDict
 
@@ -172,12 +173,19 @@ class AgentLoop:
             outcomes = [await self._one_call(call) for call in calls]
         messages = list(state["messages"])
         finished = False
+        images: list[dict[str, Any]] = []
         for call, (record, result) in zip(calls, outcomes, strict=True):
             step.tools.append(record)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
             if result.finish and record.ok:
                 finished = True
                 self._finish_text = result.content
+            if result.image is not None and self.config.screenshots:
+                images.append(_image_part(result.image))
+        if images:
+            # chat completions carry images in user messages only, never in tool results
+            text = {"type": "text", "text": "Screenshot(s) from the tool calls above."}
+            messages.append({"role": "user", "content": [text, *images]})
         step.ended = time.perf_counter()
         return {"messages": messages, "end_reason": "finish" if finished else None}
 
@@ -203,6 +211,12 @@ class AgentLoop:
             output_chars=len(result.content),
         )
         return record, result
+
+
+def _image_part(png: bytes) -> dict[str, Any]:
+    """An `image_url` content part holding a PNG as a data URL."""
+    data = base64.b64encode(png).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
 
 
 def _model_record(response: ModelResponse) -> ModelCallRecord:

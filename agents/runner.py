@@ -3,6 +3,12 @@
 This is the per-cell work of an experiment (the runner of issue 5 wraps it): it times the
 sandbox start apart from the task (task time starts at the first model request), runs the
 task kind's agent, and judges the result with the task's own check.
+
+Web tasks (and coding tasks with `browse_via: browser`) get a `BrowserSession` on this
+host, launched after the sandbox and its services (its start is setup too, reported as
+`browser_start_s`). The browser reaches the task's services on the host's loopback (see
+sandboxes/browser.py), so the prompt names the services' host URLs, and the sandbox gets
+network `bridge` with the services' ports published.
 """
 
 from __future__ import annotations
@@ -15,16 +21,20 @@ from typing import Any
 
 from agents.coding.agent import SYSTEM_PROMPT as CODING_PROMPT
 from agents.coding.agent import coding_toolbox
+from agents.computer_use.agent import SYSTEM_PROMPT as COMPUTER_USE_PROMPT
+from agents.computer_use.agent import computer_use_toolbox
 from agents.config import AgentConfig
 from agents.loop import AgentLoop
 from agents.records import RunResult
 from agents.services import start_services, stop_services
 from agents.taskset import CheckResult, Task
 from looplab.backends.client import InstrumentedClient
-from looplab.errors import ConfigError
+from looplab.errors import SandboxError
 from looplab.sandbox import SandboxConfig, SandboxEvent
+from sandboxes.browser import BrowserConfig, BrowserSession
 from sandboxes.factory import open_sandbox
 from tools.base import ToolContext
+from tools.registry import ToolBox
 
 __all__ = ["TaskRun", "run_task"]
 
@@ -38,6 +48,8 @@ class TaskRun:
     check: CheckResult
     sandbox_start_s: float
     sandbox: str
+    browser_start_s: float = 0.0
+    """Launching the browser (web tasks), also setup: not in the task time."""
 
     @property
     def solved(self) -> bool:
@@ -51,6 +63,7 @@ async def run_task(
     *,
     agent_config: AgentConfig | None = None,
     sandbox_config: SandboxConfig | None = None,
+    browser_config: BrowserConfig | None = None,
 ) -> TaskRun:
     """Run `task` with its kind's agent and check the outcome.
 
@@ -59,21 +72,17 @@ async def run_task(
         client: the backend (simulated or real).
         agent_config: loop settings; the task's limits apply when they are stricter.
         sandbox_config: sandbox kind and limits; the task's network need is applied.
+        browser_config: how the browser is launched (web tasks, `browse_via: browser`).
 
     Raises:
-        ConfigError: a web task or `browse_via: browser` (not available yet).
-        SandboxError, PrerequisiteError: the sandbox or a service cannot start.
+        SandboxError, PrerequisiteError: the sandbox, a service or the browser cannot
+            start, or a service the browser needs is not reachable from this host.
     """
     config = _with_task_limits(agent_config or AgentConfig(), task)
-    if task.spec.kind != "coding" or config.browse_via != "sandbox":
-        # the computer-use agent and the Playwright BrowserSession are not written yet
-        raise ConfigError(
-            f"{task.name}: only coding tasks with browse_via 'sandbox' can run so far",
-            field="browse_via" if task.spec.kind == "coding" else "task",
-            allowed=["coding tasks", "sandbox"],
-        )
+    web = task.spec.kind == "web"
+    use_browser = web or config.browse_via == "browser"
     base = sandbox_config or SandboxConfig()
-    sandbox_config = base.model_copy(update=_network_update(task, base))
+    sandbox_config = base.model_copy(update=_network_update(task, base, use_browser))
     pristine = task.build_workspace()
     events: list[SandboxEvent] = []
     sink_target: list[AgentLoop] = []
@@ -86,14 +95,33 @@ async def run_task(
 
     started = time.perf_counter()
     sandbox = await open_sandbox(sandbox_config, pristine, sink=sink, run_id=task.name)
-    browser: Any = None
+    browser: BrowserSession | None = None
+    browser_start_s = 0.0
     try:
         services = await start_services(sandbox, task.spec.services)
         sandbox_start_s = time.perf_counter() - started
-        toolbox = coding_toolbox(config.browse_via)
         urls = services.inside
-        prompt = CODING_PROMPT
-        context = ToolContext(sandbox=sandbox, services=urls, browser=browser)
+        if use_browser:
+            unreachable = sorted(set(services.inside) - set(services.host))
+            if unreachable:
+                raise SandboxError(
+                    f"services {unreachable} are not published on this host's loopback",
+                    sandbox_id=sandbox.id,
+                )
+            urls = services.host
+            launched = time.perf_counter()
+            browser = await BrowserSession.start(browser_config)
+            browser_start_s = time.perf_counter() - launched
+        toolbox: ToolBox
+        if web:
+            toolbox = computer_use_toolbox(
+                snapshot_after_action=config.snapshot_after_action,
+                screenshots=config.screenshots,
+            )
+            prompt = COMPUTER_USE_PROMPT
+        else:
+            toolbox, prompt = coding_toolbox(config.browse_via), CODING_PROMPT
+        context = ToolContext(sandbox=sandbox, services=services.inside, browser=browser)
         loop = AgentLoop(client, toolbox, context, prompt, config)
         sink_target.append(loop)
         result = await loop.run(task.prompt(urls))
@@ -106,7 +134,7 @@ async def run_task(
                 await browser.close()
         await sandbox.close()
         shutil.rmtree(pristine.parent, ignore_errors=True)
-    return TaskRun(task.name, result, check, sandbox_start_s, sandbox.description)
+    return TaskRun(task.name, result, check, sandbox_start_s, sandbox.description, browser_start_s)
 
 
 def _with_task_limits(config: AgentConfig, task: Task) -> AgentConfig:
@@ -120,8 +148,10 @@ def _with_task_limits(config: AgentConfig, task: Task) -> AgentConfig:
     )
 
 
-def _network_update(task: Task, base: SandboxConfig) -> dict[str, Any]:
-    if task.spec.network == "none":
+def _network_update(task: Task, base: SandboxConfig, use_browser: bool) -> dict[str, Any]:
+    """A host browser needs the services on the host's loopback: network + published ports."""
+    network = "bridge" if use_browser else task.spec.network
+    if network == "none":
         return {}
     ports = sorted({*base.publish_ports, *(s.port for s in task.spec.services)})
-    return {"network": task.spec.network, "publish_ports": ports}
+    return {"network": network, "publish_ports": ports}

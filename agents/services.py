@@ -75,7 +75,8 @@ async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services
     docker = getattr(sandbox, "kind", "") == "docker"
     for spec in specs:
         port = spec.port if docker else free_host_port()
-        command = spec.command.replace("{port}", str(port))
+        bind = "0.0.0.0" if docker else "127.0.0.1"
+        command = spec.command.replace("{port}", str(port)).replace("{bind}", bind)
         log, pid = f".services/{spec.name}.log", f".services/{spec.name}.pid"
         launch = shlex.join(["python3", "-c", _LAUNCH, command, log, pid])
         await sandbox.exec(launch, timeout_s=10)

@@ -47,7 +47,9 @@ class ServiceSpec(StrictModel):
     name: str
     """Name; the prompt placeholder `{<name>_url}` becomes its base URL."""
     command: str
-    """Shell command, `{port}` replaced by the port it must listen on (127.0.0.1)."""
+    """Shell command; `{port}` becomes the port to listen on and `{bind}` the address to
+    bind (127.0.0.1 in a local sandbox, 0.0.0.0 in a container so a published port
+    reaches it)."""
     port: int = Field(default=8000, ge=1, le=65535)
     """Port inside the sandbox when it has its own network namespace."""
 
@@ -106,6 +108,9 @@ class TaskSpec(StrictModel):
     """Sandbox network; web tasks need `bridge` so the host's browser reaches the app."""
     family: FamilyParameter | None = None
     """Set for a parametric family."""
+    include: dict[str, str] = Field(default_factory=dict)
+    """Shared files copied into the workspace: workspace path -> path under the suite
+    folder (`tasks/<kind>/`), e.g. `app/webapp.py: _shared/webapp.py`."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,9 @@ class Task:
         shutil.copytree(self.directory / "files", workspace)
         if (self.directory / "docs").is_dir():
             shutil.copytree(self.directory / "docs", workspace / ".docs")
+        for destination, source in self.spec.include.items():
+            (workspace / destination).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(self.directory.parent / source, workspace / destination)
         family = self.solution.family
         if family is not None and self.parameter is not None:
             for item in family.items[: self.parameter]:

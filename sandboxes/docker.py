@@ -84,8 +84,10 @@ class DockerSandbox:
         attached: Any,
         config: SandboxConfig,
         clock: EventClock,
+        published: dict[int, int] | None = None,
     ) -> None:
         """Use `DockerSandbox.create`; this only stores what it made."""
+        self._published = dict(published or {})
         self._container = container
         self._client = client
         self._channel = channel
@@ -128,7 +130,7 @@ class DockerSandbox:
         engine: docker.DockerClient = (
             client if client is not None else await asyncio.to_thread(default_client)
         )
-        container, attached = await asyncio.to_thread(
+        container, attached, published = await asyncio.to_thread(
             _start_container, engine, config, experiment, run_id
         )
         raw: socket.socket = getattr(attached, "_sock", attached)
@@ -142,6 +144,7 @@ class DockerSandbox:
             attached=attached,
             config=config,
             clock=EventClock(sink, "docker", True),
+            published=published,
         )
         try:
             await channel.request("ping", wait_s=30.0)
@@ -168,6 +171,15 @@ class DockerSandbox:
     def workdir(self) -> str:
         """`/workspace`."""
         return WORKDIR
+
+    def published_port(self, port: int) -> int | None:
+        """The 127.0.0.1 port of this host that reaches container port `port`.
+
+        Returns:
+            The host port, or None when `port` is not in `publish_ports` (or the network
+            is `none`, where nothing is published).
+        """
+        return self._published.get(port)
 
     @property
     def description(self) -> str:
@@ -306,8 +318,12 @@ class DockerSandbox:
 
 def _start_container(
     client: docker.DockerClient, config: SandboxConfig, experiment: str, run_id: str
-) -> tuple[Any, Any]:
-    """Create the container, attach to its stdio, start it (blocking; run in a thread)."""
+) -> tuple[Any, Any, dict[int, int]]:
+    """Create the container, attach to its stdio, start it (blocking; run in a thread).
+
+    Returns:
+        The container, the attach socket, and host port by published container port.
+    """
     import docker as docker_sdk
 
     memory = parse_size(config.memory)
@@ -360,12 +376,19 @@ def _start_container(
         params = {"stdin": 1, "stdout": 1, "stream": 1}
         attached = client.api.attach_socket(str(container.id), params=params)
         container.start()
+        published: dict[int, int] = {}
+        if ports and config.network != "none":
+            container.reload()  # the engine picks the host ports at start
+            for key, bindings in (container.ports or {}).items():
+                for binding in bindings or []:
+                    if binding.get("HostIp") == "127.0.0.1":
+                        published[int(str(key).split("/")[0])] = int(binding["HostPort"])
     except Exception as exc:
         _remove_container(container)
         raise SandboxError(
             f"cannot start the sandbox container: {exc}", sandbox_id=container.short_id
         ) from exc
-    return container, attached
+    return container, attached, published
 
 
 def _remove_container(container: Any) -> None:

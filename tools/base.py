@@ -55,7 +55,8 @@ class ToolContext:
         sandbox: the task's sandbox (files, shell, tests, in-sandbox servers).
         services: base URLs of servers running inside the sandbox, by name (`docs`, `app`),
             as the sandbox's own commands reach them.
-        browser: a `tools.browser.BrowserSession` for browser tools, when the agent has one.
+        browser: a `sandboxes.browser.BrowserSession` (anything with a Playwright `page`,
+            see `tools.browser.BrowserLike`) for the browser tools, when the agent has one.
     """
 
     sandbox: Sandbox

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from agents.runner import run_task
+from agents.services import start_services, stop_services
 from agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -17,6 +18,7 @@ from sandboxes.local import LocalSandbox
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 CODING = [name for name in list_tasks("coding") if name != "coding/nbugs"]
 FAMILY = ["coding/nbugs-1", "coding/nbugs-5", "coding/nbugs-32"]
+WEB = list_tasks("web")
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +32,29 @@ def test_at_least_eight_coding_tasks_and_a_family() -> None:
     """The suite has the breadth the issue asks for."""
     assert len(list_tasks("coding")) >= 8
     assert load_task("coding/nbugs").spec.family is not None
+
+
+def test_at_least_five_web_tasks_with_an_app_and_a_checker() -> None:
+    """Five web tasks or more, each serving an app and judging by its server-side state."""
+    assert len(WEB) >= 5
+    for name in WEB:
+        task = load_task(name)
+        assert [s.name for s in task.spec.services] == ["app"], name
+        assert (task.directory / "check" / "check.py").is_file(), name
+        assert "{app_url}" in task.spec.prompt, name
+
+
+@pytest.mark.parametrize("name", WEB)
+async def test_untouched_web_task_fails_its_check(name: str) -> None:
+    """With its app up and nobody using it, a web task's checker says no."""
+    task = load_task(name)
+    workspace = task.build_workspace()
+    async with await LocalSandbox.create(workspace) as sandbox:
+        services = await start_services(sandbox, task.spec.services)
+        assert set(services.inside) == {"app"}
+        verdict = await task.check(sandbox, workspace)
+        await stop_services(sandbox, task.spec.services)
+    assert not verdict.passed, verdict.output
 
 
 @pytest.mark.parametrize("name", [*CODING, *FAMILY])

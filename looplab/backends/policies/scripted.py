@@ -17,11 +17,20 @@ The policy is stateless; everything comes from the conversation, as with a real 
    (`text_tokens`, else the profile's `output_tokens` draw for the whole visible reply),
    and its `reasoning_tokens` (else the profile's draw).
 
+**Element refs (web tasks).** A browser agent points at elements by the refs of the
+latest page snapshot, which the script cannot know in advance. An argument string may
+hold `{ref:ROLE "NAME"}` (or `{ref:ROLE "NAME"#K}` for the K-th such element, 1-based);
+it is replaced by the ref of the first (K-th) line `- ROLE "NAME" ... [ref=REF]` of the
+latest tool result that holds a snapshot (any `[ref=`) before the step, exactly as a
+model reading the snapshot would. An element missing from that snapshot is off-script.
+
 Imperfection (`imperfection`, 0..1, or env `LOOPLAB_SCRIPTED_IMPERFECTION`): each eligible
 step independently gets, with that probability, an extra exploratory `read_file` before
-it, and each single `edit_file` step a wrong first attempt (the old text with a stray
-comment, which fixes nothing), a test run that fails, and the correction. Detours are
-seeded by the profile seed and the task, so one run's plan is fixed from its first call.
+it (web tasks: an extra `snapshot` of the page, after the first step), and each single
+`edit_file` step a wrong first attempt (the old text with a stray comment, which fixes
+nothing), a test run that fails, and the correction. Detours are
+seeded by the profile seed, the task and its parameter (not the service URLs, whose ports
+change per run), so a seed gives the same plan on every run.
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ import json
 import os
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,8 +61,13 @@ __all__ = [
     "Solution",
     "default_tasks_dir",
     "expand_solution",
+    "latest_snapshot",
+    "resolve_refs",
     "substitute",
 ]
+
+_REF = re.compile(r'\{ref:([a-z]+) "([^"]*)"(?:#(\d+))?\}')
+_SNAPSHOT_REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
 
 WRONG_EDIT_MARK = "  # first attempt"
 """Appended to the old text by a wrong-edit detour (a change that fixes nothing)."""
@@ -187,14 +202,19 @@ class ScriptedPolicy:
         index = len(assistants)
         if index >= len(plan):
             return _say("The script is complete.", context)
-        return _render(plan[index], index, context)
+        step, missing = resolve_refs(plan[index], latest_snapshot(request.messages))
+        if missing is not None:
+            return _say(f"The conversation has left my script ({missing}); stopping.", context)
+        return _render(step, index, context)
 
     def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
         """The expanded steps of `task` with this policy's seeded detours."""
         steps = expand_solution(task.solution, values)
         if self.imperfection <= 0:
             return steps
-        digest = hashlib.sha256(f"{seed}|{task.task_id}|{sorted(values.items())}".encode())
+        # service URLs carry ephemeral ports: leave them out so a seed gives the same detours
+        stable = sorted((k, v) for k, v in values.items() if not k.endswith("_url"))
+        digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode())
         rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
         paths = sorted(
             {
@@ -204,11 +224,14 @@ class ScriptedPolicy:
                 if c.tool in ("read_file", "edit_file") and "path" in c.args
             }
         )
+        web = not paths and any(c.tool == "goto" for s in steps for c in s.calls)
         planned: list[ScriptedStep] = []
-        for step in steps:
+        for position, step in enumerate(steps):
             is_final = any(c.tool == "finish" for c in step.calls)
             if paths and not is_final and rng.random() < self.imperfection:
                 planned.append(_extra_read(rng.choice(paths)))
+            elif web and position > 0 and not is_final and rng.random() < self.imperfection:
+                planned.append(_extra_snapshot())
             single_edit = len(step.calls) == 1 and step.calls[0].tool == "edit_file"
             if single_edit and rng.random() < self.imperfection:
                 planned += _wrong_edit(step)
@@ -270,10 +293,14 @@ def _check_history(
     messages: list[ChatMessage], assistants: list[ChatMessage], plan: list[ScriptedStep]
 ) -> str | None:
     """Why the conversation is off the plan, or None when it follows it."""
+    positions = [i for i, m in enumerate(messages) if m.role == "assistant"]
     for index, message in enumerate(assistants):
         if index >= len(plan):
             return f"step {index + 1} is past the end of the script"
-        wanted = [(c.tool, c.args) for c in plan[index].calls]
+        step, missing = resolve_refs(plan[index], latest_snapshot(messages[: positions[index]]))
+        if missing is not None:
+            return f"step {index + 1}: {missing}"
+        wanted = [(c.tool, c.args) for c in step.calls]
         made = []
         for call in message.tool_calls or []:
             try:
@@ -298,6 +325,68 @@ def _check_history(
         if planned.expect is not None and planned.expect not in result:
             return f"{planned.tool} did not return {planned.expect!r}: {result[:160]!r}"
     return None
+
+
+def latest_snapshot(messages: list[ChatMessage]) -> str:
+    """The latest tool result holding a page snapshot (any `[ref=`), or ''."""
+    for message in reversed(messages):
+        if message.role == "tool":
+            text = _text(message)
+            if "[ref=" in text:
+                return text
+    return ""
+
+
+def resolve_refs(step: ScriptedStep, snapshot: str) -> tuple[ScriptedStep, str | None]:
+    """`step` with its `{ref:ROLE "NAME"}` placeholders replaced from `snapshot`.
+
+    Returns:
+        The resolved step, and None; or the step unchanged and what could not be found.
+    """
+    if "{ref:" not in step.model_dump_json():
+        return step, None
+    lines = snapshot.splitlines()
+    missing: list[str] = []
+
+    def ref_of(match: re.Match[str]) -> str:
+        role, name, nth = match.group(1), match.group(2), int(match.group(3) or 1)
+        head = re.compile(rf"\s*- {re.escape(role)} {re.escape(json.dumps(name))}(?: |:|$)")
+        found = [
+            r.group(1)
+            for line in lines
+            if head.match(line)
+            for r in [_SNAPSHOT_REF.search(line)]
+            if r
+        ]
+        if len(found) < nth:
+            missing.append(f'no {role} "{name}"' + (f" #{nth}" if nth > 1 else "") + " on the page")
+            return match.group(0)
+        return found[nth - 1]
+
+    calls = [
+        call.model_copy(update={"args": _map_strings(call.args, lambda t: _REF.sub(ref_of, t))})
+        for call in step.calls
+    ]
+    if missing:
+        return step, missing[0]
+    return step.model_copy(update={"calls": calls}), None
+
+
+def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: _map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, change) for v in value]
+    return value
+
+
+def _extra_snapshot() -> ScriptedStep:
+    return ScriptedStep(
+        text="Let me look at the page again before going on.",
+        calls=[ScriptedCall(tool="snapshot")],
+    )
 
 
 def _extra_read(path: str) -> ScriptedStep:

@@ -1,0 +1,50 @@
+"""The scripted policy's `{ref:ROLE "NAME"}` placeholders: resolved from the latest snapshot."""
+
+from __future__ import annotations
+
+from looplab.backends.policies.scripted import (
+    ScriptedCall,
+    ScriptedStep,
+    latest_snapshot,
+    resolve_refs,
+)
+from looplab.backends.protocol import ChatMessage
+
+SNAPSHOT = """Page: Shop (http://127.0.0.1:1/)
+- main [ref=e2]:
+  - heading "Shop" [level=1] [ref=e3]
+  - button "Add" [ref=e5]
+  - button "Add" [ref=e7]
+  - textbox "Email" [active] [ref=e9]: ada@example.org
+  - textbox "Email confirm" [ref=e11]
+"""
+
+
+def _step(*refs: str) -> ScriptedStep:
+    return ScriptedStep(calls=[ScriptedCall(tool="click", args={"ref": ref}) for ref in refs])
+
+
+def test_refs_resolve_by_role_exact_name_and_ordinal() -> None:
+    """Exact names (not prefixes), attributes before the ref, and `#K` for the K-th match."""
+    step, missing = resolve_refs(
+        _step('{ref:textbox "Email"}', '{ref:button "Add"#2}', '{ref:heading "Shop"}'), SNAPSHOT
+    )
+    assert missing is None
+    assert [c.args["ref"] for c in step.calls] == ["e9", "e7", "e3"]
+
+
+def test_a_missing_element_is_reported_not_guessed() -> None:
+    """An element not on the page leaves the step unresolved with a reason."""
+    step, missing = resolve_refs(_step('{ref:button "Pay"}'), SNAPSHOT)
+    assert missing == 'no button "Pay" on the page'
+    assert step.calls[0].args["ref"] == '{ref:button "Pay"}'
+
+
+def test_latest_snapshot_skips_results_without_refs() -> None:
+    """The snapshot is the latest tool result holding refs, not a later `Typed ...` line."""
+    messages = [
+        ChatMessage(role="tool", tool_call_id="a", content=SNAPSHOT),
+        ChatMessage(role="tool", tool_call_id="b", content="Typed 3 characters into e9."),
+    ]
+    assert latest_snapshot(messages) == SNAPSHOT
+    assert latest_snapshot(messages[1:]) == ""
