@@ -15,8 +15,18 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
+QUICKSTART := experiments/configs/quickstart.yaml
+CODING_ONLY := -c 'tasks=[coding/fix-pager, coding/fix-discount, coding/slow-suite, coding/nbugs-4]'
+
+# The main job on the embedded default: the quickstart experiment at slow-80 vs fast-750.
+# Its web task needs Chromium; without one (and no way to install it) the coding tasks run.
 demo: $(STAMP)
-	$(BIN)/looplab demo
+	@if sh scripts/ensure-chromium.sh; then \
+		$(BIN)/looplab run $(QUICKSTART); \
+	else \
+		echo "running the coding tasks only"; \
+		$(BIN)/looplab run $(QUICKSTART) $(CODING_ONLY); \
+	fi
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -32,6 +42,8 @@ check: lint typecheck test
 
 bench: $(STAMP)
 	$(BIN)/looplab bench backend
+	$(BIN)/looplab bench sandbox
+	$(BIN)/looplab bench replay
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -470,6 +470,24 @@ def sweep(
         console.print(f"table: {output}")
 
 
+@app.command()
+def schema(
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the looplab-1 trace format (header and events)."""
+    from looplab.traces.jsonschema import trace_json_schema
+
+    text = json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n"
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+        console.print(f"schema: {output}")
+
+
 # -- bench ------------------------------------------------------------------------------
 
 
@@ -563,6 +581,34 @@ def bench_backend(
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps([c.as_dict() for c in cells], indent=2))
     console.print(f"results: {output}")
+
+
+@bench_app.command("replay")
+def bench_replay(
+    traces: Annotated[int, typer.Option(help="Synthetic traces to re-time.")] = 50,
+    steps: Annotated[int, typer.Option(help="Steps per synthetic trace.")] = 200,
+) -> None:
+    """Re-timing throughput (sweep and full replay) and harness overhead per step."""
+    from experiments.bench import run_replay_bench
+
+    result = run_replay_bench(traces, steps)
+    table = Table(title="looplab bench replay")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("target", justify="right")
+    table.add_row(
+        "sweep re-timing (totals)", f"{result.sweep_steps_per_s:,.0f} steps/s", ">= 100,000"
+    )
+    table.add_row(
+        "replay --mode virtual (full events)", f"{result.warp_steps_per_s:,.0f} steps/s", ""
+    )
+    table.add_row(
+        f"harness overhead per step, p50 ({result.overhead_steps} steps)",
+        f"{result.overhead_ms_p50:.2f} ms",
+        "<= 3 ms",
+    )
+    table.add_row("harness overhead per step, p95", f"{result.overhead_ms_p95:.2f} ms", "")
+    console.print(table)
 
 
 def _parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[Any]:

@@ -1,0 +1,117 @@
+"""Trace files: exact round trip, torn lines, refusals, and secret scrubbing."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from looplab.errors import TraceError
+from looplab.traces.io import TraceWriter, read_trace, write_trace
+from looplab.traces.schema import (
+    Attempt,
+    ModelCallEvent,
+    RunEndEvent,
+    RunStartEvent,
+    SandboxOpEvent,
+    StepEvent,
+    ToolCallEvent,
+    TraceEvent,
+    TraceHeader,
+)
+from looplab.traces.scrub import REDACTED, Scrubber
+
+HEADER = TraceHeader(run_id="r1", created=datetime(2026, 11, 30, 6, 0, tzinfo=UTC), task="t")
+
+
+def _events() -> list[TraceEvent]:
+    return [
+        RunStartEvent(run_id="r1", start=0.0, end=0.0, task="t"),
+        ModelCallEvent(
+            run_id="r1", step=0, start=0.0, end=1.234567891, sent=0.000123, first_token=0.31,
+            last_token=1.2, prompt_tokens=1000, cached_tokens=900, completion_tokens=214,
+            reasoning_tokens=12, finish_reason="tool_calls",
+            message={"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+            attempts=[Attempt(start=0.0, end=0.1, error="HTTP 429", status=429, wait_s=0.5)],
+            estimated={"ttft_s": "because"},
+        ),
+        ToolCallEvent(run_id="r1", step=0, start=1.3, end=2.5, name="run_tests", arguments="{}",
+                      ok=True, output="PASSED: 3 passed", output_chars=16),
+        SandboxOpEvent(run_id="r1", step=0, start=1.31, end=2.49, op="exec", detail="pytest"),
+        StepEvent(run_id="r1", step=0, start=0.0, end=2.5, model_s=1.23, tool_s=1.2,
+                  overhead_s=0.07),
+        RunEndEvent(run_id="r1", start=0.0, end=2.5, end_reason="finish", success=True, steps=1),
+    ]  # fmt: skip
+
+
+def test_round_trip_is_exact(tmp_path: Path) -> None:
+    """Every event and float comes back exactly as written."""
+    path = tmp_path / "r1.jsonl"
+    write_trace(path, HEADER, _events(), Scrubber(environ={}))
+    trace = read_trace(path)
+    assert trace.header == HEADER
+    assert trace.events == _events()
+    assert trace.complete
+
+
+def test_killed_run_is_incomplete_and_torn_line_dropped(tmp_path: Path) -> None:
+    """A trace without run_end is incomplete; a torn last line is ignored."""
+    path = tmp_path / "r1.jsonl"
+    writer = TraceWriter(path, HEADER, Scrubber(environ={}))
+    for event in _events()[:3]:
+        writer.write(event)
+    writer.close()
+    with path.open("a") as handle:
+        handle.write('{"kind": "step", "run_id": "r1", "sta')
+    trace = read_trace(path)
+    assert not trace.complete
+    assert len(trace.events) == 3
+
+
+def test_refusals_name_the_problem(tmp_path: Path) -> None:
+    """Other formats, corrupt middle lines and double writers are refused clearly."""
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"trajectory_format": "mini-swe-agent-1"}) + "\n")
+    with pytest.raises(TraceError, match="looplab import"):
+        read_trace(other)
+    path = tmp_path / "r1.jsonl"
+    write_trace(path, HEADER, _events(), Scrubber(environ={}))
+    lines = path.read_text().splitlines()
+    lines[2] = '{"kind": "model_call", "run_id": "r1"}'
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError, match="line 3"):
+        read_trace(path)
+    with pytest.raises(TraceError, match="already exists"):
+        TraceWriter(path, HEADER)
+
+
+def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
+    """API keys (from the environment and by shape) and auth headers are redacted."""
+    secret = "live-key-0123456789abcdef"
+    scrubber = Scrubber(patterns=[r"corp-[0-9]{6}"], environ={"MY_API_KEY": secret})
+    events = _events()
+    events[2] = events[2].model_copy(
+        update={
+            "arguments": json.dumps({"cmd": f"curl -H 'Authorization: Bearer {secret}' x"}),
+            "output": "token sk-proj-abcdefghijklmnop1234 and corp-123456 "
+            "and gsk_abcdefghijklmnopq",
+        }
+    )
+    header = HEADER.model_copy(update={"backend": {"base_url": "http://x", "api_key": "abc"}})
+    path = tmp_path / "r1.jsonl"
+    write_trace(path, header, events, scrubber)
+    text = path.read_text()
+    for leaked in (secret, "sk-proj-abcdefghijklmnop1234", "corp-123456", "gsk_abcdefghijklmnopq"):
+        assert leaked not in text
+    assert text.count(REDACTED) >= 5
+    assert read_trace(path).header.backend["api_key"] == REDACTED
+
+
+def test_published_json_schema_is_current() -> None:
+    """docs/trace-schema.json matches the schema (regenerate: looplab schema -o docs/...)."""
+    from looplab.traces.jsonschema import trace_json_schema
+
+    published = Path(__file__).resolve().parents[2] / "docs" / "trace-schema.json"
+    assert json.loads(published.read_text()) == json.loads(json.dumps(trace_json_schema()))
