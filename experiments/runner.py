@@ -169,7 +169,11 @@ class ExperimentRunner:
                 if path.exists():
                     self._set_aside(path)
                 pending.append(cell)
-        done = len(result.outcomes)
+        done = 0
+        for outcome in result.outcomes:
+            done += 1
+            if self.progress:
+                self.progress(outcome, done, len(cells))
         gate = asyncio.Semaphore(self.config.concurrency)
         monitor = LoopLagMonitor()
         monitor.start()
