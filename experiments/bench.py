@@ -126,3 +126,47 @@ def _harness_overheads() -> list[float]:
         for path in sorted(Path(directory, "traces").glob("*.jsonl")):
             overheads.extend(step.overhead_s for step in read_trace(path).steps())
     return overheads
+
+
+@dataclass(frozen=True)
+class ClockPair:
+    """One cell's task time on the wall clock and on the virtual clock."""
+
+    cell: str
+    wall_s: float
+    virtual_s: float
+
+    @property
+    def difference_pct(self) -> float:
+        """(virtual - wall) / wall, in percent."""
+        return (self.virtual_s - self.wall_s) / self.wall_s * 100
+
+
+def run_clock_bench(config_path: Path, overrides: list[str]) -> list[ClockPair]:
+    """Run one experiment twice, wall then virtual clock, and pair the cells' task times.
+
+    Cells run one at a time (`concurrency=1` unless overridden): the virtual clock removes
+    model waits, so concurrent cells' tools would overlap (and contend for CPU) more than
+    on the wall clock, which is a difference of the set-up, not of the clock.
+    """
+    from looplab.config import load_model
+
+    times: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="looplab-clock-") as directory:
+        for clock in ("wall", "virtual"):
+            config = load_model(
+                ExperimentConfig,
+                config_path,
+                ["concurrency=1", *overrides, f"clock={clock}", f"output_dir={directory}/{clock}"],
+            )
+            runner = ExperimentRunner(config)
+            runner.prepare_directory(fresh=True)
+            result = asyncio.run(runner.run())
+            for outcome in result.outcomes:
+                if outcome.task_s is not None:
+                    times.setdefault(outcome.cell.id, {})[clock] = outcome.task_s
+    return [
+        ClockPair(cell, pair["wall"], pair["virtual"])
+        for cell, pair in sorted(times.items())
+        if "wall" in pair and "virtual" in pair
+    ]

@@ -60,6 +60,7 @@ class CellOutcome:
     steps: int | None = None
     success: bool | None = None
     error: str | None = None
+    loop_lag_p99_ms: float | None = None
 
 
 @dataclass

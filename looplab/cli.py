@@ -10,6 +10,7 @@ import asyncio
 import json
 import logging
 import os
+import statistics
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -323,6 +324,10 @@ def run(
         raise typer.Exit(1)
 
 
+SATURATION_LAG_MS = 20.0
+"""Event-loop lag (p99) above which a run's timings are flagged as suspect."""
+
+
 def _print_progress(outcome: Any, done: int, total: int) -> None:
     cell = outcome.cell
     if outcome.status == "skipped":
@@ -609,6 +614,34 @@ def bench_replay(
     )
     table.add_row("harness overhead per step, p95", f"{result.overhead_ms_p95:.2f} ms", "")
     console.print(table)
+
+
+@bench_app.command("clock")
+def bench_clock(
+    config: Annotated[
+        Path, typer.Argument(help="Experiment to run twice (wall, then virtual clock).")
+    ] = Path("experiments/configs/quickstart.yaml"),
+    override: Annotated[
+        list[str] | None, typer.Option("--config-override", "-c", help="key.path=value")
+    ] = None,
+) -> None:
+    """Virtual-clock task times against wall-clock ones, cell by cell (target: within 3%)."""
+    from experiments.bench import run_clock_bench
+
+    pairs = run_clock_bench(config, override or [])
+    if not pairs:
+        raise ConfigError("no cell finished on both clocks", field="CONFIG")
+    table = Table(title=f"wall vs virtual clock: {config}")
+    for column in ("cell", "wall s", "virtual s", "difference"):
+        table.add_column(column, justify="right")
+    for pair in pairs:
+        table.add_row(
+            pair.cell, f"{pair.wall_s:.2f}", f"{pair.virtual_s:.2f}", f"{pair.difference_pct:+.2f}%"
+        )
+    console.print(table)
+    median = statistics.median(abs(p.difference_pct) for p in pairs)
+    worst = max(abs(p.difference_pct) for p in pairs)
+    console.print(f"median |difference| {median:.2f}% (target <= 3%), worst {worst:.2f}%")
 
 
 def _parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[Any]:
