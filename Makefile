@@ -27,6 +27,7 @@ demo: $(STAMP)
 		echo "running the coding tasks only"; \
 		$(BIN)/looplab run $(QUICKSTART) $(CODING_ONLY); \
 	fi
+	$(BIN)/looplab report runs/quickstart
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

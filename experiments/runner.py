@@ -126,6 +126,8 @@ class ExperimentRunner:
         self.traces = self.directory / "traces"
         self.progress = progress
         self._servers: dict[tuple[str, int], SimulatorServer] = {}
+        self.pruned: list[str] = []
+        """Leftover containers removed before this invocation (docker sandboxes)."""
         self._server_lock = asyncio.Lock()
 
     def prepare_directory(self, *, fresh: bool) -> None:
@@ -160,6 +162,11 @@ class ExperimentRunner:
         cells = expand_cells(self.config)
         for backend in self.config.backends:
             self._profile(backend, 0)  # validate every profile before running anything
+        if self.config.sandbox.kind == "docker":
+            # leftovers of earlier runs whose owner process died (crash, SIGKILL)
+            from sandboxes.prune import prune
+
+            self.pruned = (await asyncio.to_thread(prune)).removed
         result = ExperimentResult(self.directory)
         pending: list[Cell] = []
         for cell in cells:

@@ -12,6 +12,7 @@ import logging
 import os
 import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,6 +24,7 @@ from rich.table import Table
 import sandboxes.cli as sandbox_cli
 from agents import cli as agents_cli
 from looplab.errors import ConfigError, LooplabError, PrerequisiteError
+from looplab.report import commands as report_commands
 from looplab.traces import commands as trace_commands
 
 __all__ = ["app", "main"]
@@ -42,6 +44,8 @@ app.add_typer(sandbox_cli.app, name="sandbox")
 app.add_typer(agents_cli.app, name="agents")
 app.command("import")(trace_commands.import_command)
 app.add_typer(trace_commands.export_app, name="export")
+app.command("report")(report_commands.report_command)
+app.command("dashboard")(report_commands.dashboard_command)
 bench_app.command("sandbox")(sandbox_cli.bench_sandbox_command)
 
 # Wide enough for the benchmark tables when output goes to a file or CI log.
@@ -305,7 +309,7 @@ def run(
     from looplab.config import load_model
 
     experiment = load_model(ExperimentConfig, config, override or [])
-    runner = ExperimentRunner(experiment, progress=_print_progress)
+    runner = ExperimentRunner(experiment, progress=RunProgress())
     runner.prepare_directory(fresh=fresh or not resume)
     err_console.print(
         f"[bold]{experiment.name}[/]: output {runner.directory} "
@@ -328,16 +332,40 @@ SATURATION_LAG_MS = 20.0
 """Event-loop lag (p99) above which a run's timings are flagged as suspect."""
 
 
-def _print_progress(outcome: Any, done: int, total: int) -> None:
-    cell = outcome.cell
-    if outcome.status == "skipped":
-        line = f"[dim]{done}/{total} {cell.id}: complete trace found, skipped[/]"
-    elif outcome.status == "failed":
-        line = f"[red]{done}/{total} {cell.id}: failed: {outcome.error}[/]"
-    else:
-        verdict = "solved" if outcome.success else "NOT solved"
-        line = f"{done}/{total} {cell.id}: {outcome.steps} steps, {outcome.task_s:.2f} s, {verdict}"
-    err_console.print(line, highlight=False)
+class RunProgress:
+    """Prints one line per finished cell, with elapsed time and an ETA from the runs so far."""
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+        self.ran = 0
+
+    def __call__(self, outcome: Any, done: int, total: int) -> None:
+        cell = outcome.cell
+        if outcome.status == "skipped":
+            err_console.print(
+                f"[dim]{done}/{total} {cell.id}: complete trace found, skipped[/]", highlight=False
+            )
+            return
+        self.ran += 1
+        elapsed = time.perf_counter() - self.started
+        remaining = total - done
+        eta = f", ETA {elapsed / self.ran * remaining:.0f} s" if remaining else ""
+        clock = f"[dim][{elapsed:6.1f} s{eta}][/] "
+        if outcome.status == "failed":
+            line = f"[red]{done}/{total} {cell.id}: failed: {outcome.error}[/]"
+        else:
+            verdict = "solved" if outcome.success else "NOT solved"
+            line = (
+                f"{done}/{total} {cell.id}: {outcome.steps} steps, "
+                f"{outcome.task_s:.2f} s, {verdict}"
+            )
+            lag = outcome.loop_lag_p99_ms
+            if lag is not None and lag > SATURATION_LAG_MS:
+                line += (
+                    f" [yellow](event loop lagged {lag:.0f} ms p99: the machine is saturated, "
+                    "timings are suspect; lower concurrency)[/]"
+                )
+        err_console.print(clock + line, highlight=False)
 
 
 def _print_summary(summary: list[dict[str, Any]]) -> None:

@@ -1,0 +1,263 @@
+"""Run records: what a report needs from each trace, extracted once.
+
+A report input is an experiment directory (`traces/*.jsonl`, as `looplab run` writes it),
+a directory of traces (as `looplab import` writes it), or one trace file. Traces are the
+source of truth (the DuckDB index next to them can lag behind a resumed run, and imported
+directories have none), and reading them is fast: about 0.1-0.5 ms per run.
+
+Estimated values (imported traces: an event's `estimated`, the header's `absent`) are
+carried as the set `RunRecord.estimated` of the quantities they affect (`model`, `tool`,
+`ttft`, `decode`), so every view can mark them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from looplab.errors import ConfigError
+from looplab.traces.io import Trace, read_trace
+from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
+
+__all__ = ["Bar", "RunRecord", "find_traces", "load_runs", "record_from_trace"]
+
+_FAMILY = re.compile(r"^(?P<base>.+/.+)-(?P<size>\d+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """One bar of a run's timeline (seconds on the run axis)."""
+
+    lane: str
+    """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes)."""
+    kind: str
+    """`queue`, `ttft`, `decode`, `model` (unsplit), `tool`."""
+    start: float
+    end: float
+    label: str
+    estimated: bool = False
+
+
+@dataclass(slots=True)
+class RunRecord:
+    """One run, reduced to the numbers the views use."""
+
+    run_id: str
+    input_name: str
+    """Which report input it came from (directory or file name)."""
+    experiment: str
+    profile: str
+    """Backend / profile label (backend name, profile name, or the import source)."""
+    decode_tps: float | None
+    profile_spec: dict[str, object] | None
+    task: str
+    family: str | None
+    size: int | None
+    agent: str
+    source: str
+    clock: str
+    complete: bool
+    success: bool | None
+    end_reason: str
+    steps: int
+    task_s: float
+    model_s: float
+    tool_s: float
+    overhead_s: float
+    ttft_s: float | None
+    """Sum of TTFTs (None when the source had no first-token times)."""
+    decode_s: float | None
+    sandbox_start_s: float | None
+    step_ends: list[float]
+    """Cumulative time at the end of each step."""
+    ttfts: list[float]
+    decodes: list[float]
+    tool_times: list[float]
+    bars: list[Bar]
+    estimated: set[str] = field(default_factory=set)
+    absent: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    trace: Trace | None = None
+    group: str = ""
+    """The label the report groups it under (set by the report; `profile` by default)."""
+
+    @property
+    def anchor(self) -> str:
+        """HTML id of the run's timeline."""
+        return "run-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.run_id)
+
+
+def find_traces(path: Path) -> list[Path]:
+    """The trace files of one report input (see the module docstring).
+
+    Raises:
+        ConfigError: no such path, or no traces in it.
+    """
+    if path.is_file():
+        return [path]
+    if not path.is_dir():
+        raise ConfigError(f"{path}: no such file or directory", field="RUN_DIR")
+    for candidate in (path / "traces", path):
+        files = sorted(candidate.glob("*.jsonl"))
+        if files:
+            return files
+    raise ConfigError(
+        f"{path}: no traces (expected traces/*.jsonl or *.jsonl)",
+        field="RUN_DIR",
+    )
+
+
+def load_runs(inputs: list[Path]) -> list[RunRecord]:
+    """Every complete run of every input (incomplete ones are not counted; see runner.py).
+
+    Raises:
+        ConfigError: an input without traces.
+        TraceError: a file that is not a looplab trace.
+    """
+    records: list[RunRecord] = []
+    for path in inputs:
+        name = path.resolve().name if path.is_dir() else path.stem
+        for file in find_traces(path):
+            trace = read_trace(file)
+            if trace.complete:
+                records.append(record_from_trace(trace, name))
+    return records
+
+
+def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
+    """Reduce one complete trace to a `RunRecord`."""
+    header = trace.header
+    end = trace.end
+    assert end is not None
+    cell = header.cell
+    spec = header.profile
+    profile = str(
+        cell.get("backend")
+        or (spec or {}).get("name")
+        or (header.source if header.source != "looplab" else "unknown")
+    )
+    decode_tps = (spec or {}).get("decode_tps")
+    task = header.task or "?"
+    match = _FAMILY.match(task) if header.source == "looplab" else None
+    steps = trace.steps()
+    calls = trace.model_calls()
+    tools = trace.tool_calls()
+    estimated: set[str] = set()
+    for event in trace.events:
+        if not event.estimated:
+            continue
+        if isinstance(event, ModelCallEvent):
+            estimated.add("model")
+            if "ttft_s" in event.estimated:
+                estimated.add("ttft")
+            if "decode_s" in event.estimated:
+                estimated.add("decode")
+        elif isinstance(event, ToolCallEvent):
+            estimated.add("tool")
+        elif hasattr(event, "model_s"):
+            estimated.update(k.removesuffix("_s") for k in event.estimated if k.endswith("_s"))
+    for absent in header.absent:
+        if absent.startswith("model_call."):
+            estimated.add("model")
+        elif absent.startswith("tool_call."):
+            estimated.add("tool")
+    ttfts = [t for t in (c.ttft_s for c in calls) if t is not None]
+    decodes = [d for d in (c.decode_s for c in calls) if d is not None]
+    task_s = end.end
+    model_s = sum(s.model_s for s in steps) if steps else (end.model_s or 0.0)
+    tool_s = sum(s.tool_s for s in steps) if steps else (end.tool_s or 0.0)
+    start = trace.events[0] if trace.events else None
+    sandbox = end.sandbox_start_s
+    if sandbox is None and isinstance(start, RunStartEvent):
+        sandbox = start.sandbox_start_s
+    return RunRecord(
+        run_id=header.run_id,
+        input_name=input_name,
+        experiment=header.experiment or input_name,
+        profile=profile,
+        decode_tps=float(decode_tps) if isinstance(decode_tps, int | float) else None,
+        profile_spec=spec,
+        task=task,
+        family=f"{match['base']}-N" if match else None,
+        size=int(match["size"]) if match else None,
+        agent=header.agent or "?",
+        source=header.source,
+        clock=header.clock,
+        complete=True,
+        success=end.success,
+        end_reason=end.end_reason,
+        steps=end.steps,
+        task_s=task_s,
+        model_s=model_s,
+        tool_s=tool_s,
+        overhead_s=max(0.0, task_s - model_s - tool_s),
+        ttft_s=sum(ttfts) if len(ttfts) == len(calls) and calls else None,
+        decode_s=sum(decodes) if len(decodes) == len(calls) and calls else None,
+        sandbox_start_s=sandbox,
+        step_ends=[s.end for s in steps],
+        ttfts=ttfts,
+        decodes=decodes,
+        tool_times=[t.duration_s for t in tools if t.name != "finish"],
+        bars=_bars(calls, tools),
+        estimated=estimated,
+        absent=list(header.absent),
+        notes=list(header.notes),
+        trace=trace,
+        group=profile,
+    )
+
+
+def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent]) -> list[Bar]:
+    bars: list[Bar] = []
+    for call in calls:
+        label = f"step {call.step}"
+        estimated = bool(call.estimated)
+        if call.sent is not None and call.first_token is not None and call.last_token is not None:
+            if call.sent - call.start > 1e-4:
+                bars.append(Bar("model", "queue", call.start, call.sent, f"{label} client queue"))
+            bars.append(
+                Bar(
+                    "model",
+                    "ttft",
+                    call.sent,
+                    call.first_token,
+                    f"{label} TTFT",
+                    "ttft_s" in call.estimated,
+                )
+            )
+            tokens = call.completion_tokens
+            text = f"{label} decode" + (f", {tokens} tokens" if tokens is not None else "")
+            bars.append(
+                Bar(
+                    "model",
+                    "decode",
+                    call.first_token,
+                    call.last_token,
+                    text,
+                    "decode_s" in call.estimated,
+                )
+            )
+        else:
+            bars.append(
+                Bar("model", "model", call.start, call.end, f"{label} model call", estimated)
+            )
+    lane_ends: list[float] = []
+    for tool in sorted(tools, key=lambda t: t.start):
+        lane = next((i for i, e in enumerate(lane_ends) if e <= tool.start + 1e-9), None)
+        if lane is None:
+            lane = len(lane_ends)
+            lane_ends.append(tool.end)
+        lane_ends[lane] = tool.end
+        name = "tools" if lane == 0 else f"tools {lane + 1}"
+        bars.append(
+            Bar(
+                name,
+                "tool",
+                tool.start,
+                tool.end,
+                f"step {tool.step} {tool.name}",
+                bool(tool.estimated),
+            )
+        )
+    return bars

@@ -1,0 +1,45 @@
+"""Fixtures: one small real experiment (virtual clock, seconds) and an imported trace."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from experiments.config import ExperimentConfig
+from experiments.runner import ExperimentRunner
+from looplab.config import validate_model
+from looplab.traces.commands import write_runs
+from looplab.traces.importers import import_runs
+
+REPO = Path(__file__).resolve().parents[2]
+MINI_SWE = REPO.parent / "shared/fixtures/external-traces/mini-swe-agent"
+
+
+@pytest.fixture(scope="session")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root with `quick/` (a real two-profile experiment) and `imported/` (mini-swe-agent)."""
+    root = tmp_path_factory.mktemp("runs")
+    config = {
+        "name": "quick",
+        "backends": [
+            {"name": "slow-80", "profile": "slow-80"},
+            {"name": "fast-750", "profile": "fast-750"},
+        ],
+        "tasks": ["coding/fix-pager", "coding/nbugs-2", "coding/nbugs-3"],
+        "clock": "virtual",
+        "concurrency": 3,
+        "output_dir": str(root / "quick"),
+        "budgets": {"max_steps": 20},
+    }
+    runner = ExperimentRunner(validate_model(ExperimentConfig, config))
+    runner.prepare_directory(fresh=True)
+    result = asyncio.run(runner.run())
+    assert all(o.status == "done" for o in result.outcomes)
+    fixture = next(MINI_SWE.glob("*.traj.json"), None)
+    if fixture is None:
+        pytest.skip(f"no mini-swe-agent fixture under {MINI_SWE}")
+    _, imported = import_runs("auto", fixture)
+    write_runs(imported, root / "imported")
+    return root

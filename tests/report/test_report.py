@@ -1,0 +1,91 @@
+"""Report data and HTML without a browser: views, estimated marks, speed, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from looplab.errors import ConfigError
+from looplab.report.build import build_report, write_report
+from looplab.report.commands import app
+from looplab.report.stats import bootstrap_speedup, quantile
+from looplab.report.synthetic import write_synthetic_experiment
+
+
+def _data(html: str) -> dict[str, object]:
+    match = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html)
+    assert match is not None
+    return dict(json.loads(match.group(1)))
+
+
+def test_report_of_a_real_experiment_has_every_view(runs_root: Path) -> None:
+    """Headline sentence, both profiles, the nbugs family, sweep and per-run timelines."""
+    html, model = build_report([runs_root / "quick"])
+    assert [g.label for g in model.groups] == ["slow-80", "fast-750"]
+    assert re.match(r"9\.4x faster decode -> \d+\.\dx faster tasks \[95% CI", model.sentence)
+    fast = model.groups[1]
+    assert fast.ci is not None and fast.ci[0] <= fast.speedup * 1.0001
+    assert [f.name for f in model.families] == ["coding/nbugs-N"]
+    assert model.sweep is not None and model.sweep.ceiling > 1
+    assert len(model.featured) == 2 and model.featured[0].task == model.featured[1].task
+    for key in ("headline", "compounding", "time", "timeline", "sensitivity", "tasks"):
+        assert f'id="{key}"' in html
+    assert html.count('class="run"') == 6
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert _data(html)["runs"] == 6
+
+
+def test_imported_runs_are_marked_estimated(runs_root: Path) -> None:
+    """An imported trace's group carries `est.`, hatched bars and a provenance note."""
+    html, model = build_report([runs_root / "quick", runs_root / "imported"])
+    imported = [g for g in model.groups if g.source.startswith("import:")]
+    assert imported and "model" in imported[0].estimated
+    assert 'class="est"' in html
+    assert 'fill="url(#hatch)"' in html
+    assert "absent in the source" in html
+
+
+def test_same_profile_from_two_inputs_gets_input_prefix(runs_root: Path, tmp_path: Path) -> None:
+    """Two experiments at the same profiles are kept apart, labelled by input."""
+    other = write_synthetic_experiment(tmp_path / "other", 10)
+    _, model = build_report([runs_root / "quick", other])
+    labels = {g.label for g in model.groups}
+    assert "quick · slow-80" in labels and "other · fast-750" in labels
+
+
+def test_a_thousand_runs_take_seconds(tmp_path: Path) -> None:
+    """1,000 synthetic runs: report written in well under 20 s (measured ~1 s here)."""
+    directory = write_synthetic_experiment(tmp_path / "syn", 1000)
+    started = time.perf_counter()
+    result = write_report([directory], tmp_path / "report.html")
+    elapsed = time.perf_counter() - started
+    assert result.runs == 1000
+    assert elapsed < 20, f"1,000-run report took {elapsed:.1f} s"
+
+
+def test_cli_writes_report_next_to_the_experiment(runs_root: Path) -> None:
+    """`looplab report DIR` writes DIR/report.html and prints the sentence and path."""
+    out = CliRunner().invoke(app, ["report", str(runs_root / "quick")])
+    assert out.exit_code == 0, out.output
+    assert "faster decode" in out.output
+    assert (runs_root / "quick/report.html").stat().st_size > 10_000
+
+
+def test_input_without_traces_is_a_config_error(tmp_path: Path) -> None:
+    """A directory with no traces names the input instead of writing an empty report."""
+    with pytest.raises(ConfigError, match="no traces"):
+        build_report([tmp_path])
+
+
+def test_paired_bootstrap_brackets_a_clear_speedup() -> None:
+    """Same tasks in both groups: the CI of a ~2x speedup is tight around 2."""
+    slow = {f"t{i}": [10.0 + i, 10.5 + i] for i in range(8)}
+    fast = {k: [v / 2 for v in values] for k, values in slow.items()}
+    low, high = bootstrap_speedup(slow, fast)
+    assert 1.9 < low <= 2.0 <= high < 2.1
+    assert quantile([1, 2, 3, 4], 0.5) == 2.5
