@@ -1,5 +1,5 @@
-"""Tasks end to end in a DockerSandbox (docker tier): a coding task, and a web task whose
-app is reached by the host's browser through a port published on 127.0.0.1."""
+"""Tasks end to end in a DockerSandbox (docker tier): every coding task, and every web task
+(its app reached by the host's browser through a port published on 127.0.0.1)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from agents.runner import run_task
 from agents.services import start_services
-from agents.taskset import load_task
+from agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -36,20 +36,29 @@ async def _solve(server: SimulatorServer, name: str) -> None:
     assert run.sandbox.startswith("docker sandbox")
     assert run.result.end_reason == "finish", run.result.final_text
     assert run.solved, run.check.output
-    assert len(run.result.steps) == len(task.solution.steps)
+    expected = len(task.solution.steps)
+    if task.solution.family is not None:
+        family = task.solution.family
+        expected += len(family.per_item) * (task.parameter or 0) + len(family.suffix)
+    assert len(run.result.steps) == expected
+
+
+CODING_TASKS = [t for t in list_tasks("coding") if t != "coding/nbugs"] + ["coding/nbugs-3"]
 
 
 @pytest.mark.docker
-async def test_coding_task_solved_in_docker(server: SimulatorServer) -> None:
-    """The coding agent solves fix-discount (docs served inside the container) in Docker."""
-    await _solve(server, "coding/fix-discount")
+@pytest.mark.parametrize("name", CODING_TASKS)
+async def test_coding_task_solved_in_docker(server: SimulatorServer, name: str) -> None:
+    """The coding agent solves every bundled coding task (docs served in the container)."""
+    await _solve(server, name)
 
 
 @pytest.mark.docker
 @pytest.mark.browser
-async def test_web_task_solved_in_docker(server: SimulatorServer) -> None:
-    """The computer-use agent solves a web task whose app runs in the container."""
-    await _solve(server, "web/signup-wizard")
+@pytest.mark.parametrize("name", list_tasks("web"))
+async def test_web_task_solved_in_docker(server: SimulatorServer, name: str) -> None:
+    """The computer-use agent solves every web task whose app runs in the container."""
+    await _solve(server, name)
 
 
 @pytest.mark.docker
