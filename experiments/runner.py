@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from agents.config import AgentConfig
 from agents.runner import run_task
 from agents.taskset import load_task
@@ -46,6 +48,8 @@ from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.store import ResultStore
 
 __all__ = ["CellOutcome", "ExperimentResult", "ExperimentRunner", "LoopLagMonitor"]
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -167,6 +171,8 @@ class ExperimentRunner:
             from sandboxes.prune import prune
 
             self.pruned = (await asyncio.to_thread(prune)).removed
+            if self.pruned:
+                log.info("sandbox.pruned", containers=self.pruned)
         result = ExperimentResult(self.directory)
         pending: list[Cell] = []
         for cell in cells:
@@ -175,6 +181,7 @@ class ExperimentRunner:
                 result.outcomes.append(CellOutcome(cell, "skipped", path))
             else:
                 if path.exists():
+                    log.info("cell.incomplete_trace_set_aside", cell=cell.id, trace=str(path))
                     self._set_aside(path)
                 pending.append(cell)
         done = 0
@@ -189,7 +196,18 @@ class ExperimentRunner:
         async def one(cell: Cell) -> None:
             nonlocal done
             async with gate:
+                log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
                 outcome = await self._run_cell(cell, monitor)
+            log.info(
+                "cell.end",
+                cell=cell.id,
+                status=outcome.status,
+                task_s=outcome.task_s,
+                steps=outcome.steps,
+                success=outcome.success,
+                error=outcome.error,
+                loop_lag_p99_ms=outcome.loop_lag_p99_ms,
+            )
             result.outcomes.append(outcome)
             done += 1
             if self.progress:
@@ -295,7 +313,15 @@ class ExperimentRunner:
                 writer.write(event)
             end = events[-1]
             assert isinstance(end, RunEndEvent)
-        return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=end.success)
+        return CellOutcome(
+            cell,
+            "done",
+            path,
+            task_s=end.end,
+            steps=end.steps,
+            success=end.success,
+            loop_lag_p99_ms=end.loop_lag_p99_ms,
+        )
 
     def _agent_config(self) -> AgentConfig:
         budgets = self.config.budgets

@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import structlog
 from pydantic import ValidationError
 
 from looplab.backends.admission import Admission, QueueFull
@@ -41,6 +42,8 @@ from looplab.clock import Clock, WallClock, utc_now
 __all__ = ["PreparedCompletion", "Simulator"]
 
 _TIMING_HISTORY = 10_000
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -391,6 +394,15 @@ class Simulator:
         if record is not None:
             timing.update(record.summary())
         self.timings[prepared.request_id] = timing
+        log.debug(
+            "simulator.request",
+            request_id=prepared.request_id,
+            outcome=outcome,
+            prompt_tokens=prepared.prompt_tokens,
+            cached_tokens=prepared.cached_tokens,
+            completion_tokens=prepared.completion_tokens,
+            queue_wait_s=timing["queue_wait_s"],
+        )
         while len(self.timings) > _TIMING_HISTORY:
             self.timings.popitem(last=False)
 
