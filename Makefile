@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck bench fmt clean venv
+.PHONY: demo test check lint typecheck bench fmt clean venv golden
 
 venv: $(STAMP)
 
@@ -45,6 +45,10 @@ bench: $(STAMP)
 	$(BIN)/looplab bench backend
 	$(BIN)/looplab bench sandbox
 	$(BIN)/looplab bench replay
+
+# Regenerate the golden trace projections after an intended behaviour change.
+golden: $(STAMP)
+	LOOPLAB_REGEN_GOLDEN=1 $(BIN)/python -m pytest -q tests/golden
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .
