@@ -15,6 +15,13 @@ if [ "${#_ld_missing[@]}" -gt 0 ]; then
 fi
 
 if ! docker info >/dev/null 2>&1; then
+  # A daemon killed without a clean shutdown (e.g. the session's processes ended before
+  # CI) leaves pid files behind, and dockerd refuses to start while they exist.
+  for _ld_pidfile in /var/run/docker.pid /var/run/docker/containerd/containerd.pid; do
+    if [ -f "$_ld_pidfile" ] && ! kill -0 "$(cat "$_ld_pidfile" 2>/dev/null)" 2>/dev/null; then
+      rm -f "$_ld_pidfile"
+    fi
+  done
   (dockerd >/var/log/looplab-dockerd.log 2>&1 &)
   for _ld_i in $(seq 1 60); do
     docker info >/dev/null 2>&1 && break
@@ -33,4 +40,4 @@ _ld_quiet make venv
 _ld_quiet .venv/bin/python -c 'from sandboxes.image import build_image; build_image()'
 
 export LOOPLAB_REQUIRE_DOCKER=1
-unset _ld_missing _ld_i
+unset _ld_missing _ld_i _ld_pidfile
