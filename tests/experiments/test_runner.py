@@ -112,14 +112,23 @@ def test_resume_after_the_process_is_killed(tmp_path: Path, small_config: dict[s
 
 
 def test_virtual_clock_matches_wall_clock(small_config: dict[str, Any], tmp_path: Path) -> None:
-    """The same cells on the virtual clock give task times within 3% of the wall clock's."""
-    small_config["backends"][0]["overrides"] = {"decode_tps": 400, "ttft_s": 0.05}
+    """On the virtual clock model time matches the wall clock's within 2%, task time within 3%.
+
+    Tools really run in both modes, so their (noisy) measured difference is taken out of
+    the task-time comparison.
+    """
+    small_config["backends"][0]["overrides"] = {"decode_tps": 150, "ttft_s": 0.05}
     small_config["backends"] = small_config["backends"][:1]
     wall = _run({**small_config, "output_dir": str(tmp_path / "wall")})
     virtual = _run({**small_config, "output_dir": str(tmp_path / "virtual"), "clock": "virtual"})
-    wall_s = wall.outcomes[0].task_s
-    virtual_s = virtual.outcomes[0].task_s
-    assert abs(virtual_s - wall_s) / wall_s < 0.03, (wall_s, virtual_s)
+    wall_end = read_trace(wall.outcomes[0].trace_path).end
+    virtual_end = read_trace(virtual.outcomes[0].trace_path).end
+    assert wall_end is not None and virtual_end is not None
+    assert wall_end.model_s and virtual_end.model_s
+    assert abs(virtual_end.model_s - wall_end.model_s) / wall_end.model_s < 0.02
+    tool_noise = (virtual_end.tool_s or 0.0) - (wall_end.tool_s or 0.0)
+    wall_s, virtual_s = wall_end.end, virtual_end.end - tool_noise
+    assert abs(virtual_s - wall_s) / wall_s < 0.03, (wall_s, virtual_s, tool_noise)
     header = read_trace(virtual.outcomes[0].trace_path).header
     assert header.clock == "virtual"
     steps = read_trace(virtual.outcomes[0].trace_path).steps()
