@@ -2,11 +2,12 @@
 
 For each trace and grid point the totals come from `looplab.analysis.retime.sweep_trace`
 (model calls recomputed from token counts, everything else as recorded). The summary per
-point is the median over traces of the predicted task time and of the speedup against the
-grid's lowest rate at the same TTFT, with the Amdahl decomposition: the share of predicted
-time in decode (hidden reasoning included), in TTFT/prefill, in tools, and the rest.
+point is the median over traces of the predicted task time and of the speedup against a
+reference rate (the grid's lowest unless given) at the same TTFT, with the Amdahl
+decomposition: the share of predicted time in decode (hidden reasoning included), in
+TTFT/prefill, in tools, and the rest.
 `amdahl_ceiling` is the median over traces of `1 / (1 - f)`, `f` being a trace's decode
-share at the reference (lowest) rate: the speedup an infinitely fast decode would give.
+share at the reference rate: the speedup over it an infinitely fast decode would give.
 """
 
 from __future__ import annotations
@@ -58,28 +59,35 @@ def run_sweep(
     rates: Sequence[float],
     ttfts: Sequence[float],
     base: LatencyProfile,
+    reference: float | None = None,
 ) -> tuple[list[SweepRow], list[SweepSummary]]:
-    """Every trace at every point, and the per-point medians (see the module docstring)."""
-    rates = sorted(rates)
+    """Every trace at every point, and the per-point medians (see the module docstring).
+
+    Args:
+        reference: the decode rate speedups are measured against (default: the lowest);
+            it is added to the grid when missing.
+    """
+    rates = sorted(set(rates) | ({reference} if reference else set()))
+    base_rate = reference or rates[0]
     rows: list[SweepRow] = []
     for trace in traces:
         end = trace.end
         recorded = end.end if end is not None else 0.0
         points = sweep_trace(trace, rates, ttfts, base)
-        reference = {p.ttft_s: p.task_s for p in points if p.decode_tps == rates[0]}
+        baseline = {p.ttft_s: p.task_s for p in points if p.decode_tps == base_rate}
         for point in points:
             rows.append(
                 SweepRow(
                     run_id=trace.header.run_id,
                     recorded_s=recorded,
                     point=point,
-                    speedup=reference[point.ttft_s] / point.task_s if point.task_s else 0.0,
+                    speedup=baseline[point.ttft_s] / point.task_s if point.task_s else 0.0,
                 )
             )
     summaries: list[SweepSummary] = []
     for ttft in ttfts:
         reference_rows = [
-            r for r in rows if r.point.ttft_s == ttft and r.point.decode_tps == rates[0]
+            r for r in rows if r.point.ttft_s == ttft and r.point.decode_tps == base_rate
         ]
         ceilings = [
             1 / (1 - f) if f < 1 else float("inf")

@@ -461,6 +461,10 @@ def sweep(
     profile: Annotated[
         str, typer.Option("--profile", "-p", help="Base profile for prefill, stages, jitter.")
     ] = "slow-80",
+    reference: Annotated[
+        float | None,
+        typer.Option(help="Decode rate speedups are relative to (default: the lowest)."),
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write the table as JSON here.")
     ] = None,
@@ -474,10 +478,12 @@ def sweep(
     rate_list = _parse_numbers(rates, "--rates", float)
     ttft_list = _parse_numbers(ttft, "--ttft", float) if ttft else [base.ttft_s]
     traces = load_traces(inputs)
-    rows, summaries = run_sweep(traces, rate_list, ttft_list, base)
+    if reference is not None and reference <= 0:
+        raise ConfigError("must be a positive rate", field="--reference")
+    rows, summaries = run_sweep(traces, rate_list, ttft_list, base, reference)
     table = Table(
         title=f"sweep of {len(traces)} trace(s), {len(rows)} points "
-        f"(medians; speedup vs {min(rate_list):g} tok/s)"
+        f"(medians; speedup vs {reference or min(rate_list):g} tok/s)"
     )
     for column in (
         "tok/s", "TTFT s", "task s", "speedup", "decode", "TTFT+prefill", "tools", "other",
