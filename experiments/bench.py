@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import statistics
 import tempfile
 import time
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from experiments.config import ExperimentConfig
 from experiments.runner import ExperimentRunner
 from looplab.analysis.retime import profile_model_timing, retime_events, sweep_trace
+from looplab.analysis.stats import quantile
 from looplab.backends.presets import resolve_profile
 from looplab.clock import utc_now
 from looplab.config import validate_model
@@ -101,8 +101,8 @@ def run_replay_bench(traces: int = 50, steps: int = 200) -> ReplayBench:
         sweep_steps_per_s=traces * steps * len(rates) / sweep_s,
         warp_steps_per_s=10 * steps / warp_s,
         steps_retimed=traces * steps * len(rates),
-        overhead_ms_p50=statistics.median(overheads) * 1000,
-        overhead_ms_p95=sorted(overheads)[int(0.95 * (len(overheads) - 1))] * 1000,
+        overhead_ms_p50=quantile(overheads, 0.5) * 1000,
+        overhead_ms_p95=quantile(overheads, 0.95) * 1000,
         overhead_steps=len(overheads),
     )
 

@@ -19,14 +19,12 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import statistics
 import time
 import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 
@@ -37,6 +35,7 @@ from experiments.config import BackendSpec, ExperimentConfig
 from experiments.matrix import Cell, expand_cells
 from experiments.record import run_events
 from looplab.analysis.retime import compose_virtual_timeline
+from looplab.analysis.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -100,10 +99,8 @@ class LoopLagMonitor:
 
     def p99_ms(self, since: float, until: float) -> float | None:
         """p99 lag (ms) of the samples taken in [since, until]."""
-        window = sorted(lag for t, lag in self.samples if since <= t <= until)
-        if not window:
-            return None
-        return window[min(len(window) - 1, int(0.99 * len(window)))] * 1000
+        window = [lag for t, lag in self.samples if since <= t <= until]
+        return quantile(window, 0.99) * 1000 if window else None
 
     async def _sample(self) -> None:
         while True:
@@ -332,41 +329,3 @@ class ExperimentRunner:
                 "wall_time_budget_s": budgets.wall_time_s,
             }
         )
-
-
-def summarize(database: Path) -> list[dict[str, Any]]:
-    """Per backend: runs, success rate, median/p90 task time, steps, split, speedup.
-
-    Speedup is the slowest backend's median task time over this backend's.
-    """
-    with ResultStore(database) as store:
-        rows = store.query(
-            "SELECT backend, task_s, steps, model_s, tool_s, overhead_s, success, decode_tps "
-            "FROM runs WHERE complete AND source = 'looplab' ORDER BY backend"
-        )
-    by_backend: dict[str, list[tuple[Any, ...]]] = {}
-    for row in rows:
-        by_backend.setdefault(str(row[0]), []).append(row)
-    summary: list[dict[str, Any]] = []
-    for backend, runs in by_backend.items():
-        times = sorted(r[1] for r in runs if r[1] is not None)
-        total = sum(times) or 1.0
-        summary.append(
-            {
-                "backend": backend,
-                "decode_tps": runs[0][7],
-                "runs": len(runs),
-                "success_rate": sum(1 for r in runs if r[6]) / len(runs),
-                "median_task_s": statistics.median(times) if times else None,
-                "p90_task_s": times[min(len(times) - 1, int(0.9 * len(times)))] if times else None,
-                "median_steps": statistics.median(r[2] for r in runs),
-                "model_share": sum(r[3] or 0 for r in runs) / total,
-                "tool_share": sum(r[4] or 0 for r in runs) / total,
-                "overhead_share": sum(r[5] or 0 for r in runs) / total,
-            }
-        )
-    slowest = max((s["median_task_s"] or 0 for s in summary), default=0)
-    for entry in summary:
-        median = entry["median_task_s"]
-        entry["speedup"] = slowest / median if median else None
-    return summary

@@ -170,7 +170,6 @@ def serve(
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, set_ or [])
     simulator = Simulator(resolved, pacer=pacer)
-    simulator.warm_up()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -305,8 +304,10 @@ def run(
     Re-running the same config resumes: complete cells are kept, cut-off ones rerun.
     """
     from experiments.config import ExperimentConfig
-    from experiments.runner import ExperimentRunner, summarize
+    from experiments.runner import ExperimentRunner
     from looplab.config import load_model
+    from looplab.report.model import load_runs
+    from looplab.report.views import headline
 
     experiment = load_model(ExperimentConfig, config, override or [])
     runner = ExperimentRunner(experiment, progress=RunProgress())
@@ -318,7 +319,7 @@ def run(
     )
     result = asyncio.run(runner.run())
     failed = [o for o in result.outcomes if o.status == "failed"]
-    _print_summary(summarize(result.database))
+    _print_summary(headline(load_runs([result.directory / "traces"])))
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     if failed:
         err_console.print(
@@ -368,26 +369,27 @@ class RunProgress:
         err_console.print(clock + line, highlight=False)
 
 
-def _print_summary(summary: list[dict[str, Any]]) -> None:
+def _print_summary(groups: list[Any]) -> None:
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
         "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
-        "model", "tools", "other", "speedup",
+        "model", "tools", "other", "speedup (95% CI)",
     ):  # fmt: skip
         table.add_column(column, justify="right")
-    for row in sorted(summary, key=lambda r: r["median_task_s"] or 0, reverse=True):
+    for group in groups:
+        ci = f" ({group.ci[0]:.2f}-{group.ci[1]:.2f})" if group.ci else ""
         table.add_row(
-            row["backend"],
-            f"{row['decode_tps']:g}" if row["decode_tps"] else "-",
-            str(row["runs"]),
-            f"{row['success_rate']:.0%}",
-            f"{row['median_task_s']:.2f}",
-            f"{row['p90_task_s']:.2f}",
-            f"{row['median_steps']:g}",
-            f"{row['model_share']:.0%}",
-            f"{row['tool_share']:.0%}",
-            f"{row['overhead_share']:.0%}",
-            f"{row['speedup']:.2f}x" if row["speedup"] else "-",
+            group.label,
+            f"{group.decode_tps:g}" if group.decode_tps else "-",
+            str(group.runs),
+            f"{group.solved}/{group.checked}",
+            f"{group.median_task_s:.2f}",
+            f"{group.p90_task_s:.2f}",
+            f"{group.median_steps:g}",
+            f"{group.model_share:.0%}",
+            f"{group.tool_share:.0%}",
+            f"{group.overhead_share:.0%}",
+            f"{group.speedup:.2f}x{ci}",
         )
     console.print(table)
 

@@ -71,7 +71,7 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
         tail = (call.end - call.last_token) if call.last_token is not None else 0.0
         duration = queue + new.ttft_s + new.decode_s + tail
         delta = duration - (call.end - call.start)
-        start = call.start + _shift_before(call.start, ends, cumulative)
+        start = call.start + _shift_at(call.start, ends, cumulative)
         sent = start + queue
         first = sent + new.ttft_s
         last = first + new.decode_s
@@ -112,11 +112,6 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
 
 def _shift_at(t: float, ends: list[float], cumulative: list[float]) -> float:
     """Total delta of the calls that ended at or before `t`."""
-    index = bisect.bisect_right(ends, t)
-    return cumulative[index - 1] if index else 0.0
-
-
-def _shift_before(t: float, ends: list[float], cumulative: list[float]) -> float:
     index = bisect.bisect_right(ends, t)
     return cumulative[index - 1] if index else 0.0
 

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx2
 
+from looplab.analysis.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
 from looplab.errors import BackendError
 
@@ -168,7 +169,9 @@ async def _measure(
     tokens: int,
     ttft_s: float,
 ) -> BackendBenchCell:
-    endpoint = EndpointConfig(base_url=server.base_url, model="looplab-lorem")
+    endpoint = EndpointConfig(
+        base_url=server.base_url, model="looplab-lorem", fetch_server_timing=True
+    )
     limits = httpx2.Limits(
         max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
     )
@@ -235,12 +238,12 @@ async def _measure(
         rate_error_pct_p50=statistics.median(rate_errors),
         rate_error_pct_worst=max(rate_errors, key=abs),
         ttft_error_ms_p50=statistics.median(ttft_errors),
-        ttft_error_ms_p99=_p99(ttft_errors),
+        ttft_error_ms_p99=quantile(ttft_errors, 0.99),
         request_transit_ms_p50=statistics.median(transits),
         first_release_late_ms_p50=statistics.median(release_lates),
         delivery_ms_p50=statistics.median(deliveries),
         chunk_gap_ms_p50=statistics.median(gaps) if gaps else 0.0,
-        chunk_gap_ms_p99=_p99(gaps) if gaps else 0.0,
+        chunk_gap_ms_p99=quantile(gaps, 0.99) if gaps else 0.0,
         server_cpu_s_per_1k_tokens=server_cpu * per_1k,
         client_cpu_s_per_1k_tokens=client_cpu * per_1k,
         wall_s=wall,
@@ -250,9 +253,3 @@ async def _measure(
 def _own_cpu_s() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
-
-
-def _p99(values: list[float]) -> float:
-    if len(values) < 2:
-        return values[0] if values else 0.0
-    return statistics.quantiles(values, n=100, method="inclusive")[98]

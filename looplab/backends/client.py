@@ -53,8 +53,13 @@ class EndpointConfig(StrictModel):
     """Whole-request timeout."""
     max_retries: int = Field(default=0, ge=0)
     """Retries inside the openai client; 0 so every attempt is visible to the caller."""
-    fetch_server_timing: bool = True
-    """Ask a looplab simulator for its intended/actual release times after each call."""
+    fetch_server_timing: bool = False
+    """After each call, ask a looplab simulator for its intended/actual release times.
+
+    Costs one more HTTP request per call, made after the stream ends but before
+    `complete()` returns, so it lands in the caller's step time: for benchmarks and
+    fidelity checks, not for agent runs (the experiment runner reads the in-process
+    simulator's records directly)."""
 
 
 @dataclass

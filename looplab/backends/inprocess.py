@@ -70,7 +70,6 @@ class SimulatorServer:
         port: int = 0,
     ) -> None:
         self.simulator = Simulator(profile, clock=clock, pacer=pacer)
-        self.simulator.warm_up()
         self._host = host
         self._port = port
         self._server: uvicorn.Server | None = None
@@ -114,9 +113,6 @@ class SimulatorServer:
                 self.stop()
                 raise BackendError(f"simulator server did not start within {timeout_s} s")
             time.sleep(0.005)
-        # One real request pays the HTTP stack's first-use costs (lazy imports, parser
-        # set-up) now rather than inside the first measured model call.
-        httpx2.get(f"http://{self._host}:{self.port}/health", timeout=timeout_s)
         return self
 
     def stop(self) -> None:

@@ -19,11 +19,11 @@ release times (`PacingRecord`), so fidelity is measurable per request.
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from looplab.analysis.stats import quantile
 from looplab.clock import Clock
 
 __all__ = ["PACERS", "NaivePacer", "Pacer", "PacingRecord", "Release", "SchedulePacer"]
@@ -88,8 +88,8 @@ class PacingRecord:
             "first_release_late_s": (
                 self.releases[0].actual - self.first if self.releases else None
             ),
-            "lateness_p50_s": _quantile(lateness, 0.5),
-            "lateness_p99_s": _quantile(lateness, 0.99),
+            "lateness_p50_s": quantile(lateness, 0.5) if lateness else None,
+            "lateness_p99_s": quantile(lateness, 0.99) if lateness else None,
             "lateness_max_s": max(lateness) if lateness else None,
             "releases": [
                 [
@@ -174,11 +174,3 @@ class NaivePacer:
 
 PACERS = ("schedule", "naive")
 """Pacer names accepted by the server and `looplab serve --pacer`."""
-
-
-def _quantile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[max(0, round(q * 100) - 1)]

@@ -16,6 +16,7 @@ Request lifecycle:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -125,16 +126,6 @@ class Simulator:
         self.completed = 0
         self._fault_rng = random.Random(profile.faults.seed)
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
-
-    def warm_up(self) -> None:
-        """Pay one-time costs (validators, tokenizer tables) before the first real request.
-
-        Touches neither the prefix cache nor admission, so measurements are unaffected.
-        """
-        body = b'{"model": "looplab-lorem", "messages": [{"role": "user", "content": "warm up"}]}'
-        request = self._parse(body)
-        self.tokenizer.count_messages([m.model_dump(exclude_none=True) for m in request.messages])
-        self.tokenizer.split("warm up the tokenizer")
 
     # -- preparation -------------------------------------------------------------------
 
@@ -433,11 +424,11 @@ def _conversation_seed(
     shape = [
         [
             m.get("role"),
-            None if m.get("role") == "tool" else _DIGITS.sub("#", str(m.get("content") or "")),
+            None if m.get("role") == "tool" else _without_digits(str(m.get("content") or "")),
             [
                 [
                     c.get("function", {}).get("name"),
-                    _DIGITS.sub("#", str(c.get("function", {}).get("arguments"))),
+                    _without_digits(str(c.get("function", {}).get("arguments"))),
                 ]
                 for c in m.get("tool_calls") or []
             ],
@@ -450,6 +441,13 @@ def _conversation_seed(
 
 
 _DIGITS = re.compile(r"\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _without_digits(text: str) -> str:
+    """`text` with digit runs replaced by `#`; memoised because every request of an agent
+    resends the whole conversation and only its newest messages are new."""
+    return _DIGITS.sub("#", text)
 
 
 def _visible_slots(reply: Reply) -> Iterator[tuple[str, int, str]]:

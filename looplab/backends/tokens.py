@@ -22,6 +22,7 @@ import json
 import os
 import re
 import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -38,6 +39,7 @@ REPLY_PRIMING_TOKENS = 3
 """Tokens that prime the assistant's reply in every request."""
 
 _APPROX_PATTERN = re.compile(r"\w+|[^\w\s]+|\s+")
+_COUNT_MEMO_ENTRIES = 4096
 
 
 class Tokenizer:
@@ -58,6 +60,9 @@ class Tokenizer:
         self.name = name
         self._encode = encode
         self._decode_one = decode_one
+        # An agent resends its whole conversation every step; remembering each message's
+        # count makes a request cost only its new messages (LRU, bounded).
+        self._counts: OrderedDict[str, int] = OrderedDict()
 
     @property
     def exact(self) -> bool:
@@ -65,12 +70,23 @@ class Tokenizer:
         return self._encode is not None
 
     def count(self, text: str) -> int:
-        """Number of tokens in `text`."""
+        """Number of tokens in `text` (memoised per text)."""
         if not text:
             return 0
+        cached = self._counts.get(text)
+        if cached is not None:
+            self._counts.move_to_end(text)
+            return cached
         if self._encode is not None:
-            return len(self._encode(text))
-        return sum(_approx_piece_tokens(p) for p in _APPROX_PATTERN.findall(text) if p.strip())
+            counted = len(self._encode(text))
+        else:
+            counted = sum(
+                _approx_piece_tokens(p) for p in _APPROX_PATTERN.findall(text) if p.strip()
+            )
+        self._counts[text] = counted
+        if len(self._counts) > _COUNT_MEMO_ENTRIES:
+            self._counts.popitem(last=False)
+        return counted
 
     def split(self, text: str) -> list[str]:
         """Split `text` into pieces, one per token, that concatenate back to `text`."""

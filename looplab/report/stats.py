@@ -10,23 +10,9 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
+from looplab.analysis.stats import median, quantile
+
 __all__ = ["bootstrap_speedup", "cdf_points", "median", "quantile"]
-
-
-def quantile(values: Sequence[float], q: float) -> float:
-    """The q-quantile (0..1) by linear interpolation; NaN for no values."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def median(values: Sequence[float]) -> float:
-    """The median; NaN for no values."""
-    return quantile(values, 0.5)
 
 
 def bootstrap_speedup(

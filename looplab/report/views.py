@@ -163,12 +163,27 @@ class ReportModel:
         return next((g.color for g in self.groups if g.label == group), "#666666")
 
 
-def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str]) -> ReportModel:
-    """Compute every view from complete runs (`RunRecord.group` says how they compare)."""
+def headline(records: Sequence[RunRecord]) -> list[GroupView]:
+    """Per group, slowest first: median/p90 task time, solved, steps, split, speedup + CI.
+
+    The summary `looplab run` prints and the report's headline table.
+    """
+    by_group, order = _grouped(records)
+    return _groups(by_group, order) if order else []
+
+
+def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], list[str]]:
+    """Runs by group, and the groups ordered slowest (median task time) first."""
     by_group: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[record.group].append(record)
     order = sorted(by_group, key=lambda g: -median([r.task_s for r in by_group[g]]))
+    return by_group, order
+
+
+def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str]) -> ReportModel:
+    """Compute every view from complete runs (`RunRecord.group` says how they compare)."""
+    by_group, order = _grouped(records)
     groups = _groups(by_group, order)
     timelines = [_timeline(r) for r in records]
     return ReportModel(

@@ -22,7 +22,9 @@ async def test_in_process_transport_on_virtual_clock(tools: list[dict[str, Any]]
     """Through the httpx2 ASGI transport and a virtual clock, a slow profile costs no time."""
     simulator = Simulator(resolve_profile("slow-80", ["output_tokens=400"]), clock=VirtualClock())
     http = httpx2.AsyncClient(transport=simulator_transport(simulator))
-    endpoint = EndpointConfig(base_url="http://looplab.local/v1", model="looplab-lorem")
+    endpoint = EndpointConfig(
+        base_url="http://looplab.local/v1", model="looplab-lorem", fetch_server_timing=True
+    )
     async with InstrumentedClient(endpoint, http_client=http) as client:
         text = await client.complete(USER)
         call = await client.complete(USER, tools=tools)
@@ -36,7 +38,9 @@ async def test_in_process_transport_on_virtual_clock(tools: list[dict[str, Any]]
 
 async def test_timing_record_is_consistent(fast_server: SimulatorServer) -> None:
     """scheduled <= sent <= first token <= last token <= end, chunk times inside them."""
-    endpoint = EndpointConfig(base_url=fast_server.base_url, model="looplab-lorem")
+    endpoint = EndpointConfig(
+        base_url=fast_server.base_url, model="looplab-lorem", fetch_server_timing=True
+    )
     async with InstrumentedClient(endpoint) as client:
         response = await client.complete(USER, scheduled=0.0)
     t = response.timing

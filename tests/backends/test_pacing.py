@@ -60,7 +60,9 @@ async def test_http_stream_meets_profile_coarsely() -> None:
         "fast-750", ["ttft_s=0.1", "prefill_tps=null", "output_tokens=300", "decode_jitter=0"]
     )
     with SimulatorServer(profile) as server:
-        endpoint = EndpointConfig(base_url=server.base_url, model="looplab-lorem")
+        endpoint = EndpointConfig(
+            base_url=server.base_url, model="looplab-lorem", fetch_server_timing=True
+        )
         async with InstrumentedClient(endpoint) as client:
             await client.complete([{"role": "user", "content": "warm"}], max_tokens=2)
             started = time.perf_counter()

@@ -14,8 +14,10 @@ from typing import Any
 import yaml
 
 from experiments.config import ExperimentConfig
-from experiments.runner import ExperimentRunner, summarize
+from experiments.runner import ExperimentRunner
 from looplab.config import validate_model
+from looplab.report.model import load_runs
+from looplab.report.views import headline
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent
 from looplab.traces.store import ResultStore
@@ -49,9 +51,9 @@ def test_experiment_writes_complete_traces_and_index(small_config: dict[str, Any
     with ResultStore(result.database) as store:
         assert store.query("SELECT count(*) FROM runs WHERE complete")[0][0] == 2
         assert store.query("SELECT count(*) FROM model_calls")[0][0] == 8
-    summary = {row["backend"]: row for row in summarize(result.database)}
-    assert summary["fastish"]["speedup"] > 1.0
-    assert summary["slowish"]["speedup"] == 1.0
+    summary = {g.label: g for g in headline(load_runs([result.directory / "traces"]))}
+    assert summary["fastish"].speedup > 1.0
+    assert summary["slowish"].speedup == 1.0
 
 
 def test_rerun_skips_complete_cells(small_config: dict[str, Any]) -> None:
