@@ -220,13 +220,8 @@ def _image_part(png: bytes) -> dict[str, Any]:
 
 
 def _model_record(response: ModelResponse) -> ModelCallRecord:
-    timing = response.timing
     return ModelCallRecord(
-        scheduled=timing.scheduled,
-        sent=timing.sent,
-        first_token=timing.first_token,
-        last_token=timing.last_token,
-        end=timing.end,
+        timing=response.timing,
         finish_reason=response.finish_reason,
         prompt_tokens=response.prompt_tokens,
         cached_tokens=response.cached_tokens,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from looplab.backends.client import CallTiming
 from looplab.sandbox import SandboxEvent
 
 __all__ = ["AttemptRecord", "ModelCallRecord", "RunResult", "StepRecord", "ToolCallRecord"]
@@ -30,13 +31,9 @@ class AttemptRecord:
 
 @dataclass
 class ModelCallRecord:
-    """The successful model call of a step (times from `CallTiming`)."""
+    """The successful model call of a step: the client's `CallTiming` plus usage."""
 
-    scheduled: float
-    sent: float
-    first_token: float | None
-    last_token: float | None
-    end: float | None
+    timing: CallTiming
     finish_reason: str | None
     prompt_tokens: int | None
     cached_tokens: int | None
@@ -46,15 +43,13 @@ class ModelCallRecord:
 
     @property
     def ttft_s(self) -> float | None:
-        """Sent -> first token."""
-        return None if self.first_token is None else self.first_token - self.sent
+        """Sent -> first token (see `CallTiming.ttft_s`)."""
+        return self.timing.ttft_s
 
     @property
     def decode_s(self) -> float | None:
-        """First -> last token."""
-        if self.first_token is None or self.last_token is None:
-            return None
-        return self.last_token - self.first_token
+        """First -> last token (see `CallTiming.decode_s`)."""
+        return self.timing.decode_s
 
 
 @dataclass

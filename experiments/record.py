@@ -99,6 +99,7 @@ def _step_events(
 ) -> list[TraceEvent]:
     events: list[TraceEvent] = []
     call = step.model
+    timing = call.timing if call is not None else None
     attempts = [
         Attempt(
             start=at(a.started),
@@ -109,17 +110,17 @@ def _step_events(
         )
         for a in step.attempts
     ]
-    if call is not None:
+    if call is not None and timing is not None:
         events.append(
             ModelCallEvent(
                 run_id=run_id,
                 step=step.index,
-                wall_time=wall(call.scheduled),
-                start=at(call.scheduled),
-                end=at(call.end if call.end is not None else step.model_ended),
-                sent=at(call.sent),
-                first_token=None if call.first_token is None else at(call.first_token),
-                last_token=None if call.last_token is None else at(call.last_token),
+                wall_time=wall(timing.scheduled),
+                start=at(timing.scheduled),
+                end=at(timing.end if timing.end is not None else step.model_ended),
+                sent=at(timing.sent),
+                first_token=None if timing.first_token is None else at(timing.first_token),
+                last_token=None if timing.last_token is None else at(timing.last_token),
                 prompt_tokens=call.prompt_tokens,
                 cached_tokens=call.cached_tokens,
                 completion_tokens=call.completion_tokens,

@@ -28,6 +28,6 @@ async def test_real_model_runs_a_small_coding_task() -> None:
     assert steps, run.result.error
     for step in steps:
         assert step.model is not None
-        assert step.model.first_token is not None
+        assert step.model.timing.first_token is not None
         assert step.model.completion_tokens
     assert run.result.end_reason in {"finish", "answer", "step_limit"}
