@@ -546,7 +546,7 @@ def bench_backend(
     ),
 ) -> None:
     """Pacing fidelity through the real openai client: schedule pacer vs naive baseline."""
-    from looplab.backends.bench import run_backend_bench
+    from looplab.backends.bench import prepare_cost, run_backend_bench, tokenizer_agreement
 
     rate_list = _parse_numbers(rates, "--rates", float)
     conc_list = _parse_numbers(concurrency, "--concurrency", int)
@@ -619,6 +619,16 @@ def bench_backend(
                 f"{cell.target_tps * (1 + base.rate_error_pct_p50 / 100):.0f} tok/s, "
                 f"schedule pacer {cell.target_tps * (1 + cell.rate_error_pct_p50 / 100):.1f}"
             )
+    prompt, last_ms, median_ms = prepare_cost()
+    console.print(
+        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
+        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
+    )
+    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
+        console.print(
+            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
+            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
+        )
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps([c.as_dict() for c in cells], indent=2))
     console.print(f"results: {output}")
@@ -650,6 +660,29 @@ def bench_replay(
     )
     table.add_row("harness overhead per step, p95", f"{result.overhead_ms_p95:.2f} ms", "")
     console.print(table)
+
+
+@bench_app.command("report")
+def bench_report(
+    runs: Annotated[int, typer.Option(help="Synthetic runs in the experiment.")] = 1000,
+) -> None:
+    """Time to write the HTML report of an experiment with RUNS synthetic runs (target: seconds)."""
+    import tempfile
+
+    from looplab.report.build import write_report
+    from looplab.report.synthetic import write_synthetic_experiment
+
+    with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
+        experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
+        times: list[float] = []
+        for _ in range(3):
+            result = write_report([experiment], Path(directory) / "report.html")
+            times.append(result.seconds)
+        size_mb = (Path(directory) / "report.html").stat().st_size / 1e6
+    console.print(
+        f"report of {runs} runs: {statistics.median(times):.2f} s median of 3 "
+        f"(min {min(times):.2f} s), {size_mb:.1f} MB"
+    )
 
 
 @bench_app.command("clock")

@@ -124,7 +124,8 @@ async def run_bench(kinds: list[str], reps: int, base: SandboxConfig | None = No
     """Benchmark each kind in turn (never concurrently: they would share the cores).
 
     Args:
-        kinds: `local` and/or `docker`.
+        kinds: `local`, `docker`, and `docker-api` (Docker with one exec API call per
+            command instead of the in-container helper: the baseline it is measured against).
         reps: repetitions per operation (>= 50 for the published numbers).
         base: settings shared by both kinds (kind is replaced).
 
@@ -137,7 +138,10 @@ async def run_bench(kinds: list[str], reps: int, base: SandboxConfig | None = No
     base = base or SandboxConfig()
     report = BenchReport(started=datetime.now(UTC).isoformat(), reps=reps)
     for kind in kinds:
-        config = base.model_copy(update={"kind": kind})
+        if kind == "docker-api":  # the baseline the in-container helper replaces
+            config = base.model_copy(update={"kind": "docker", "exec_mode": "api"})
+        else:
+            config = base.model_copy(update={"kind": kind})
         report.kinds[kind], report.descriptions[kind] = await bench_kind(config, reps)
     return report
 

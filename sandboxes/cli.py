@@ -56,7 +56,9 @@ def prune_command(
 
 @app.command("bench")
 def bench_sandbox_command(
-    kinds: Annotated[str, typer.Option(help="comma-separated kinds")] = "local,docker",
+    kinds: Annotated[
+        str, typer.Option(help="comma-separated kinds: local, docker, docker-api (baseline)")
+    ] = "local,docker,docker-api",
     reps: Annotated[int, typer.Option(min=1, help="repetitions per operation")] = 50,
     out: Annotated[
         Path | None, typer.Option(help="JSON output file (default bench-results/sandbox-*.json)")

@@ -7,7 +7,8 @@ Order of preference (the first that loads offline wins; `Tokenizer.name` says wh
 2. `bpe-openai` `o200k_base`, a Rust BPE whose package ships the same vocabulary, so it
    needs no download (the default on this project's machines);
 3. an approximation: one token per word or punctuation run, long words counted as one
-   token per 4 characters (`approx-words-4c`), within ~15% of o200k on English and code.
+   token per 4 characters (`approx-words-4c`); it over-counts o200k by 17-23% on this
+   project's code, HTML and Markdown (`looplab bench backend` prints the comparison).
 
 Chat messages are counted the way OpenAI documents for its chat models: each message costs
 its content tokens plus 3 (role and separators), the reply is primed with 3 more, and tool
