@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/looplab bench backend
 	$(BIN)/looplab bench sandbox
 	$(BIN)/looplab bench replay
+	$(BIN)/looplab bench report
 
 # Regenerate the golden trace projections after an intended behaviour change.
 golden: $(STAMP)
