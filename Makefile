@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/looplab report runs/quickstart
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/pytest -q
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .
@@ -49,7 +49,7 @@ bench: $(STAMP)
 
 # Regenerate the golden trace projections after an intended behaviour change.
 golden: $(STAMP)
-	LOOPLAB_REGEN_GOLDEN=1 $(BIN)/python -m pytest -q tests/golden
+	LOOPLAB_REGEN_GOLDEN=1 $(BIN)/pytest -q tests/golden
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

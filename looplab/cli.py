@@ -21,8 +21,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-import sandboxes.cli as sandbox_cli
-from agents import cli as agents_cli
+import looplab.sandboxes.cli as sandbox_cli
+from looplab.agents import cli as agents_cli
 from looplab.errors import ConfigError, LooplabError, PrerequisiteError
 from looplab.report import commands as report_commands
 from looplab.traces import commands as trace_commands
@@ -303,9 +303,9 @@ def run(
 
     Re-running the same config resumes: complete cells are kept, cut-off ones rerun.
     """
-    from experiments.config import ExperimentConfig
-    from experiments.runner import ExperimentRunner
     from looplab.config import load_model
+    from looplab.experiments.config import ExperimentConfig
+    from looplab.experiments.runner import ExperimentRunner
     from looplab.report.model import load_runs
     from looplab.report.views import headline
 
@@ -414,8 +414,8 @@ def replay(
     ] = None,
 ) -> None:
     """Replay recorded runs at another latency profile, virtually or live."""
-    from experiments.replay import default_output, load_traces, replay_live, replay_virtual
     from looplab.backends.presets import resolve_profile
+    from looplab.experiments.replay import default_output, load_traces, replay_live, replay_virtual
     from looplab.traces.io import write_trace
 
     if mode not in ("virtual", "live"):
@@ -472,9 +472,9 @@ def sweep(
     ] = None,
 ) -> None:
     """Predicted task time and speedup of recorded runs over decode rates (and TTFTs)."""
-    from experiments.replay import load_traces
-    from experiments.sweep import run_sweep
     from looplab.backends.presets import resolve_profile
+    from looplab.experiments.replay import load_traces
+    from looplab.experiments.sweep import run_sweep
 
     base = resolve_profile(profile)
     rate_list = _parse_numbers(rates, "--rates", float)
@@ -640,7 +640,7 @@ def bench_replay(
     steps: Annotated[int, typer.Option(help="Steps per synthetic trace.")] = 200,
 ) -> None:
     """Re-timing throughput (sweep and full replay) and harness overhead per step."""
-    from experiments.bench import run_replay_bench
+    from looplab.experiments.bench import run_replay_bench
 
     result = run_replay_bench(traces, steps)
     table = Table(title="looplab bench replay")
@@ -695,7 +695,7 @@ def bench_clock(
     ] = None,
 ) -> None:
     """Virtual-clock task times against wall-clock ones, cell by cell (target: within 3%)."""
-    from experiments.bench import run_clock_bench
+    from looplab.experiments.bench import run_clock_bench
 
     pairs = run_clock_bench(config, override or [])
     if not pairs:

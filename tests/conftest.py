@@ -19,7 +19,7 @@ import pytest
 def _docker_engine_problem() -> str | None:
     """Return why no Docker engine answers, or None when one does."""
     from looplab.errors import PrerequisiteError
-    from sandboxes.engine import connect_engine
+    from looplab.sandboxes.engine import connect_engine
 
     # docker-py's version negotiation leaves a socket to the garbage collector; collect it
     # here, with its ResourceWarning silenced, so it is not blamed on whichever test runs next.

@@ -8,14 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.runner import run_task
-from agents.services import start_services
-from agents.taskset import list_tasks, load_task
+from looplab.agents.runner import run_task
+from looplab.agents.services import start_services
+from looplab.agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.sandbox import SandboxConfig
-from sandboxes.docker import DockerSandbox
+from looplab.sandboxes.docker import DockerSandbox
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 DOCKER = SandboxConfig(kind="docker")

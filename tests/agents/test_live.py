@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from agents.runner import run_task
-from agents.taskset import load_task
+from looplab.agents.runner import run_task
+from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 
 

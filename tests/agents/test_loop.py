@@ -6,9 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.config import AgentConfig, RetryConfig
-from agents.runner import run_task
-from agents.taskset import load_task
+from looplab.agents.config import AgentConfig, RetryConfig
+from looplab.agents.runner import run_task
+from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply

@@ -12,7 +12,7 @@ import pytest
 
 from looplab.errors import SandboxError
 from looplab.sandbox import TRUNCATION_MARKER, Sandbox, SandboxConfig, SandboxEvent
-from sandboxes.factory import open_sandbox
+from looplab.sandboxes.factory import open_sandbox
 
 KINDS = ["local", pytest.param("docker", marks=pytest.mark.docker)]
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from experiments.config import ExperimentConfig
-from experiments.matrix import expand_cells
 from looplab.config import load_model, validate_model
 from looplab.errors import ConfigError
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.matrix import expand_cells
 
 CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs"
 

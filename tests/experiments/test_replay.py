@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from experiments.bench import synthetic_trace
-from experiments.config import ExperimentConfig
-from experiments.replay import find_divergences, load_traces, replay_live, replay_virtual
-from experiments.runner import ExperimentRunner
-from experiments.sweep import run_sweep
 from looplab.backends.presets import resolve_profile
 from looplab.config import validate_model
+from looplab.experiments.bench import synthetic_trace
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.replay import find_divergences, load_traces, replay_live, replay_virtual
+from looplab.experiments.runner import ExperimentRunner
+from looplab.experiments.sweep import run_sweep
 from looplab.traces.io import Trace
 
 

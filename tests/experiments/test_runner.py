@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from experiments.config import ExperimentConfig
-from experiments.runner import ExperimentRunner
 from looplab.config import validate_model
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.runner import ExperimentRunner
 from looplab.report.model import load_runs
 from looplab.report.views import headline
 from looplab.traces.io import read_trace

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from experiments.config import ExperimentConfig
-from experiments.replay import load_traces
-from experiments.runner import ExperimentRunner
 from looplab.config import validate_model
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.replay import load_traces
+from looplab.experiments.runner import ExperimentRunner
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, ToolCallEvent
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.config import ExperimentConfig
-from experiments.runner import ExperimentRunner
 from looplab.config import validate_model
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.runner import ExperimentRunner
 from looplab.traces.commands import write_runs
 from looplab.traces.importers import import_runs
 

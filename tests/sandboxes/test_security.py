@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from looplab.sandbox import Sandbox, SandboxConfig
-from sandboxes.factory import open_sandbox
+from looplab.sandboxes.factory import open_sandbox
 
 needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
 KINDS = [
@@ -125,7 +125,7 @@ async def test_fork_bomb_is_contained_by_the_pids_limit() -> None:
 _CRASHING_RUN = """
 import asyncio, os, signal, sys
 from looplab.sandbox import SandboxConfig
-from sandboxes.docker import DockerSandbox
+from looplab.sandboxes.docker import DockerSandbox
 
 async def main():
     box = await DockerSandbox.create(config=SandboxConfig(kind="docker"), run_id=sys.argv[1])
@@ -142,7 +142,7 @@ def test_no_container_leaks_after_a_crashed_run_and_prune() -> None:
     """A run killed with SIGKILL leaves no container behind once prune has run."""
     import docker
 
-    from sandboxes.prune import prune
+    from looplab.sandboxes.prune import prune
 
     run_id = f"crash-{uuid.uuid4().hex[:8]}"
     done = subprocess.run(
@@ -170,7 +170,7 @@ def test_local_sandbox_tree_dies_with_its_owner(tmp_path: Path) -> None:
     marker = f"sleep {uuid.uuid4().int % 1000 + 1000}.5"
     script = f"""
 import asyncio, os, signal
-from sandboxes.local import LocalSandbox
+from looplab.sandboxes.local import LocalSandbox
 
 async def main():
     box = await LocalSandbox.create()

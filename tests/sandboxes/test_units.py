@@ -10,10 +10,10 @@ from pydantic import ValidationError
 
 from looplab.errors import SandboxError
 from looplab.sandbox import SandboxConfig, parse_size
-from sandboxes._paths import resolve_on_host, workspace_relative
-from sandboxes._support import CappedOutput, exit_status
-from sandboxes.image import DOCKERFILE, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, inputs_hash
-from sandboxes.owner import owner_gone, owner_label
+from looplab.sandboxes._paths import resolve_on_host, workspace_relative
+from looplab.sandboxes._support import CappedOutput, exit_status
+from looplab.sandboxes.image import DOCKERFILE, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, inputs_hash
+from looplab.sandboxes.owner import owner_gone, owner_label
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from agents.runner import run_task
-from agents.services import start_services, stop_services
-from agents.taskset import list_tasks, load_task
+from looplab.agents.runner import run_task
+from looplab.agents.services import start_services, stop_services
+from looplab.agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
-from sandboxes.local import LocalSandbox
+from looplab.sandboxes.local import LocalSandbox
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 CODING = [name for name in list_tasks("coding") if name != "coding/nbugs"]

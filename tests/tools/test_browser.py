@@ -10,17 +10,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from agents.computer_use.agent import computer_use_toolbox
-from agents.config import AgentConfig
-from agents.runner import run_task
-from agents.taskset import load_task
+from looplab.agents.computer_use.agent import computer_use_toolbox
+from looplab.agents.config import AgentConfig
+from looplab.agents.runner import run_task
+from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.errors import PrerequisiteError
-from sandboxes.browser import BrowserConfig, BrowserSession, find_chromium
-from sandboxes.local import LocalSandbox
-from tools.base import ToolContext
+from looplab.sandboxes.browser import BrowserConfig, BrowserSession, find_chromium
+from looplab.sandboxes.local import LocalSandbox
+from looplab.tools.base import ToolContext
 
 PAGE = b"""<!doctype html><title>Form</title><h1>Order</h1>
 <label>Name <input name="n"></label>

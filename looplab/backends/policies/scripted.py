@@ -51,6 +51,7 @@ from pydantic import Field
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.protocol import ChatMessage, ChatRequest
+from looplab.bundled import bundled_tasks_dir
 from looplab.config import StrictModel, validate_model
 
 __all__ = [
@@ -127,9 +128,8 @@ class _Task:
 
 
 def default_tasks_dir() -> Path:
-    """`LOOPLAB_TASKS_DIR`, else the `tasks/` folder beside the `looplab` package."""
-    override = os.environ.get("LOOPLAB_TASKS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parents[3] / "tasks"
+    """`LOOPLAB_TASKS_DIR`, else the bundled `tasks/` folder (see `looplab.bundled`)."""
+    return bundled_tasks_dir()
 
 
 def substitute(value: Any, values: dict[str, str]) -> Any:

@@ -1,5 +1,0 @@
-"""The coding agent: edit-test-browse on a small Python project (see ../README.md)."""
-
-from agents.coding.agent import SYSTEM_PROMPT, coding_toolbox
-
-__all__ = ["SYSTEM_PROMPT", "coding_toolbox"]

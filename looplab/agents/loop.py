@@ -1,0 +1,231 @@
+"""The shared instrumented agent loop: a LangGraph state graph of a model node and a tools node.
+
+```
+START -> model --(tool calls)--> tools --(continue)--> model ...
+           |                       |
+           +--(no tool calls, limit, backend error)--> END
+                                   +--(finish tool, limit)--> END
+```
+
+- **model**: one streamed call through the `InstrumentedClient` (TTFT, decode, tokens and
+  finish reason recorded), with the conversation, the tool schemas and the system prompt;
+  backend failures are retried per `RetryConfig`, and when retries run out the run ends
+  with `backend_error` (recorded, not raised).
+- **tools**: every requested call goes through the `ToolBox`, so an unknown tool, bad JSON,
+  arguments off the schema or a raising tool become `ERROR:` results the model can read.
+  Calls of one step run concurrently when `parallel_tool_calls` is on.
+- **limits**: `max_steps`, `token_budget` and `wall_time_budget_s` are checked before each
+  model call; reaching one ends the run with that reason.
+
+The graph is the same for every agent; agents differ in system prompt and tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import time
+from typing import Any, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from looplab.agents.config import AgentConfig
+from looplab.agents.records import ModelCallRecord, RunResult, StepRecord, ToolCallRecord
+from looplab.agents.retry import complete_with_retries
+from looplab.backends.client import InstrumentedClient, ModelResponse
+from looplab.errors import BackendError
+from looplab.sandbox import SandboxEvent
+from looplab.tools.base import ToolContext, ToolResult
+from looplab.tools.registry import ToolBox
+
+__all__ = ["AgentLoop", "LoopState"]
+
+
+class LoopState(TypedDict):
+    """The graph's state: the conversation and why the run ended (if it has)."""
+
+    messages: list[dict[str, Any]]
+    end_reason: str | None
+
+
+class AgentLoop:
+    """Runs one agent (system prompt + tools) on one task.
+
+    Args:
+        client: the backend.
+        toolbox: the agent's tools.
+        context: what the tools act on (sandbox, services, browser).
+        system_prompt: the agent's instructions.
+        config: limits, budgets, concurrency, retries.
+    """
+
+    def __init__(
+        self,
+        client: InstrumentedClient,
+        toolbox: ToolBox,
+        context: ToolContext,
+        system_prompt: str,
+        config: AgentConfig | None = None,
+    ) -> None:
+        self.client = client
+        self.toolbox = toolbox
+        self.context = context
+        self.config = config or AgentConfig()
+        self.system_prompt = self.config.system_prompt or system_prompt
+        self.steps: list[StepRecord] = []
+        self._started = 0.0
+        self._tokens = 0
+        self._error: str | None = None
+        self._finish_text = ""
+        graph = StateGraph(LoopState)
+        graph.add_node("model", self._model_node)
+        graph.add_node("tools", self._tools_node)
+        graph.add_edge(START, "model")
+        graph.add_conditional_edges("model", self._after_model, ["tools", END])
+        graph.add_conditional_edges("tools", self._after_tools, ["model", END])
+        self._graph = graph.compile()
+
+    def record_sandbox_event(self, event: SandboxEvent) -> None:
+        """An `EventSink`: files the event under the step running now."""
+        if self.steps:
+            self.steps[-1].sandbox_events.append(event)
+
+    async def run(self, prompt: str) -> RunResult:
+        """Run the loop on a task prompt until it ends; never raises for backend failures.
+
+        Returns:
+            The end reason, the conversation and every step's timing.
+        """
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": prompt},
+        ]
+        self._started = time.perf_counter()
+        state: LoopState = {"messages": messages, "end_reason": None}
+        limit = 2 * self.config.max_steps + 10
+        final = await self._graph.ainvoke(state, config={"recursion_limit": limit})
+        ended = self.steps[-1].ended if self.steps else time.perf_counter()
+        last = final["messages"][-1]
+        text = str(last.get("content") or "") if last.get("role") == "assistant" else ""
+        return RunResult(
+            end_reason=str(final["end_reason"]),
+            started=self._started,
+            ended=ended,
+            steps=self.steps,
+            messages=final["messages"],
+            final_text=self._finish_text or text,
+            error=self._error,
+            tokens_used=self._tokens,
+        )
+
+    def _limit_reached(self) -> str | None:
+        config = self.config
+        if len(self.steps) >= config.max_steps:
+            return "step_limit"
+        if config.token_budget is not None and self._tokens >= config.token_budget:
+            return "token_budget"
+        elapsed = time.perf_counter() - self._started
+        if config.wall_time_budget_s is not None and elapsed >= config.wall_time_budget_s:
+            return "wall_time_budget"
+        return None
+
+    async def _model_node(self, state: LoopState) -> dict[str, Any]:
+        reason = self._limit_reached()
+        if reason is not None:
+            return {"end_reason": reason}
+        step = StepRecord(index=len(self.steps), started=time.perf_counter())
+        self.steps.append(step)
+        params: dict[str, Any] = {}
+        if self.config.max_completion_tokens is not None:
+            params["max_completion_tokens"] = self.config.max_completion_tokens
+        if self.config.temperature is not None:
+            params["temperature"] = self.config.temperature
+        params["parallel_tool_calls"] = self.config.parallel_tool_calls
+        try:
+            response = await complete_with_retries(
+                self.client,
+                state["messages"],
+                tools=self.toolbox.openai_tools(),
+                policy=self.config.retry,
+                attempts=step.attempts,
+                **params,
+            )
+        except BackendError as exc:
+            step.model_ended = step.ended = time.perf_counter()
+            self._error = str(exc)
+            return {"end_reason": "backend_error"}
+        step.model = _model_record(response)
+        self._tokens += (response.prompt_tokens or 0) + (response.completion_tokens or 0)
+        step.model_ended = step.ended = time.perf_counter()
+        message = response.message
+        end = None if message.get("tool_calls") else "answer"
+        return {"messages": [*state["messages"], message], "end_reason": end}
+
+    def _after_model(self, state: LoopState) -> str:
+        return END if state["end_reason"] else "tools"
+
+    async def _tools_node(self, state: LoopState) -> dict[str, Any]:
+        step = self.steps[-1]
+        calls: list[dict[str, Any]] = state["messages"][-1].get("tool_calls") or []
+        if self.config.parallel_tool_calls and len(calls) > 1:
+            outcomes = await asyncio.gather(*(self._one_call(call) for call in calls))
+        else:
+            outcomes = [await self._one_call(call) for call in calls]
+        messages = list(state["messages"])
+        finished = False
+        images: list[dict[str, Any]] = []
+        for call, (record, result) in zip(calls, outcomes, strict=True):
+            step.tools.append(record)
+            messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
+            if result.finish and record.ok:
+                finished = True
+                self._finish_text = result.content
+            if result.image is not None and self.config.screenshots:
+                images.append(_image_part(result.image))
+        if images:
+            # chat completions carry images in user messages only, never in tool results
+            text = {"type": "text", "text": "Screenshot(s) from the tool calls above."}
+            messages.append({"role": "user", "content": [text, *images]})
+        step.ended = time.perf_counter()
+        return {"messages": messages, "end_reason": "finish" if finished else None}
+
+    def _after_tools(self, state: LoopState) -> str:
+        return END if state["end_reason"] else "model"
+
+    async def _one_call(self, call: dict[str, Any]) -> tuple[ToolCallRecord, ToolResult]:
+        function = call.get("function") or {}
+        name = str(function.get("name") or "")
+        arguments = str(function.get("arguments") or "")
+        started = time.perf_counter()
+        result = await self.toolbox.call(name, arguments, self.context)
+        ended = time.perf_counter()
+        error = result.content[:500] if result.content.startswith("ERROR:") else None
+        record = ToolCallRecord(
+            call_id=str(call.get("id") or ""),
+            name=name,
+            arguments=arguments,
+            started=started,
+            ended=ended,
+            ok=result.ok,
+            error=error,
+            output_chars=len(result.content),
+        )
+        return record, result
+
+
+def _image_part(png: bytes) -> dict[str, Any]:
+    """An `image_url` content part holding a PNG as a data URL."""
+    data = base64.b64encode(png).decode("ascii")
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+
+
+def _model_record(response: ModelResponse) -> ModelCallRecord:
+    return ModelCallRecord(
+        timing=response.timing,
+        finish_reason=response.finish_reason,
+        prompt_tokens=response.prompt_tokens,
+        cached_tokens=response.cached_tokens,
+        completion_tokens=response.completion_tokens,
+        reasoning_tokens=response.reasoning_tokens,
+        request_id=response.request_id,
+    )

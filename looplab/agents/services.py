@@ -1,0 +1,110 @@
+"""Servers inside a task's sandbox (its docs site, its web app), started before the agent.
+
+Each service runs detached (its own session, so the sandbox's per-command process-group cleanup
+leaves it running) with its log and pid under `.services/` in the workspace, and is
+waited for until its port accepts connections. A local sandbox gets a port that is free
+on this host (so it also works unisolated or with the host's network); a docker sandbox
+uses the task's fixed port, published on 127.0.0.1 when its network is `bridge`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+from dataclasses import dataclass, field
+
+from looplab.agents.taskset import ServiceSpec
+from looplab.errors import SandboxError
+from looplab.sandbox import Sandbox
+
+__all__ = ["Services", "start_services", "stop_services"]
+
+READY_TIMEOUT_S = 20.0
+"""Longest a service may take to accept connections."""
+
+# Popen returns once the child has exec'd, i.e. after its setsid: no window in which the
+# sandbox's cleanup of the launching command's process group could still reach it.
+_LAUNCH = """
+import os, subprocess, sys
+os.makedirs(".services", exist_ok=True)
+with open(sys.argv[2], "wb") as log:
+    child = subprocess.Popen(["sh", "-c", sys.argv[1]], stdin=subprocess.DEVNULL,
+                             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+open(sys.argv[3], "w").write(str(child.pid))
+"""
+
+_WAIT_READY = """
+import socket, sys, time
+deadline = time.monotonic() + float(sys.argv[2])
+while True:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=1).close(); break
+    except OSError:
+        if time.monotonic() > deadline: sys.exit("not listening on port " + sys.argv[1])
+        time.sleep(0.02)
+"""
+
+
+@dataclass
+class Services:
+    """Where the started services are.
+
+    Attributes:
+        inside: base URL per service as commands in the sandbox reach it.
+        host: base URL per service as this host (its browser) reaches it, when it can.
+    """
+
+    inside: dict[str, str] = field(default_factory=dict)
+    host: dict[str, str] = field(default_factory=dict)
+
+
+def free_host_port() -> int:
+    """A TCP port free on this host's loopback right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services:
+    """Start every service and wait until each listens.
+
+    Raises:
+        SandboxError: a service did not come up (its log is in the message).
+    """
+    services = Services()
+    docker = getattr(sandbox, "kind", "") == "docker"
+    for spec in specs:
+        port = spec.port if docker else free_host_port()
+        bind = "0.0.0.0" if docker else "127.0.0.1"
+        command = spec.command.replace("{port}", str(port)).replace("{bind}", bind)
+        log, pid = f".services/{spec.name}.log", f".services/{spec.name}.pid"
+        launch = shlex.join(["python3", "-c", _LAUNCH, command, log, pid])
+        await sandbox.exec(launch, timeout_s=10)
+        wait = shlex.join(["python3", "-c", _WAIT_READY, str(port), str(READY_TIMEOUT_S)])
+        ready = await sandbox.exec(wait, timeout_s=READY_TIMEOUT_S + 5)
+        if not ready.ok:
+            output = (await sandbox.exec(f"cat {log}", timeout_s=5)).stdout
+            raise SandboxError(
+                f"service {spec.name} did not start: {ready.stderr.strip()}\n{output[-2000:]}",
+                sandbox_id=sandbox.id,
+            )
+        services.inside[spec.name] = f"http://127.0.0.1:{port}"
+        host_port = _host_port(sandbox, port) if docker else port
+        if host_port is not None:
+            services.host[spec.name] = f"http://127.0.0.1:{host_port}"
+    return services
+
+
+async def stop_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> None:
+    """Kill the services' process groups (a bubblewrap or docker sandbox would anyway)."""
+    for spec in specs:
+        pid = f".services/{spec.name}.pid"
+        await sandbox.exec(f'[ -f {pid} ] && kill -9 -- -"$(cat {pid})" 2>/dev/null; true')
+
+
+def _host_port(sandbox: Sandbox, port: int) -> int | None:
+    published = getattr(sandbox, "published_port", None)
+    if published is None:
+        return None
+    value = published(port)
+    return int(value) if value is not None else None

@@ -1,0 +1,128 @@
+"""Experiment configs: what to run (backends x agents x tasks x repetitions) and how.
+
+An experiment YAML is a serialized `ExperimentConfig`; `-c key.path=value` overrides apply
+before validation, and errors name the file, line, field and allowed values.
+
+```yaml
+name: quickstart
+backends:
+  - {name: slow-80, profile: slow-80}
+  - {name: fast-750, profile: fast-750, overrides: {reasoning_tokens: 0}}
+tasks: [coding/fix-pager, coding/nbugs-4]
+repetitions: 2
+sandbox: {kind: local}
+budgets: {max_steps: 40}
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from looplab.agents.config import AgentConfig
+from looplab.config import StrictModel
+from looplab.sandbox import SandboxConfig
+
+__all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamily"]
+
+AgentName = Literal["auto", "coding", "computer_use"]
+
+
+def _auto_agent() -> list[AgentName]:
+    return ["auto"]
+
+
+class BackendSpec(StrictModel):
+    """One backend: a simulated profile, or a real OpenAI-compatible endpoint."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.+-]+$")
+    """Label used in results and reports (e.g. `fast-750`)."""
+    kind: Literal["simulated", "real"] = "simulated"
+    """`simulated`: looplab's server in-process; `real`: `base_url` + `model`."""
+    profile: str | None = None
+    """Simulated: a preset name or a profile YAML path (defaults to `name`)."""
+    overrides: dict[str, Any] = Field(default_factory=dict)
+    """Simulated: profile fields to override (`{decode_tps: 500, ttft_s: 0.2}`)."""
+    policy: str = "scripted"
+    """Simulated: the model policy (`scripted` drives tasks by their reference solution)."""
+    base_url: str | None = None
+    """Real: API root including /v1."""
+    model: str | None = None
+    """Real: model id."""
+    api_key_env: str | None = None
+    """Real: environment variable holding the key (never the key itself)."""
+
+    @model_validator(mode="after")
+    def _complete(self) -> BackendSpec:
+        if self.kind == "real" and (not self.base_url or not self.model):
+            raise ValueError("a real backend needs base_url and model")
+        return self
+
+    def profile_overrides(self) -> list[str]:
+        """The overrides as `key=value` strings for `resolve_profile`."""
+        return [f"{key}={_yaml_scalar(value)}" for key, value in self.overrides.items()]
+
+
+class TaskFamily(StrictModel):
+    """A parametric task family swept over parameter values (e.g. N bugs)."""
+
+    family: str
+    """Family task id, e.g. `coding/nbugs`."""
+    values: list[int] = Field(min_length=1)
+    """Parameter values; each becomes the task `<family>-<value>`."""
+
+
+class Budgets(StrictModel):
+    """Per-run limits; a run that hits one ends with that reason recorded."""
+
+    max_steps: int = Field(default=60, ge=1)
+    """Model calls per run."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Total tokens (prompt + completion) per run."""
+    wall_time_s: float | None = Field(default=None, gt=0)
+    """Wall time per run."""
+
+
+class ExperimentConfig(StrictModel):
+    """A whole experiment (see the module docstring)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
+    """Experiment name; the default output directory is `runs/<name>`."""
+    description: str = ""
+    """What the experiment asks."""
+    backends: list[BackendSpec] = Field(min_length=1)
+    """Backends to compare."""
+    agents: list[AgentName] = Field(default_factory=_auto_agent)
+    """Agents; `auto` picks the task kind's agent."""
+    tasks: list[str | TaskFamily] = Field(min_length=1)
+    """Task ids, globs (`coding/*`), or families with parameter lists."""
+    repetitions: int = Field(default=1, ge=1)
+    """Runs per (backend, agent, task)."""
+    seed: int = 0
+    """Base seed; repetition r uses seed + r for the simulator and the policy."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Sandbox kind and limits."""
+    agent: AgentConfig = Field(default_factory=AgentConfig)
+    """Agent loop settings (tool concurrency, retries, completion cap)."""
+    budgets: Budgets = Field(default_factory=Budgets)
+    """Per-run limits."""
+    concurrency: int = Field(default=1, ge=1, le=64)
+    """Runs in flight at once."""
+    clock: Literal["wall", "virtual"] = "wall"
+    """`wall`: the simulator really waits; `virtual`: model time computed from the profile,
+    tools run for real, the timeline composed from both."""
+    output_dir: Path | None = None
+    """Where traces and the results database go (default `runs/<name>`)."""
+
+    def resolved_output_dir(self) -> Path:
+        """`output_dir`, or `runs/<name>`."""
+        return self.output_dir or Path("runs") / self.name
+
+
+def _yaml_scalar(value: Any) -> str:
+    import json
+
+    return json.dumps(value) if not isinstance(value, str) else value

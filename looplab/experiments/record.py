@@ -1,0 +1,191 @@
+"""Turning an agent run (`agents.runner.TaskRun`) into `looplab-1` trace events.
+
+The run axis's zero is the run's origin: its first model request's scheduled time. Step
+and model times come from `time.perf_counter()`, sandbox events from `time.monotonic()`;
+on Linux both read CLOCK_MONOTONIC, so they share one axis.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from looplab.agents.records import RunResult, StepRecord
+from looplab.agents.runner import TaskRun
+from looplab.traces.schema import (
+    Attempt,
+    ModelCallEvent,
+    RunEndEvent,
+    SandboxOpEvent,
+    StepEvent,
+    ToolCallEvent,
+    TraceEvent,
+)
+
+__all__ = ["OUTPUT_LIMIT", "run_events"]
+
+OUTPUT_LIMIT = 64 * 1024
+"""Tool outputs are cut to this many characters in traces."""
+
+
+def run_events(
+    run_id: str,
+    run: TaskRun,
+    *,
+    origin_wall: datetime,
+    model: str,
+    profile: str | None,
+    loop_lag_p99_ms: float | None = None,
+) -> list[TraceEvent]:
+    """The model, tool, sandbox, step and run_end events of one finished run.
+
+    Args:
+        run_id: the run's id.
+        run: the finished task run.
+        origin_wall: UTC wall time at the run origin.
+        model: model id the agent talked to.
+        profile: latency profile name, for simulated backends.
+        loop_lag_p99_ms: event-loop lag measured during the run (saturation signal).
+    """
+    result = run.result
+    origin = result.started
+    assistants = [m for m in result.messages if m.get("role") == "assistant"]
+    outputs = {
+        str(m.get("tool_call_id")): str(m.get("content") or "")
+        for m in result.messages
+        if m.get("role") == "tool"
+    }
+
+    def at(t: float) -> float:
+        return t - origin
+
+    def wall(t: float) -> datetime:
+        return origin_wall + timedelta(seconds=t - origin)
+
+    events: list[TraceEvent] = []
+    for position, step in enumerate(result.steps):
+        message = assistants[position] if position < len(assistants) else None
+        events.extend(_step_events(run_id, step, message, outputs, at, wall, model, profile))
+    events.append(
+        RunEndEvent(
+            run_id=run_id,
+            wall_time=origin_wall,
+            start=0.0,
+            end=at(result.ended),
+            end_reason=result.end_reason,
+            success=run.check.passed,
+            check_output=run.check.output[-4000:],
+            steps=len(result.steps),
+            model_s=result.model_s,
+            tool_s=result.tool_s,
+            error=result.error,
+            sandbox_start_s=run.sandbox_start_s,
+            prompt=_first_user_text(result),
+            loop_lag_p99_ms=loop_lag_p99_ms,
+        )
+    )
+    return events
+
+
+def _step_events(
+    run_id: str,
+    step: StepRecord,
+    message: dict[str, Any] | None,
+    outputs: dict[str, str],
+    at: Any,
+    wall: Any,
+    model: str,
+    profile: str | None,
+) -> list[TraceEvent]:
+    events: list[TraceEvent] = []
+    call = step.model
+    timing = call.timing if call is not None else None
+    attempts = [
+        Attempt(
+            start=at(a.started),
+            end=at(a.ended),
+            error=a.error,
+            status=a.status,
+            wait_s=a.wait_s,
+        )
+        for a in step.attempts
+    ]
+    if call is not None and timing is not None:
+        events.append(
+            ModelCallEvent(
+                run_id=run_id,
+                step=step.index,
+                wall_time=wall(timing.scheduled),
+                start=at(timing.scheduled),
+                end=at(timing.end if timing.end is not None else step.model_ended),
+                sent=at(timing.sent),
+                first_token=None if timing.first_token is None else at(timing.first_token),
+                last_token=None if timing.last_token is None else at(timing.last_token),
+                prompt_tokens=call.prompt_tokens,
+                cached_tokens=call.cached_tokens,
+                completion_tokens=call.completion_tokens,
+                reasoning_tokens=call.reasoning_tokens,
+                finish_reason=call.finish_reason,
+                model=model,
+                profile=profile,
+                request_id=call.request_id,
+                message=message,
+                attempts=attempts,
+            )
+        )
+    for tool in step.tools:
+        output = outputs.get(tool.call_id)
+        events.append(
+            ToolCallEvent(
+                run_id=run_id,
+                step=step.index,
+                wall_time=wall(tool.started),
+                start=at(tool.started),
+                end=at(tool.ended),
+                call_id=tool.call_id,
+                name=tool.name,
+                arguments=tool.arguments,
+                ok=tool.ok,
+                error=tool.error,
+                output=None if output is None else output[:OUTPUT_LIMIT],
+                output_chars=tool.output_chars,
+            )
+        )
+    for event in step.sandbox_events:
+        events.append(
+            SandboxOpEvent(
+                run_id=run_id,
+                step=step.index,
+                wall_time=event.wall_time,
+                start=at(event.started),
+                end=at(event.ended),
+                op=event.kind,
+                sandbox_id=event.sandbox_id,
+                detail=", ".join(f"{k}={v}" for k, v in event.detail.items())[:500],
+            )
+        )
+    events.append(
+        StepEvent(
+            run_id=run_id,
+            step=step.index,
+            wall_time=wall(step.started),
+            start=at(step.started),
+            end=at(step.ended),
+            model_s=step.model_s,
+            tool_s=step.tool_s,
+            overhead_s=step.overhead_s,
+        )
+    )
+    return events
+
+
+def _first_user_text(result: RunResult) -> str | None:
+    for message in result.messages:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return str(message["content"])
+    return None
+
+
+def run_totals(result: RunResult) -> dict[str, float]:
+    """Wall, model and tool seconds of a run (for progress lines)."""
+    return {"wall_s": result.wall_s, "model_s": result.model_s, "tool_s": result.tool_s}

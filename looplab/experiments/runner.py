@@ -1,0 +1,331 @@
+"""The experiment runner: config -> cells -> runs -> traces + results database.
+
+Directory layout of an experiment (`runs/<name>/` by default):
+
+```
+config.json           the resolved config; a rerun with a different one is refused
+traces/<cell>.jsonl   one trace per cell (append-only, ends with run_end when complete)
+traces/incomplete/    traces of runs that were cut off (kept, never counted)
+results.duckdb        runs, steps, model_calls, tool_calls (rebuilt from the traces)
+```
+
+Resume: a cell whose trace is complete is not run again; a cell whose trace lacks its
+`run_end` (the process was killed mid-run) has that trace moved to `incomplete/` and is
+run afresh, so no run is ever counted twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+import uuid
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from looplab.agents.config import AgentConfig
+from looplab.agents.runner import run_task
+from looplab.agents.taskset import load_task
+from looplab.analysis.retime import compose_virtual_timeline
+from looplab.analysis.stats import quantile
+from looplab.backends.client import EndpointConfig, InstrumentedClient
+from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.presets import resolve_profile
+from looplab.backends.profile import LatencyProfile
+from looplab.clock import VirtualClock, utc_now
+from looplab.errors import ConfigError, LooplabError
+from looplab.experiments.config import BackendSpec, ExperimentConfig
+from looplab.experiments.matrix import Cell, expand_cells
+from looplab.experiments.record import run_events
+from looplab.traces.io import TraceWriter, read_trace
+from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
+from looplab.traces.store import ResultStore
+
+__all__ = ["CellOutcome", "ExperimentResult", "ExperimentRunner", "LoopLagMonitor"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class CellOutcome:
+    """What happened to one cell in this invocation."""
+
+    cell: Cell
+    status: str
+    """`done` (ran now), `skipped` (complete trace found), `failed` (harness error)."""
+    trace_path: Path
+    task_s: float | None = None
+    steps: int | None = None
+    success: bool | None = None
+    error: str | None = None
+    loop_lag_p99_ms: float | None = None
+
+
+@dataclass
+class ExperimentResult:
+    """All cells of one invocation and where the results are."""
+
+    directory: Path
+    outcomes: list[CellOutcome] = field(default_factory=list)
+
+    @property
+    def database(self) -> Path:
+        """The results database."""
+        return self.directory / "results.duckdb"
+
+
+class LoopLagMonitor:
+    """Samples event-loop lag (how late a 20 ms sleep wakes) to detect a saturated machine."""
+
+    def __init__(self, interval_s: float = 0.02) -> None:
+        self.interval_s = interval_s
+        self.samples: list[tuple[float, float]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin sampling on the running loop."""
+        self._task = asyncio.get_running_loop().create_task(self._sample())
+
+    async def stop(self) -> None:
+        """Stop sampling."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def p99_ms(self, since: float, until: float) -> float | None:
+        """p99 lag (ms) of the samples taken in [since, until]."""
+        window = [lag for t, lag in self.samples if since <= t <= until]
+        return quantile(window, 0.99) * 1000 if window else None
+
+    async def _sample(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(self.interval_s)
+            now = time.perf_counter()
+            self.samples.append((now, max(0.0, now - before - self.interval_s)))
+
+
+ProgressFn = Callable[[CellOutcome, int, int], None]
+
+
+class ExperimentRunner:
+    """Runs an experiment's cells with bounded concurrency (see the module docstring).
+
+    Args:
+        config: the validated experiment.
+        progress: called after each cell with (outcome, finished so far, total).
+    """
+
+    def __init__(self, config: ExperimentConfig, progress: ProgressFn | None = None) -> None:
+        self.config = config
+        self.directory = config.resolved_output_dir()
+        self.traces = self.directory / "traces"
+        self.progress = progress
+        self._servers: dict[tuple[str, int], SimulatorServer] = {}
+        self.pruned: list[str] = []
+        """Leftover containers removed before this invocation (docker sandboxes)."""
+        self._server_lock = asyncio.Lock()
+
+    def prepare_directory(self, *, fresh: bool) -> None:
+        """Create the directory, or check that an existing one holds the same experiment.
+
+        Raises:
+            ConfigError: the directory holds a different experiment's config.
+        """
+        stored = self.directory / "config.json"
+        current = self.config.model_dump(mode="json")
+        if fresh and self.directory.exists():
+            shutil.rmtree(self.directory)
+        if stored.exists():
+            previous = json.loads(stored.read_text())
+            if previous != current:
+                changed = sorted(k for k in current if current.get(k) != previous.get(k))
+                raise ConfigError(
+                    f"{self.directory} holds a different experiment "
+                    f"(changed: {', '.join(changed)}); use another output_dir, "
+                    "or --fresh to discard the old results",
+                    field="output_dir",
+                )
+        self.traces.mkdir(parents=True, exist_ok=True)
+        stored.write_text(json.dumps(current, indent=2))
+
+    async def run(self) -> ExperimentResult:
+        """Run every missing cell and index all traces.
+
+        Raises:
+            ConfigError: bad tasks or backends (before anything runs).
+        """
+        cells = expand_cells(self.config)
+        for backend in self.config.backends:
+            self._profile(backend, 0)  # validate every profile before running anything
+        if self.config.sandbox.kind == "docker":
+            # leftovers of earlier runs whose owner process died (crash, SIGKILL)
+            from looplab.sandboxes.prune import prune
+
+            self.pruned = (await asyncio.to_thread(prune)).removed
+            if self.pruned:
+                log.info("sandbox.pruned", containers=self.pruned)
+        result = ExperimentResult(self.directory)
+        pending: list[Cell] = []
+        for cell in cells:
+            path = self.traces / f"{cell.id}.jsonl"
+            if path.exists() and read_trace(path).complete:
+                result.outcomes.append(CellOutcome(cell, "skipped", path))
+            else:
+                if path.exists():
+                    log.info("cell.incomplete_trace_set_aside", cell=cell.id, trace=str(path))
+                    self._set_aside(path)
+                pending.append(cell)
+        done = 0
+        for outcome in result.outcomes:
+            done += 1
+            if self.progress:
+                self.progress(outcome, done, len(cells))
+        gate = asyncio.Semaphore(self.config.concurrency)
+        monitor = LoopLagMonitor()
+        monitor.start()
+
+        async def one(cell: Cell) -> None:
+            nonlocal done
+            async with gate:
+                log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
+                outcome = await self._run_cell(cell, monitor)
+            log.info(
+                "cell.end",
+                cell=cell.id,
+                status=outcome.status,
+                task_s=outcome.task_s,
+                steps=outcome.steps,
+                success=outcome.success,
+                error=outcome.error,
+                loop_lag_p99_ms=outcome.loop_lag_p99_ms,
+            )
+            result.outcomes.append(outcome)
+            done += 1
+            if self.progress:
+                self.progress(outcome, done, len(cells))
+
+        try:
+            await asyncio.gather(*(one(cell) for cell in pending))
+        finally:
+            await monitor.stop()
+            for server in self._servers.values():
+                await asyncio.to_thread(server.stop)
+            self._servers.clear()
+        with ResultStore(result.database) as store:
+            store.rebuild(self.traces)
+        return result
+
+    def _set_aside(self, path: Path) -> None:
+        aside = self.traces / "incomplete"
+        aside.mkdir(exist_ok=True)
+        stamp = utc_now().strftime("%Y%m%dT%H%M%S%f")
+        path.rename(aside / f"{path.stem}.{stamp}.jsonl")
+
+    def _profile(self, backend: BackendSpec, seed: int) -> LatencyProfile | None:
+        if backend.kind == "real":
+            return None
+        overrides = [*backend.profile_overrides(), f"seed={seed}"]
+        return resolve_profile(backend.profile or backend.name, overrides)
+
+    async def _server(self, backend: BackendSpec, seed: int) -> SimulatorServer:
+        key = (backend.name, seed)
+        async with self._server_lock:
+            if key not in self._servers:
+                profile = self._profile(backend, seed)
+                assert profile is not None
+                clock = VirtualClock() if self.config.clock == "virtual" else None
+                server = SimulatorServer(profile, clock=clock)
+                await asyncio.to_thread(server.start)
+                self._servers[key] = server
+            return self._servers[key]
+
+    async def _endpoint(self, cell: Cell) -> tuple[EndpointConfig, SimulatorServer | None]:
+        backend = cell.backend
+        if backend.kind == "real":
+            assert backend.base_url is not None
+            assert backend.model is not None
+            endpoint = EndpointConfig(
+                base_url=backend.base_url, model=backend.model, api_key_env=backend.api_key_env
+            )
+            return endpoint, None
+        server = await self._server(backend, cell.seed)
+        model = f"looplab-{backend.policy}"
+        return EndpointConfig(base_url=server.base_url, model=model), server
+
+    async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
+        path = self.traces / f"{cell.id}.jsonl"
+        run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
+        try:
+            endpoint, server = await self._endpoint(cell)
+            task = load_task(cell.task)
+            profile = server.simulator.profile if server else None
+            header = TraceHeader(
+                run_id=run_id,
+                created=utc_now(),
+                experiment=self.config.name,
+                cell=cell.describe(),
+                task=cell.task,
+                agent=cell.agent,
+                model=endpoint.model,
+                profile=profile.model_dump(mode="json", by_alias=True) if profile else None,
+                backend={"kind": cell.backend.kind, "name": cell.backend.name,
+                         "base_url": endpoint.base_url},
+                sandbox={"kind": self.config.sandbox.kind},
+                clock=self.config.clock,
+            )  # fmt: skip
+        except LooplabError as exc:
+            return CellOutcome(cell, "failed", path, error=str(exc))
+        async with AsyncExitStack() as stack:
+            writer = stack.enter_context(TraceWriter(path, header))
+            origin_wall = utc_now()
+            writer.write(
+                RunStartEvent(
+                    run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task
+                )
+            )
+            client = await stack.enter_async_context(InstrumentedClient(endpoint))
+            try:
+                run = await run_task(
+                    task,
+                    client,
+                    agent_config=self._agent_config(),
+                    sandbox_config=self.config.sandbox,
+                )
+            except LooplabError as exc:
+                return CellOutcome(cell, "failed", path, error=str(exc))
+            lag = monitor.p99_ms(run.result.started, run.result.ended)
+            events = run_events(
+                run_id, run, origin_wall=origin_wall, model=endpoint.model,
+                profile=profile.name if profile else None, loop_lag_p99_ms=lag,
+            )  # fmt: skip
+            if self.config.clock == "virtual" and server is not None:
+                events = compose_virtual_timeline(events, server.simulator.timings)
+            for event in events:
+                writer.write(event)
+            end = events[-1]
+            assert isinstance(end, RunEndEvent)
+        return CellOutcome(
+            cell,
+            "done",
+            path,
+            task_s=end.end,
+            steps=end.steps,
+            success=end.success,
+            loop_lag_p99_ms=end.loop_lag_p99_ms,
+        )
+
+    def _agent_config(self) -> AgentConfig:
+        budgets = self.config.budgets
+        return self.config.agent.model_copy(
+            update={
+                "max_steps": budgets.max_steps,
+                "token_budget": budgets.max_tokens,
+                "wall_time_budget_s": budgets.wall_time_s,
+            }
+        )

@@ -1,0 +1,314 @@
+"""`LocalSandbox`: a temporary workspace on this host, the embedded default.
+
+Where `bwrap` (bubblewrap) exists, one long-lived helper (`_inside.py`) runs inside a
+bubblewrap sandbox made once per LocalSandbox: new user, pid, net, ipc, uts and cgroup
+namespaces (no network unless `network: bridge`), the system directories read-only, no
+/home, /root, /run (so no Docker socket), a fresh tmpfs /tmp, the workspace writable at
+/workspace, all capabilities dropped, and `--die-with-parent` so the whole tree dies with
+the owner. Commands start from that helper (about a fork+exec each), each in its own
+process group that a timeout kills. Without bwrap the helper is a plain host process in the
+workspace: the sandbox then says it is *not isolated*, in `description` and in its events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from looplab.errors import PrerequisiteError, SandboxError
+from looplab.sandbox import EventSink, ExecResult, SandboxConfig, parse_size
+from looplab.sandboxes._channel import HelperChannel, command_argv, helper_source, run_command
+from looplab.sandboxes._paths import resolve_on_host, workspace_relative
+from looplab.sandboxes._support import EventClock
+
+__all__ = ["LocalSandbox"]
+
+STANDARD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SANDBOX_WORKDIR = "/workspace"
+# Host directories visible (read-only) inside bubblewrap; homes, /run and /tmp stay out.
+_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "var")
+
+
+class LocalSandbox:
+    """A workspace directory on this host; commands isolated by bubblewrap where it exists."""
+
+    kind = "local"
+
+    def __init__(
+        self,
+        *,
+        home: Path,
+        root: Path,
+        process: asyncio.subprocess.Process,
+        channel: HelperChannel,
+        config: SandboxConfig,
+        clock: EventClock,
+        bwrap: bool,
+    ) -> None:
+        """Use `LocalSandbox.create`; this only stores what it made."""
+        self._home = home
+        self.root = root
+        self._process = process
+        self._channel = channel
+        self.config = config
+        self._clock = clock
+        self._bwrap = bwrap
+        self._closed = False
+        self._id = f"local-{process.pid}"
+
+    @classmethod
+    async def create(
+        cls,
+        task_dir: Path | None = None,
+        *,
+        config: SandboxConfig | None = None,
+        sink: EventSink | None = None,
+    ) -> LocalSandbox:
+        """Make a workspace (a copy of `task_dir`) and start the sandbox's helper.
+
+        Args:
+            task_dir: directory whose contents are copied into the workspace.
+            config: limits and isolation; default `SandboxConfig()`.
+            sink: receives the create/exec/close events.
+
+        Returns:
+            A ready sandbox.
+
+        Raises:
+            PrerequisiteError: `isolation: bwrap` but bubblewrap is missing, or no python3.
+            SandboxError: the helper did not start.
+        """
+        config = config or SandboxConfig()
+        begun = EventClock.start()
+        bwrap = shutil.which("bwrap")
+        if config.isolation == "bwrap" and bwrap is None:
+            raise PrerequisiteError(
+                "isolation 'bwrap' needs bubblewrap", fix="apt-get install -y bubblewrap"
+            )
+        use_bwrap = bwrap is not None and config.isolation != "none"
+        python = shutil.which("python3", path=STANDARD_PATH)
+        if python is None:
+            raise PrerequisiteError(
+                "the local sandbox needs python3 in /usr/bin", fix="apt-get install -y python3"
+            )
+        home = Path(tempfile.mkdtemp(prefix="looplab-sandbox-"))
+        root = home / "workspace"
+        if task_dir is not None:
+            await asyncio.to_thread(shutil.copytree, task_dir, root, symlinks=True)
+        else:
+            root.mkdir()
+        (home / "home").mkdir()
+        argv = [python, "-c", helper_source(), str(parse_size(config.memory))]
+        if use_bwrap and bwrap is not None:
+            argv = [bwrap, *_bwrap_args(root, config), *argv]
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=root,
+            env=_base_env(home / "home", bwrap=use_bwrap, config=config),
+            start_new_session=True,
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        channel = HelperChannel(
+            process.stdout.readexactly, process.stdin, sandbox_id=f"local-{process.pid}"
+        )
+        sandbox = cls(
+            home=home,
+            root=root,
+            process=process,
+            channel=channel,
+            config=config,
+            clock=EventClock(sink, "local", use_bwrap),
+            bwrap=use_bwrap,
+        )
+        try:
+            await channel.request("ping", wait_s=30.0)
+        except SandboxError:
+            await sandbox.close()
+            raise
+        sandbox._clock.emit("create", sandbox.id, begun, {"description": sandbox.description})
+        return sandbox
+
+    @property
+    def id(self) -> str:
+        """`local-<pid of the helper>`."""
+        return self._id
+
+    @property
+    def isolated(self) -> bool:
+        """True when commands run inside bubblewrap."""
+        return self._bwrap
+
+    @property
+    def workdir(self) -> str:
+        """`/workspace` under bubblewrap, else the host directory."""
+        return SANDBOX_WORKDIR if self._bwrap else str(self.root)
+
+    @property
+    def description(self) -> str:
+        """What the sandbox is and how it is isolated."""
+        if self._bwrap:
+            net = "no network" if self.config.network == "none" else "host network"
+            return (
+                f"local sandbox (bubblewrap: {net}, read-only system, writable /workspace, "
+                "fresh /tmp, no capabilities, dies with its owner)"
+            )
+        return (
+            f"local sandbox NOT ISOLATED: plain subprocesses in {self.root} "
+            "(install bubblewrap to isolate)"
+        )
+
+    async def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout_s: float | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> ExecResult:
+        """Run a command in the workspace (see `looplab.sandbox.Sandbox.exec`)."""
+        self._check_open()
+        begun = EventClock.start()
+        relative = workspace_relative(cwd or ".", self.workdir, sandbox_id=self.id)
+        full_env = _base_env(self._home / "home", bwrap=self._bwrap, config=self.config)
+        full_env.update(env or {})
+        result = await run_command(
+            self._channel,
+            command_argv(command),
+            timeout_s=timeout_s or self.config.default_timeout_s,
+            env=full_env,
+            cwd=str(relative),
+            output_limit=self.config.output_limit_bytes,
+        )
+        self._clock.emit(
+            "exec",
+            self.id,
+            begun,
+            {
+                "command": command if isinstance(command, str) else " ".join(command),
+                "exit_code": result.exit_code,
+                "timed_out": result.timed_out,
+                "truncated": result.truncated,
+            },
+        )
+        return result
+
+    async def read_file(self, path: str) -> bytes:
+        """Return a workspace file's bytes (see `Sandbox.read_file`)."""
+        target = self._host_path(path)
+        if not target.is_file():
+            raise FileNotFoundError(f"no such file in the workspace: {path}")
+        return await asyncio.to_thread(target.read_bytes)
+
+    async def write_file(self, path: str, data: bytes | str) -> None:
+        """Create or replace a workspace file (see `Sandbox.write_file`)."""
+        target = self._host_path(path)
+        payload = data.encode() if isinstance(data, str) else data
+        target.parent.mkdir(parents=True, exist_ok=True)
+        self._host_path(str(target.parent.relative_to(self.root.resolve())))
+        await asyncio.to_thread(target.write_bytes, payload)
+
+    async def list_files(self, path: str = ".") -> list[str]:
+        """Return the workspace files under `path` (see `Sandbox.list_files`)."""
+        top = self._host_path(path)
+        if not top.is_dir():
+            raise FileNotFoundError(f"no such directory in the workspace: {path}")
+        base = self.root.resolve()
+        return sorted(
+            str(Path(folder, name).relative_to(base))
+            for folder, _dirs, files in os.walk(top)
+            for name in files
+        )
+
+    async def close(self) -> None:
+        """Stop the helper and every command, delete the workspace; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        begun = EventClock.start()
+        await self._channel.close()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            await self._process.wait()
+        await asyncio.to_thread(shutil.rmtree, self._home, True)
+        self._clock.emit("close", self.id, begun)
+
+    async def __aenter__(self) -> Self:
+        """Return the sandbox."""
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        """Close the sandbox."""
+        await self.close()
+
+    def _host_path(self, path: str) -> Path:
+        """Host path of a workspace path, after the lexical and symlink checks."""
+        self._check_open()
+        relative = workspace_relative(path, self.workdir, sandbox_id=self.id)
+        return resolve_on_host(self.root, relative, sandbox_id=self.id)
+
+    def _check_open(self) -> None:
+        """Raise SandboxError once closed."""
+        if self._closed:
+            raise SandboxError("sandbox is closed", sandbox_id=self.id)
+
+
+def _project_python_dirs() -> list[Path]:
+    """The running interpreter's environment and its base installation (read-only mounts)."""
+    dirs = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
+    system = tuple(Path("/", name) for name in _SYSTEM_DIRS)
+    unique = [d for i, d in enumerate(dirs) if d not in dirs[:i]]
+    return [d for d in unique if not any(d == s or s in d.parents for s in system)]
+
+
+def _base_env(home: Path, *, bwrap: bool, config: SandboxConfig) -> dict[str, str]:
+    """The environment every command starts from (nothing of the host's leaks in)."""
+    path = STANDARD_PATH
+    if config.local_python == "project":
+        path = f"{Path(sys.prefix) / 'bin'}:{path}"
+    return {
+        "PATH": path,
+        "LANG": "C.UTF-8",
+        "HOME": "/tmp" if bwrap else str(home),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+
+
+def _bwrap_args(root: Path, config: SandboxConfig) -> list[str]:
+    """bubblewrap arguments: read-only system, writable /workspace, fresh /tmp, no net."""
+    args = ["--tmpfs", "/"]
+    for name in _SYSTEM_DIRS:
+        host = Path("/", name)
+        if host.is_symlink():
+            args += ["--symlink", os.readlink(host), f"/{name}"]
+        elif host.is_dir():
+            args += ["--ro-bind", str(host), f"/{name}"]
+    if config.local_python == "project":
+        for directory in _project_python_dirs():
+            args += ["--ro-bind", str(directory), str(directory)]
+    args += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
+    args += ["--bind", str(root), SANDBOX_WORKDIR, "--remount-ro", "/"]
+    args += ["--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000"]
+    if config.network != "none":
+        args.append("--share-net")
+    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", SANDBOX_WORKDIR]
+    return args

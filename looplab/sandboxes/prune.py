@@ -1,0 +1,74 @@
+"""Remove leftover sandbox containers (labelled `looplab=1`).
+
+`prune()` removes those whose owner process is gone (a crashed or killed run); with
+`everything=True`, every looplab container. An experiment runner calls `prune()` before it
+starts, `looplab sandbox prune` calls it by hand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from looplab.sandboxes.engine import connect_engine
+from looplab.sandboxes.owner import owner_gone
+
+if TYPE_CHECKING:
+    import docker
+
+__all__ = ["PruneResult", "prune"]
+
+
+@dataclass
+class PruneResult:
+    """What `prune` did.
+
+    Attributes:
+        removed: ids (12 hex digits) of the containers removed.
+        kept: ids of looplab containers left because their owner still runs.
+    """
+
+    removed: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+
+
+def prune(
+    *,
+    everything: bool = False,
+    run_id: str | None = None,
+    client: docker.DockerClient | None = None,
+) -> PruneResult:
+    """Remove looplab containers whose owner is gone (or all of them).
+
+    Args:
+        everything: remove every looplab container, owners alive or not.
+        run_id: only consider containers of this run (label `looplab.run`).
+        client: engine client; default `connect_engine()`.
+
+    Returns:
+        The removed and kept container ids.
+
+    Raises:
+        PrerequisiteError: no engine answers.
+    """
+    import docker as docker_sdk
+
+    client = client or connect_engine()
+    filters: dict[str, str | list[str] | bool] = {
+        "label": ["looplab=1"] + ([f"looplab.run={run_id}"] if run_id else [])
+    }
+    result = PruneResult()
+    for container in client.containers.list(all=True, filters=filters):
+        owner = container.labels.get("looplab.owner", "")
+        if everything or owner_gone(owner):
+            try:
+                container.remove(force=True)
+            except docker_sdk.errors.NotFound:
+                pass  # it went away by itself (auto-remove) meanwhile
+            except docker_sdk.errors.APIError as exc:
+                if "already in progress" not in str(exc):
+                    raise
+            result.removed.append(str(container.id)[:12])
+        else:
+            result.kept.append(str(container.id)[:12])
+    return result

@@ -1,0 +1,169 @@
+"""The computer-use tools: goto, snapshot, click, type, press, select, screenshot (+ finish).
+
+They act on `ToolContext.browser`, a `sandboxes.browser.BrowserSession` (or anything with
+a Playwright `page`). The page is described to the model by **snapshot**: Playwright's
+accessibility-tree snapshot in its `ai` mode, one line per node:
+
+```
+Page: Sign up (http://127.0.0.1:8123/signup)
+- heading "Create your account" [level=1] [ref=e2]
+- textbox "Email" [ref=e5]
+- button "Next" [ref=e9]
+```
+
+Refs are stable: an element keeps its ref across snapshots for as long as it stays in the
+same document (a new page numbers afresh), and `click`/`type`/`select` take them back
+(the `aria-ref=` locator). A ref that is not on the page is an immediate `ok=False` result
+("take a new snapshot"), not a wait for the action timeout.
+
+Actions that may change the page (goto, click, press, select, type with submit) wait for
+any navigation they started to load and return the new snapshot (`snapshot_after_action`,
+default on; off, they return one line and the model calls `snapshot` itself). Plain `type`
+returns one line: typing rarely changes the page's structure, and repeating the whole
+tree per field would multiply prompt tokens. Playwright errors (not editable, timeouts)
+are `ok=False` results with the error's first line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator, Page
+
+__all__ = ["BrowserLike", "browser_tools", "page_snapshot"]
+
+_SCHEMAS = load_schemas(__file__)
+SNAPSHOT_TIMEOUT_MS = 10_000
+"""Longest one accessibility snapshot may take."""
+
+
+class BrowserLike(Protocol):
+    """What the browser tools need from `ToolContext.browser`."""
+
+    @property
+    def page(self) -> Page:
+        """The Playwright page the tools act on."""
+        ...
+
+
+async def page_snapshot(page: Page) -> str:
+    """`Page: <title> (<url>)` and the page's accessibility tree with refs."""
+    await page.wait_for_load_state("load")
+    tree = await page.aria_snapshot(mode="ai", timeout=SNAPSHOT_TIMEOUT_MS)
+    title = await page.title()
+    return f"Page: {title or '(untitled)'} ({page.url})\n{tree}"
+
+
+Action = Callable[[dict[str, Any], "Page"], Awaitable[ToolResult | str]]
+
+
+def browser_tools(
+    *, snapshot_after_action: bool = True, screenshots: bool = False
+) -> list[FunctionTool]:
+    """The computer-use tools (finish is added by the agent).
+
+    Args:
+        snapshot_after_action: actions that may change the page return its new snapshot.
+        screenshots: include the `screenshot` tool (for multimodal models).
+    """
+
+    async def after(page: Page, done: str) -> ToolResult:
+        if not snapshot_after_action:
+            return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
+        return ToolResult(f"{done}\n{await page_snapshot(page)}")
+
+    async def goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        url = str(arguments["url"])
+        if not url.startswith(("http://", "https://")):
+            return ToolResult(f"not an http(s) URL: {url}", ok=False)
+        response = await page.goto(url, wait_until="load")
+        status = response.status if response is not None else 0
+        result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
+        return result if status < 400 else ToolResult(result.content, ok=False)
+
+    async def snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        return await page_snapshot(page)
+
+    async def click(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        await target.click()
+        return await after(page, f"Clicked {arguments['ref']}.")
+
+    async def type_text(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        text = str(arguments["text"])
+        await target.fill(text)
+        done = f"Typed {len(text)} characters into {arguments['ref']}."
+        if arguments.get("submit"):
+            await target.press("Enter")
+            return await after(page, done + " Pressed Enter.")
+        return done
+
+    async def press(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        key = str(arguments["key"])
+        if arguments.get("ref"):
+            target = await _element(page, arguments["ref"])
+            if isinstance(target, ToolResult):
+                return target
+            await target.press(key)
+        else:
+            await page.keyboard.press(key)
+        return await after(page, f"Pressed {key}.")
+
+    async def select(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        chosen = await target.select_option(str(arguments["value"]))
+        return await after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
+
+    async def screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+        image = await page.screenshot(type="png")
+        return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
+
+    actions: dict[str, Action] = {
+        "goto": goto,
+        "snapshot": snapshot,
+        "click": click,
+        "type": type_text,
+        "press": press,
+        "select": select,
+    }
+    if screenshots:
+        actions["screenshot"] = screenshot
+    return [FunctionTool(_SCHEMAS[name], _on_page(action)) for name, action in actions.items()]
+
+
+def _on_page(action: Action) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
+    """Adapt a page action to the tool signature; Playwright errors become results."""
+
+    async def run(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
+        from playwright.async_api import Error as PlaywrightError
+
+        if context.browser is None:
+            return ToolResult("this agent has no browser session", ok=False)
+        browser: BrowserLike = context.browser
+        try:
+            outcome = await action(arguments, browser.page)
+        except PlaywrightError as exc:
+            first = (exc.message or str(exc)).strip().splitlines()[0]
+            return ToolResult(f"browser error: {first}", ok=False)
+        return outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+
+    return run
+
+
+async def _element(page: Page, ref: object) -> Locator | ToolResult:
+    """The element a snapshot ref names, or an `ok=False` result when it is not there."""
+    locator = page.locator(f"aria-ref={ref}")
+    if await locator.count() == 0:
+        return ToolResult(f"no element with ref {ref} on this page; take a new snapshot", ok=False)
+    return locator
