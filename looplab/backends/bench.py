@@ -34,7 +34,7 @@ from typing import Any
 
 import httpx2
 
-from looplab.analysis.stats import quantile
+from looplab.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
 from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.errors import BackendError

@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from looplab.analysis.stats import quantile
+from looplab.stats import quantile
 from looplab.clock import Clock
 
 __all__ = ["PACERS", "NaivePacer", "Pacer", "PacingRecord", "Release", "SchedulePacer"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.analysis.retime import profile_model_timing, retime_events, sweep_trace
-from looplab.analysis.stats import quantile
+from looplab.stats import quantile
 from looplab.backends.presets import resolve_profile
 from looplab.clock import utc_now
 from looplab.config import validate_model

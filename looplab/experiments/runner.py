@@ -32,7 +32,7 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.taskset import load_task
 from looplab.analysis.retime import compose_virtual_timeline
-from looplab.analysis.stats import quantile
+from looplab.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile

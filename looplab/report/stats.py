@@ -10,7 +10,7 @@ import math
 import random
 from collections.abc import Mapping, Sequence
 
-from looplab.analysis.stats import median, quantile
+from looplab.stats import median, quantile
 
 __all__ = ["bootstrap_speedup", "cdf_points", "median", "quantile"]
 

@@ -1,0 +1,72 @@
+"""The documented layer order of docs/design.md: no module imports from a higher layer."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "looplab"
+
+# Bottom to top. A module may import its own layer or any lower one. `commands.py`
+# modules (each package's CLI commands), `cli.py` and `__main__.py` are the wiring layer
+# at the top: the only places that may reach across every package.
+LAYERS: list[set[str]] = [
+    {"errors", "config", "clock", "stats", "bundled", "sandbox", "chromium", "tasks"},
+    {"traces"},
+    {"backends"},
+    {"analysis", "workloads"},
+    {"sandboxes", "tools"},
+    {"agents"},
+    {"report"},
+    {"experiments"},
+]
+WIRING = {"cli", "__main__"}
+
+
+def _unit(module: str) -> str:
+    """`looplab.backends.pacing` -> `backends`; `looplab.errors` -> `errors`."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "looplab"
+
+
+def _layer(unit: str) -> int | None:
+    for index, members in enumerate(LAYERS):
+        if unit in members:
+            return index
+    return None
+
+
+def _imports(path: Path) -> list[str]:
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+    return [name for name in found if name == "looplab" or name.startswith("looplab.")]
+
+
+def test_every_unit_has_a_layer() -> None:
+    """Every top-level module and subpackage of `looplab` is placed in the layer list."""
+    units = {p.stem for p in PACKAGE.glob("*.py")} | {
+        p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()
+    }
+    unplaced = sorted(u for u in units - {"__init__"} - WIRING if _layer(u) is None)
+    assert unplaced == []
+
+
+def test_no_upward_import() -> None:
+    """No module imports a unit of a higher layer (commands modules excepted)."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        unit = _unit(module)
+        if unit in WIRING or path.name == "commands.py" or unit in {"__init__", "looplab"}:
+            continue
+        own = _layer(unit)
+        assert own is not None, module
+        for imported in _imports(path):
+            target = _layer(_unit(imported))
+            if target is not None and target > own:
+                offenders.append(f"{module} imports {imported}")
+    assert offenders == []
