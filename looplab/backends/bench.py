@@ -34,10 +34,10 @@ from typing import Any
 
 import httpx2
 
-from looplab.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
 from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.errors import BackendError
+from looplab.stats import quantile
 
 __all__ = ["BackendBenchCell", "prepare_cost", "run_backend_bench", "tokenizer_agreement"]
 

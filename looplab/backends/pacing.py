@@ -23,8 +23,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from looplab.stats import quantile
 from looplab.clock import Clock
+from looplab.stats import quantile
 
 __all__ = ["PACERS", "NaivePacer", "Pacer", "PacingRecord", "Release", "SchedulePacer"]
 

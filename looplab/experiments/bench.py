@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.analysis.retime import profile_model_timing, retime_events, sweep_trace
-from looplab.stats import quantile
 from looplab.backends.presets import resolve_profile
 from looplab.clock import utc_now
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
+from looplab.stats import quantile
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import (
     ModelCallEvent,

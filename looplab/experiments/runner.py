@@ -32,7 +32,6 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.taskset import load_task
 from looplab.analysis.retime import compose_virtual_timeline
-from looplab.stats import quantile
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -42,6 +41,7 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
+from looplab.stats import quantile
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.store import ResultStore
