@@ -37,7 +37,7 @@ fi
 # the builder runs in the project's venv (made here if .ci/run has not made it yet)
 _ld_quiet make venv
 .venv/bin/python -c 'import docker' 2>/dev/null || _ld_quiet .venv/bin/pip install -q 'docker>=7,<8'
-_ld_quiet .venv/bin/python -c 'from sandboxes.image import build_image; build_image()'
+_ld_quiet .venv/bin/python -c 'from looplab.sandboxes.image import build_image; build_image()'
 
 export LOOPLAB_REQUIRE_DOCKER=1
 unset _ld_missing _ld_i _ld_pidfile
