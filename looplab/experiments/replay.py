@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,36 +23,14 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
 from looplab.backends.profile import LatencyProfile
 from looplab.clock import utc_now
-from looplab.errors import ConfigError, TraceError
+from looplab.errors import ConfigError
 from looplab.experiments.record import run_events
 from looplab.sandbox import SandboxConfig
-from looplab.traces.io import Trace, read_trace
+from looplab.traces.inputs import load_traces
+from looplab.traces.io import Trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, ToolCallEvent, TraceEvent
 
 __all__ = ["Divergence", "LiveReplay", "load_traces", "replay_live", "replay_virtual"]
-
-
-def load_traces(inputs: Iterable[Path], *, complete_only: bool = True) -> list[Trace]:
-    """Traces from files and directories (`DIR/*.jsonl` and `DIR/traces/*.jsonl`).
-
-    Raises:
-        TraceError: a path that does not exist or holds no trace.
-    """
-    traces: list[Trace] = []
-    for path in inputs:
-        if path.is_dir():
-            files = sorted([*path.glob("*.jsonl"), *path.glob("traces/*.jsonl")])
-            if not files:
-                raise TraceError("no *.jsonl traces in this directory", path=str(path))
-        elif path.exists():
-            files = [path]
-        else:
-            raise TraceError("no such file or directory", path=str(path))
-        for file in files:
-            trace = read_trace(file)
-            if trace.complete or not complete_only:
-                traces.append(trace)
-    return traces
 
 
 def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:

@@ -16,11 +16,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.errors import ConfigError
+from looplab.traces.inputs import find_trace_files
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
 
-__all__ = ["Bar", "RunRecord", "find_traces", "load_runs", "record_from_trace"]
+__all__ = ["Bar", "RunRecord", "load_runs", "record_from_trace"]
 
 _FAMILY = re.compile(r"^(?P<base>.+/.+)-(?P<size>\d+)$")
 
@@ -88,26 +88,6 @@ class RunRecord:
         return "run-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.run_id)
 
 
-def find_traces(path: Path) -> list[Path]:
-    """The trace files of one report input (see the module docstring).
-
-    Raises:
-        ConfigError: no such path, or no traces in it.
-    """
-    if path.is_file():
-        return [path]
-    if not path.is_dir():
-        raise ConfigError(f"{path}: no such file or directory", field="RUN_DIR")
-    for candidate in (path / "traces", path):
-        files = sorted(candidate.glob("*.jsonl"))
-        if files:
-            return files
-    raise ConfigError(
-        f"{path}: no traces (expected traces/*.jsonl or *.jsonl)",
-        field="RUN_DIR",
-    )
-
-
 def load_runs(inputs: list[Path]) -> list[RunRecord]:
     """Every complete run of every input (incomplete ones are not counted; see runner.py).
 
@@ -118,7 +98,7 @@ def load_runs(inputs: list[Path]) -> list[RunRecord]:
     records: list[RunRecord] = []
     for path in inputs:
         name = path.resolve().name if path.is_dir() else path.stem
-        for file in find_traces(path):
+        for file in find_trace_files(path, flag="RUN_DIR"):
             trace = read_trace(file)
             if trace.complete:
                 records.append(record_from_trace(trace, name))

@@ -29,9 +29,9 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from looplab.errors import LooplabError
 from looplab.report.build import build_report
-from looplab.report.model import find_traces
 from looplab.report.svg import fmt_s
 from looplab.report.views import ReportModel
+from looplab.traces.inputs import find_trace_files
 
 __all__ = ["DashboardServer", "PathRefused", "discover_experiments", "resolve_inside"]
 
@@ -65,7 +65,7 @@ def resolve_inside(root: Path, relative: str) -> Path:
         return candidate
     if candidate.is_dir():
         try:
-            find_traces(candidate)
+            find_trace_files(candidate)
         except LooplabError:
             raise PathRefused(HTTPStatus.NOT_FOUND, "no traces there") from None
         return candidate
@@ -120,7 +120,7 @@ class _Reports:
 
 
 def _signature(inputs: tuple[Path, ...]) -> tuple[int, float]:
-    files = [f for path in inputs for f in find_traces(path)]
+    files = [f for path in inputs for f in find_trace_files(path)]
     return len(files), max((f.stat().st_mtime for f in files), default=0.0)
 
 
@@ -201,7 +201,7 @@ class DashboardServer:
             )
             runs = [
                 f'<option value="{escape(self.relative(f))}">{escape(f.stem)}</option>'
-                for f in find_traces(experiment)[:_MAX_RUN_OPTIONS]
+                for f in find_trace_files(experiment)[:_MAX_RUN_OPTIONS]
             ]
             options.append(
                 f'<option value="{escape(rel)}">experiment: {escape(rel)}</option>'

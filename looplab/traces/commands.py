@@ -17,7 +17,8 @@ from rich.table import Table
 
 from looplab.errors import ConfigError
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs
-from looplab.traces.io import Trace, read_trace, write_trace
+from looplab.traces.inputs import load_traces
+from looplab.traces.io import write_trace
 from looplab.traces.otel import export_otel_many
 
 __all__ = ["app", "export_app", "export_otel_command", "import_command"]
@@ -91,25 +92,8 @@ def export_otel_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="The OTLP JSON file to write.")],
 ) -> None:
     """Export traces as OTLP JSON (OpenTelemetry GenAI conventions) for Jaeger/Phoenix."""
-    traces = load_traces(source)
+    traces = load_traces([source])
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(export_otel_many(traces)), encoding="utf-8")
     spans = sum(1 + len(t.steps()) + len(t.model_calls()) + len(t.tool_calls()) for t in traces)
     _console().print(f"{len(traces)} trace(s), {spans} spans -> {output}")
-
-
-def load_traces(source: Path) -> list[Trace]:
-    """The trace at `source`, or every `*.jsonl` trace in the directory `source`.
-
-    Raises:
-        ConfigError: no such file or directory, or a directory without traces.
-        TraceError: a file that is not a looplab trace.
-    """
-    if source.is_dir():
-        files = sorted(source.glob("*.jsonl"))
-        if not files:
-            raise ConfigError(f"{source}: no *.jsonl traces in this directory")
-        return [read_trace(f) for f in files]
-    if not source.exists():
-        raise ConfigError(f"{source}: no such file or directory")
-    return [read_trace(source)]

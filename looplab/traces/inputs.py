@@ -1,0 +1,72 @@
+"""The one way every command finds traces: a trace file, a directory of traces, or an
+experiment directory (its `traces/*.jsonl`).
+
+Only regular files named `*.jsonl` count (a FIFO or socket named like a trace is skipped,
+never opened); `traces/incomplete/` is never searched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from looplab.errors import ConfigError
+from looplab.traces.io import Trace, read_trace
+
+__all__ = ["find_trace_files", "load_traces"]
+
+
+def _regular_traces(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+
+
+def find_trace_files(path: Path, *, flag: str = "TRACES") -> list[Path]:
+    """The trace files of one input path.
+
+    Args:
+        path: a trace file, a directory holding `*.jsonl` traces, or an experiment
+            directory holding `traces/*.jsonl`.
+        flag: the argument's name in the command, used in error messages.
+
+    Raises:
+        ConfigError: no such path, not a regular file, or a directory without traces.
+    """
+    if path.is_dir():
+        for candidate in (path / "traces", path):
+            if candidate.is_dir():
+                files = _regular_traces(candidate)
+                if files:
+                    return files
+        raise ConfigError(
+            f"{path}: no traces here (expected a trace file, *.jsonl traces, "
+            "or an experiment directory with traces/*.jsonl)",
+            field=flag,
+        )
+    if not path.exists():
+        raise ConfigError(f"{path}: no such file or directory", field=flag)
+    if not path.is_file():
+        raise ConfigError(f"{path}: not a regular file", field=flag)
+    return [path]
+
+
+def load_traces(
+    paths: Iterable[Path], *, complete_only: bool = True, flag: str = "TRACES"
+) -> list[Trace]:
+    """Every trace under `paths` (see `find_trace_files`), in path order.
+
+    Args:
+        paths: input paths as the user gave them.
+        complete_only: drop traces without a `run_end` (cut-off runs).
+        flag: the argument's name in the command, used in error messages.
+
+    Raises:
+        ConfigError: an input without traces (see `find_trace_files`).
+        TraceError: a file that is not a looplab trace.
+    """
+    traces: list[Trace] = []
+    for path in paths:
+        for file in find_trace_files(path, flag=flag):
+            trace = read_trace(file)
+            if trace.complete or not complete_only:
+                traces.append(trace)
+    return traces
