@@ -37,14 +37,15 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.clock import VirtualClock, utc_now
-from looplab.errors import ConfigError, LooplabError
+from looplab.errors import ConfigError, LooplabError, TraceError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
+from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
 from looplab.stats import quantile
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
-from looplab.traces.store import ResultStore
+from looplab.traces.store import IndexReport, ResultStore
 
 __all__ = ["CellOutcome", "ExperimentResult", "ExperimentRunner", "LoopLagMonitor"]
 
@@ -155,46 +156,88 @@ class ExperimentRunner:
         stored.write_text(json.dumps(current, indent=2))
 
     async def run(self) -> ExperimentResult:
-        """Run every missing cell and index all traces.
+        """Run every missing cell and index all traces; leave nothing running.
+
+        SIGTERM and Ctrl-C cancel the cells in flight: each cleans up (services, browser,
+        sandbox, temporary files), its cut-off trace stays incomplete (rerun on resume),
+        and the index is rebuilt from the complete traces before the interrupt propagates.
 
         Raises:
             ConfigError: bad tasks or backends (before anything runs).
+            Terminated: SIGTERM arrived (after the clean-up).
         """
         cells = expand_cells(self.config)
         for backend in self.config.backends:
             self._profile(backend, 0)  # validate every profile before running anything
+        await self._prune_leftovers()
+        result = ExperimentResult(self.directory)
+        pending = self._pending(cells, result)
+        with cancel_on_sigterm() as signals:
+            try:
+                await self._run_pending(pending, result, len(cells))
+            except asyncio.CancelledError:
+                if signals:
+                    raise Terminated(signals[0]) from None
+                raise
+            finally:
+                self.index()
+        return result
+
+    def index(self) -> IndexReport:
+        """Rebuild `results.duckdb` from the complete traces (atomically)."""
+        report = ResultStore.rebuild_file(self.directory / "results.duckdb", self.traces)
+        unstorable = {k: v for k, v in report.skipped.items() if not v.startswith("incomplete")}
+        if unstorable:
+            log.warning("index.skipped", traces=unstorable)
+        return report
+
+    async def _prune_leftovers(self) -> None:
+        """Remove what killed runs left: host processes, cgroups, temp dirs (and containers)."""
+        from looplab.sandboxes.leftovers import prune_host
+
+        host = await asyncio.to_thread(prune_host)
+        if host.processes or host.dirs or host.cgroups:
+            log.info("host.pruned", processes=host.processes, dirs=host.dirs, cgroups=host.cgroups)
         if self.config.sandbox.kind == "docker":
-            # leftovers of earlier runs whose owner process died (crash, SIGKILL)
             from looplab.sandboxes.prune import prune
 
             self.pruned = (await asyncio.to_thread(prune)).removed
             if self.pruned:
                 log.info("sandbox.pruned", containers=self.pruned)
-        result = ExperimentResult(self.directory)
+
+    def _pending(self, cells: list[Cell], result: ExperimentResult) -> list[Cell]:
+        """Cells without a complete trace (cut-off traces set aside); skipped ones reported."""
         pending: list[Cell] = []
         for cell in cells:
             path = self.traces / f"{cell.id}.jsonl"
-            if path.exists() and read_trace(path).complete:
+            if path.exists() and _is_complete(path):
                 result.outcomes.append(CellOutcome(cell, "skipped", path))
             else:
                 if path.exists():
                     log.info("cell.incomplete_trace_set_aside", cell=cell.id, trace=str(path))
                     self._set_aside(path)
                 pending.append(cell)
-        done = 0
-        for outcome in result.outcomes:
-            done += 1
+        for done, outcome in enumerate(result.outcomes, start=1):
             if self.progress:
                 self.progress(outcome, done, len(cells))
+        return pending
+
+    async def _run_pending(self, pending: list[Cell], result: ExperimentResult, total: int) -> None:
         gate = asyncio.Semaphore(self.config.concurrency)
         monitor = LoopLagMonitor()
         monitor.start()
 
         async def one(cell: Cell) -> None:
-            nonlocal done
             async with gate:
                 log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
-                outcome = await self._run_cell(cell, monitor)
+                try:
+                    outcome = await self._run_cell(cell, monitor)
+                except Exception as exc:  # a harness bug fails its cell, not the experiment
+                    log.exception("cell.crashed", cell=cell.id)
+                    path = self.traces / f"{cell.id}.jsonl"
+                    outcome = CellOutcome(
+                        cell, "failed", path, error=f"{type(exc).__name__}: {exc}"
+                    )
             log.info(
                 "cell.end",
                 cell=cell.id,
@@ -206,9 +249,8 @@ class ExperimentRunner:
                 loop_lag_p99_ms=outcome.loop_lag_p99_ms,
             )
             result.outcomes.append(outcome)
-            done += 1
             if self.progress:
-                self.progress(outcome, done, len(cells))
+                self.progress(outcome, len(result.outcomes), total)
 
         try:
             await asyncio.gather(*(one(cell) for cell in pending))
@@ -217,9 +259,6 @@ class ExperimentRunner:
             for server in self._servers.values():
                 await asyncio.to_thread(server.stop)
             self._servers.clear()
-        with ResultStore(result.database) as store:
-            store.rebuild(self.traces)
-        return result
 
     def _set_aside(self, path: Path) -> None:
         aside = self.traces / "incomplete"
@@ -294,8 +333,11 @@ class ExperimentRunner:
                 run = await run_task(
                     task,
                     client,
+                    agent=cell.agent,
                     agent_config=self._agent_config(),
                     sandbox_config=self.config.sandbox,
+                    experiment=self.config.name,
+                    run_id=run_id,
                 )
             except LooplabError as exc:
                 return CellOutcome(cell, "failed", path, error=str(exc))
@@ -329,3 +371,11 @@ class ExperimentRunner:
                 "wall_time_budget_s": budgets.wall_time_s,
             }
         )
+
+
+def _is_complete(path: Path) -> bool:
+    """The trace at `path` ended with run_end (an unreadable one counts as cut off)."""
+    try:
+        return read_trace(path).complete
+    except TraceError:
+        return False

@@ -67,9 +67,14 @@ async def test_cannot_write_outside_the_workspace(sandbox: Sandbox) -> None:
 
 
 async def test_runs_as_non_root_without_capabilities(sandbox: Sandbox) -> None:
-    """Commands run as uid 1000 with an empty effective capability set."""
-    result = await sandbox.exec("id -u; grep CapEff /proc/self/status")
-    assert result.stdout.split() == ["1000", "CapEff:", "0000000000000000"]
+    """Commands run unprivileged (uid 1000; nobody for a local sandbox of a root looplab)
+    with empty effective, permitted and bounding capability sets."""
+    result = await sandbox.exec("id -u; grep -E 'Cap(Eff|Prm|Bnd)' /proc/self/status")
+    local_root = getattr(sandbox, "kind", "") == "local" and os.geteuid() == 0
+    uid = "65534" if local_root else "1000"
+    zero = "0000000000000000"
+    expected = [uid, "CapPrm:", zero, "CapEff:", zero, "CapBnd:", zero]
+    assert result.stdout.split() == expected
 
 
 async def test_runaway_test_is_killed_by_the_timeout(sandbox: Sandbox) -> None:
