@@ -6,6 +6,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
+from looplab.agents.runner import TASK_KIND_AGENTS
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
@@ -61,14 +62,26 @@ def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
 
 
 def expand_cells(config: ExperimentConfig) -> list[Cell]:
-    """Every cell of the experiment, in a deterministic order."""
+    """Every cell of the experiment, in a deterministic order.
+
+    Raises:
+        ConfigError: unknown tasks, or more cells than `max_cells` once globs expand.
+    """
     tasks = expand_tasks(config.tasks)
+    count = config.repetitions * len(tasks) * len(config.agents) * len(config.backends)
+    if count > config.max_cells:
+        raise ConfigError(
+            f"{count} cells (backends x agents x tasks x repetitions, globs expanded) is more "
+            f"than max_cells={config.max_cells}; set max_cells to run that many",
+            field="max_cells",
+        )
+    kinds = {task: load_task(task).spec.kind for task in tasks}
     cells: list[Cell] = []
     for repetition in range(config.repetitions):
         for task in tasks:
             for agent in config.agents:
                 for backend in config.backends:
-                    agent_name = _agent_for(agent, task)
+                    agent_name = TASK_KIND_AGENTS[kinds[task]] if agent == "auto" else agent
                     cell_id = "__".join([backend.name, agent_name, _slug(task), f"r{repetition}"])
                     cells.append(
                         Cell(
@@ -81,12 +94,6 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
                         )
                     )
     return cells
-
-
-def _agent_for(agent: str, task: str) -> str:
-    if agent != "auto":
-        return agent
-    return "computer_use" if task.startswith("web/") else "coding"
 
 
 def _slug(text: str) -> str:

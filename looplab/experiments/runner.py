@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
-import time
 import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -41,10 +42,11 @@ from looplab.errors import ConfigError, LooplabError, TraceError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
+from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
-from looplab.stats import quantile
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
+from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
 
 __all__ = ["CellOutcome", "ExperimentResult", "ExperimentRunner", "LoopLagMonitor"]
@@ -80,37 +82,6 @@ class ExperimentResult:
         return self.directory / "results.duckdb"
 
 
-class LoopLagMonitor:
-    """Samples event-loop lag (how late a 20 ms sleep wakes) to detect a saturated machine."""
-
-    def __init__(self, interval_s: float = 0.02) -> None:
-        self.interval_s = interval_s
-        self.samples: list[tuple[float, float]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Begin sampling on the running loop."""
-        self._task = asyncio.get_running_loop().create_task(self._sample())
-
-    async def stop(self) -> None:
-        """Stop sampling."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    def p99_ms(self, since: float, until: float) -> float | None:
-        """p99 lag (ms) of the samples taken in [since, until]."""
-        window = [lag for t, lag in self.samples if since <= t <= until]
-        return quantile(window, 0.99) * 1000 if window else None
-
-    async def _sample(self) -> None:
-        while True:
-            before = time.perf_counter()
-            await asyncio.sleep(self.interval_s)
-            now = time.perf_counter()
-            self.samples.append((now, max(0.0, now - before - self.interval_s)))
-
-
 ProgressFn = Callable[[CellOutcome, int, int], None]
 
 
@@ -132,20 +103,33 @@ class ExperimentRunner:
         """Leftover containers removed before this invocation (docker sandboxes)."""
         self._server_lock = asyncio.Lock()
 
-    def prepare_directory(self, *, fresh: bool) -> None:
-        """Create the directory, or check that an existing one holds the same experiment.
+    def validate(self) -> list[Cell]:
+        """Check everything that can be checked before anything is written: the tasks (globs
+        expanded), the number of cells, every backend's profile.
 
         Raises:
-            ConfigError: the directory holds a different experiment's config.
+            ConfigError: naming the field and what is allowed.
         """
+        cells = expand_cells(self.config)
+        for backend in self.config.backends:
+            self._profile(backend, 0)
+        return cells
+
+    def prepare_directory(self, *, fresh: bool) -> None:
+        """Validate the experiment, then create its directory, or check that an existing one
+        holds the same experiment.
+
+        Raises:
+            ConfigError: the experiment is invalid, or the directory holds a different one.
+        """
+        self.validate()
         stored = self.directory / "config.json"
-        current = self.config.model_dump(mode="json")
+        current = Scrubber().scrub(self.config.model_dump(mode="json"))
         if fresh and self.directory.exists():
             shutil.rmtree(self.directory)
         if stored.exists():
-            previous = json.loads(stored.read_text())
-            if previous != current:
-                changed = sorted(k for k in current if current.get(k) != previous.get(k))
+            changed = _changed_fields(_read_config(stored), current)
+            if changed:
                 raise ConfigError(
                     f"{self.directory} holds a different experiment "
                     f"(changed: {', '.join(changed)}); use another output_dir, "
@@ -153,7 +137,9 @@ class ExperimentRunner:
                     field="output_dir",
                 )
         self.traces.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps(current, indent=2))
+        temporary = stored.with_name(".config.json.tmp")
+        temporary.write_text(json.dumps(current, indent=2))
+        os.replace(temporary, stored)
 
     async def run(self) -> ExperimentResult:
         """Run every missing cell and index all traces; leave nothing running.
@@ -166,9 +152,7 @@ class ExperimentRunner:
             ConfigError: bad tasks or backends (before anything runs).
             Terminated: SIGTERM arrived (after the clean-up).
         """
-        cells = expand_cells(self.config)
-        for backend in self.config.backends:
-            self._profile(backend, 0)  # validate every profile before running anything
+        cells = self.validate()
         await self._prune_leftovers()
         result = ExperimentResult(self.directory)
         pending = self._pending(cells, result)
@@ -379,3 +363,25 @@ def _is_complete(path: Path) -> bool:
         return read_trace(path).complete
     except TraceError:
         return False
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """The stored config of an experiment directory.
+
+    Raises:
+        ConfigError: it is not a JSON object (then --fresh starts over).
+    """
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"cannot read {path.name} ({exc}); use --fresh to start over", source=str(path)
+        ) from None
+    if not isinstance(data, dict):
+        raise ConfigError("not a JSON object; use --fresh to start over", source=str(path))
+    return data
+
+
+def _changed_fields(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """Top-level fields whose values differ."""
+    return sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))

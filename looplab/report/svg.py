@@ -4,6 +4,9 @@ A `Chart` is a plot area with a title, axis labels (with units), ticks and a leg
 marks are added in data coordinates. Data marks carry the class `mark` (tests count them
 to tell a drawn chart from an empty frame) and a `<title>` child, which browsers show as
 a tooltip. Output is deterministic (same data, same bytes).
+
+NaN and infinite values are gaps: a mark at such a point is not drawn (a line breaks
+there), and a scale whose domain is not finite falls back to [0, 1].
 """
 
 from __future__ import annotations
@@ -41,10 +44,17 @@ def fmt_s(value: float) -> str:
     return f"{value:.0f} s"
 
 
+def _finite(*values: float) -> bool:
+    """True when every value is a finite number (NaN and infinities are gaps)."""
+    return all(math.isfinite(v) for v in values)
+
+
 class Scale:
     """Maps a data interval onto a pixel interval."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
+        if not _finite(d0, d1):
+            d0, d1 = (d0, d0 + 1.0) if _finite(d0) else (0.0, 1.0)
         self.d0, self.d1, self.r0, self.r1 = d0, d1, r0, r1
 
     def __call__(self, value: float) -> float:
@@ -59,8 +69,8 @@ class LinearScale(Scale):
     """Linear scale; the domain is widened to be non-empty."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        if abs(d1 - d0) < 1e-12:
-            d1 = d0 + (abs(d0) or 1.0)
+        if _finite(d0, d1) and abs(d1 - d0) < 1e-12:
+            d1 = d0 + (abs(d0) if abs(d0) >= 1e-12 else 1.0)
         super().__init__(d0, d1, r0, r1)
 
     def __call__(self, value: float) -> float:
@@ -70,8 +80,10 @@ class LinearScale(Scale):
         low, high = min(self.d0, self.d1), max(self.d0, self.d1)
         span = high - low
         raw = span / max(1, count)
-        power = 10 ** math.floor(math.log10(raw))
-        step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+        if not (_finite(raw) and raw > 0):
+            return [low]
+        power = 10.0 ** math.floor(math.log10(raw))
+        step = next((m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw), raw)
         first = math.ceil(low / step - 1e-9) * step
         values = []
         value = first
@@ -85,12 +97,14 @@ class LogScale(Scale):
     """Base-10 log scale (domain must be positive)."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        d0 = max(d0, 1e-9)
-        d1 = max(d1, d0 * 10)
+        d0 = max(d0, 1e-9) if _finite(d0) else 1.0
+        d1 = max(d1, d0 * 10) if _finite(d1) and d0 * 10 < math.inf else d0 * 10
         super().__init__(d0, d1, r0, r1)
-        self._l0, self._l1 = math.log10(d0), math.log10(d1)
+        self._l0, self._l1 = math.log10(self.d0), math.log10(self.d1)
 
     def __call__(self, value: float) -> float:
+        if not _finite(value):
+            return math.nan
         position = (math.log10(max(value, 1e-12)) - self._l0) / (self._l1 - self._l0)
         return self.r0 + position * (self.r1 - self.r0)
 
@@ -208,21 +222,24 @@ class Chart:
         step: bool = False,
     ) -> None:
         """A polyline through data points (`step`: a staircase, as for CDFs)."""
-        if not points:
-            return
-        coords: list[str] = []
+        runs: list[list[str]] = [[]]
         previous_y: float | None = None
         for x, y in points:
             px, py = self.x(x), self.y(y)
+            if not _finite(px, py):  # a gap: the line breaks here
+                runs.append([])
+                previous_y = None
+                continue
             if step and previous_y is not None:
-                coords.append(f"{px:.1f},{previous_y:.1f}")
-            coords.append(f"{px:.1f},{py:.1f}")
+                runs[-1].append(f"{px:.1f},{previous_y:.1f}")
+            runs[-1].append(f"{px:.1f},{py:.1f}")
             previous_y = py
         style = ' stroke-dasharray="6 4"' if dash else ""
-        self.parts.append(
-            f'<polyline class="mark" fill="none" stroke="{color}" stroke-width="{width}"'
-            f'{style} points="{" ".join(coords)}"><title>{escape(tip)}</title></polyline>'
-        )
+        for coords in (run for run in runs if run):
+            self.parts.append(
+                f'<polyline class="mark" fill="none" stroke="{color}" stroke-width="{width}"'
+                f'{style} points="{" ".join(coords)}"><title>{escape(tip)}</title></polyline>'
+            )
 
     def band(
         self,
@@ -232,9 +249,9 @@ class Chart:
         tip: str,
     ) -> None:
         """A filled band between two series with the same x values."""
-        if not lower:
+        outline = [(x, y) for x, y in (*upper, *reversed(lower)) if _finite(self.x(x), self.y(y))]
+        if not outline:
             return
-        outline = [*upper, *reversed(lower)]
         coords = " ".join(f"{self.x(x):.1f},{self.y(y):.1f}" for x, y in outline)
         self.parts.append(
             f'<polygon class="mark band" fill="{color}" fill-opacity="0.18" stroke="none" '
@@ -253,6 +270,8 @@ class Chart:
         """Circles at data points (hollow: estimated values)."""
         fill = "white" if hollow else color
         for (x, y), tip in zip(points, tips, strict=True):
+            if not _finite(self.x(x), self.y(y)):
+                continue
             self.parts.append(
                 f'<circle class="mark" cx="{self.x(x):.1f}" cy="{self.y(y):.1f}" r="{radius}" '
                 f'fill="{fill}" stroke="{color}" stroke-width="1.5"><title>{escape(tip)}'
@@ -263,6 +282,8 @@ class Chart:
         """A vertical interval at x."""
         px = self.x(x)
         y0, y1 = self.y(low), self.y(high)
+        if not _finite(px, y0, y1):
+            return
         self.parts.append(
             f'<path class="whisker" stroke="{color}" stroke-width="1.5" fill="none" '
             f'd="M{px:.1f},{y0:.1f}V{y1:.1f}M{px - 4:.1f},{y0:.1f}h8M{px - 4:.1f},{y1:.1f}h8"/>'
@@ -283,6 +304,8 @@ class Chart:
         """A horizontal bar from x0 to x1 centred on row `row` (row units of the y scale)."""
         px0, px1 = self.x(x0), self.x(x1)
         ya, yb = self.y(row - thickness / 2), self.y(row + thickness / 2)
+        if not _finite(px0, px1, ya, yb):
+            return
         top, height = min(ya, yb), abs(yb - ya)
         width = max(px1 - px0, 0.6)
         fill = "url(#hatch)" if hatched else color
@@ -309,6 +332,8 @@ class Chart:
     def hline(self, y: float, color: str, tip: str, label: str = "") -> None:
         """A dashed horizontal reference line across the plot."""
         py = self.y(y)
+        if not _finite(py):
+            return
         self.parts.append(
             f'<line class="mark ref" x1="{self.left}" y1="{py:.1f}" x2="{self.plot_right}" '
             f'y2="{py:.1f}" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 3">'
