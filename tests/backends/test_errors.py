@@ -38,11 +38,17 @@ USER = [{"role": "user", "content": "hi"}]
         ({"model": "looplab-lorem", "messages": []}, "messages"),
         (
             {"model": "looplab-lorem", "messages": [{"role": "robot", "content": "x"}]},
-            "messages.0.role",
+            "messages[0].role",
         ),
-        ({"model": "looplab-lorem", "messages": [{"role": "tool", "content": "x"}]}, "messages.0"),
+        (
+            {"model": "looplab-lorem", "messages": [{"role": "tool", "content": "x"}]},
+            "messages[0].tool_call_id",
+        ),
         ({"model": "looplab-lorem", "messages": USER, "max_tokens": 0}, "max_tokens"),
-        ({"model": "looplab-lorem", "messages": USER, "tools": [{"type": "nope"}]}, "tools.0.type"),
+        (
+            {"model": "looplab-lorem", "messages": USER, "tools": [{"type": "nope"}]},
+            "tools[0].type",
+        ),
     ],
 )
 def test_schema_errors_name_the_field(fast_server: SimulatorServer, body: Any, param: str) -> None:
