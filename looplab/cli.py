@@ -317,15 +317,21 @@ def run(
         f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
         f"concurrency {experiment.concurrency})"
     )
+    from looplab.experiments.verdict import reference_verdict
+
     result = asyncio.run(runner.run())
     failed = [o for o in result.outcomes if o.status == "failed"]
     _print_summary(headline(load_runs([result.directory / "traces"])))
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
+    verdict = reference_verdict(result.directory / "traces")
+    if not verdict.ok:
+        err_console.print(f"[bold red]{verdict.message}[/]", highlight=False)
     if failed:
         err_console.print(
             f"[red]{len(failed)} cell(s) failed[/]: "
             + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5])
         )
+    if failed or not verdict.ok:
         raise typer.Exit(1)
 
 
@@ -370,6 +376,8 @@ class RunProgress:
 
 
 def _print_summary(groups: list[Any]) -> None:
+    from looplab.report.views import headline_sentence
+
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
         "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
@@ -389,9 +397,12 @@ def _print_summary(groups: list[Any]) -> None:
             f"{group.model_share:.0%}",
             f"{group.tool_share:.0%}",
             f"{group.overhead_share:.0%}",
-            f"{group.speedup:.2f}x{ci}",
+            f"{group.speedup:.2f}x{ci}" if group.speedup == group.speedup else "-",
         )
     console.print(table)
+    sentence = headline_sentence(groups)
+    if sentence:
+        console.print(sentence, highlight=False)
 
 
 # -- replay and sweep -------------------------------------------------------------------------

@@ -134,6 +134,8 @@ def _group_row(group: GroupView) -> str:
     solved = f"{group.solved}/{group.checked}" if group.checked else "unknown"
     if group.reference:
         speedup = "1.00x (reference)"
+    elif not math.isfinite(group.speedup):
+        speedup = "- (no task solved by both)"
     elif group.ci and all(math.isfinite(v) for v in group.ci):
         speedup = f"{group.speedup:.2f}x ({group.ci[0]:.2f}-{group.ci[1]:.2f})"
     else:

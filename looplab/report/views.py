@@ -1,8 +1,13 @@
 """The report model: every view's numbers, computed from run records (no rendering here).
 
 Groups are the compared backends (profiles), ordered slowest first; the slowest is the
-reference every speedup is measured against. `build_model` returns plain dataclasses
-that `render.py` draws and `asdict` serializes (the JSON embedded in each report).
+reference every speedup is measured against. A speedup is computed over runs that are not
+known to have failed their check (imported runs without a verdict count), paired by task:
+only tasks such runs exist for in both groups; the headline sentence says how many tasks
+and runs it rests on and how many runs were unsolved, and gives no number at all when no
+task pairs up (a broken environment must not produce a confident figure). `build_model`
+returns plain dataclasses that `render.py` draws and `asdict` serializes (the JSON
+embedded in each report).
 """
 
 from __future__ import annotations
@@ -68,9 +73,20 @@ class GroupView:
     tool_share: float
     overhead_share: float
     speedup: float
+    """Median task time of the reference over this group's, on the paired tasks (NaN:
+    no task pairs up)."""
     ci: tuple[float, float] | None
     reference: bool
     estimated: list[str]
+    paired_tasks: int = 0
+    """Tasks with usable (not unsolved) runs in both this group and the reference."""
+    paired_runs: int = 0
+    """This group's runs the speedup rests on."""
+
+    @property
+    def unsolved(self) -> int:
+        """Runs whose check failed."""
+        return self.checked - self.solved
 
 
 @dataclass
@@ -228,22 +244,37 @@ def components(record: RunRecord) -> dict[str, float]:
 
 
 def headline_sentence(groups: Sequence[GroupView]) -> str:
-    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest."""
+    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest, with
+    what the figure rests on (paired tasks, runs) and how many runs were left out unsolved;
+    no figure when no task pairs up."""
     if len(groups) < 2:
         return ""
     slow, fast = groups[0], groups[-1]
+    unsolved = slow.unsolved + fast.unsolved
+    left_out = (
+        f"; {unsolved} unsolved run{'s' if unsolved != 1 else ''} left out" if unsolved else ""
+    )
+    if not fast.paired_tasks or not math.isfinite(fast.speedup):
+        return (
+            f"No speedup: no task has usable runs on both {fast.label} and {slow.label} "
+            f"({unsolved} of {slow.runs + fast.runs} runs unsolved)."
+        )
     gain = fast.speedup
     less = 1 - 1 / gain if gain > 0 else math.nan
     ci = f" [95% CI {fast.ci[0]:.2f}-{fast.ci[1]:.2f}x]" if fast.ci and _finite(fast.ci) else ""
     tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
+    basis = (
+        f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
+        f"({slow.paired_runs} + {fast.paired_runs} runs{left_out})."
+    )
     if fast.decode_tps and slow.decode_tps:
         ratio = fast.decode_tps / slow.decode_tps
         return (
             f"{ratio:.1f}x faster decode -> {tasks}: {fast.label} "
             f"({fast.decode_tps:g} tok/s) against {slow.label} ({slow.decode_tps:g} tok/s), "
-            "median task time."
+            + basis
         )
-    return f"{fast.label} against {slow.label}: {tasks}, median task time."
+    return f"{fast.label} against {slow.label}: {tasks}, " + basis
 
 
 def _finite(pair: tuple[float, float]) -> bool:
@@ -251,9 +282,7 @@ def _finite(pair: tuple[float, float]) -> bool:
 
 
 def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[GroupView]:
-    reference = by_group[order[0]]
-    reference_by_task = _times_by_task(reference)
-    reference_median = median([r.task_s for r in reference])
+    reference = _times_by_task(_usable(by_group[order[0]]))
     views: list[GroupView] = []
     colors = _colors(by_group, order)
     for index, label in enumerate(order):
@@ -261,10 +290,14 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
         checked = [r for r in runs if r.success is not None]
-        group_median = median(times)
+        mine = _times_by_task(_usable(runs))
+        paired = sorted(set(reference) & set(mine))
+        slow = [t for task in paired for t in reference[task]]
+        fast = [t for task in paired for t in mine[task]]
+        speedup = median(slow) / median(fast) if paired and median(fast) > 0 else math.nan
         ci = None
-        if index > 0:
-            ci = bootstrap_speedup(reference_by_task, _times_by_task(runs))
+        if index > 0 and paired:
+            ci = bootstrap_speedup({t: reference[t] for t in paired}, {t: mine[t] for t in paired})
         rates = {r.decode_tps for r in runs}
         views.append(
             GroupView(
@@ -275,19 +308,26 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 runs=len(runs),
                 solved=sum(1 for r in checked if r.success),
                 checked=len(checked),
-                median_task_s=group_median,
+                median_task_s=median(times),
                 p90_task_s=quantile(times, 0.9),
                 median_steps=median([float(r.steps) for r in runs]),
                 model_share=sum(r.model_s for r in runs) / total,
                 tool_share=sum(r.tool_s for r in runs) / total,
                 overhead_share=sum(r.overhead_s for r in runs) / total,
-                speedup=reference_median / group_median if group_median > 0 else math.nan,
+                speedup=speedup,
                 ci=ci,
                 reference=index == 0,
                 estimated=sorted({e for r in runs for e in r.estimated}),
+                paired_tasks=len(paired),
+                paired_runs=len(fast),
             )
         )
     return views
+
+
+def _usable(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """Runs not known to be unsolved (a failed check); runs without a verdict count."""
+    return [r for r in runs if r.success is not False]
 
 
 def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, str]:
