@@ -23,7 +23,7 @@ from pathlib import Path
 
 from looplab.sandboxes.owner import owner_gone, owner_label
 
-__all__ = ["CgroupPlan", "SandboxCgroup", "cgroup_plan", "stale_cgroups"]
+__all__ = ["CgroupPlan", "SandboxCgroup", "cgroup_plan", "owned_cgroups", "stale_cgroups"]
 
 _PREFIX = "looplab."
 _counter = itertools.count()
@@ -191,16 +191,22 @@ class SandboxCgroup:
         return gone
 
 
+def owned_cgroups() -> list[Path]:
+    """Every sandbox cgroup directory under this process's cgroup(s)."""
+    found: list[Path] = []
+    for parent in cgroup_plan().parents:
+        with contextlib.suppress(OSError):
+            found += [c for c in parent.iterdir() if c.is_dir() and c.name.startswith(_PREFIX)]
+    return sorted(found)
+
+
 def stale_cgroups() -> list[SandboxCgroup]:
     """Sandbox cgroups of this host whose owner process is gone."""
     plan = cgroup_plan()
     host = owner_label().partition(":")[0]
     by_name: dict[str, list[Path]] = {}
-    for parent in plan.parents:
-        with contextlib.suppress(OSError):
-            for child in parent.iterdir():
-                if child.is_dir() and child.name.startswith(_PREFIX):
-                    by_name.setdefault(child.name, []).append(child)
+    for child in owned_cgroups():
+        by_name.setdefault(child.name, []).append(child)
     stale = []
     for name, paths in sorted(by_name.items()):
         parts = name.split(".")

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.sandboxes._inside import OWNER_ENV, environ_of, kill_until_gone, process_table
-from looplab.sandboxes.cgroup import stale_cgroups
+from looplab.sandboxes.cgroup import owned_cgroups, stale_cgroups
 from looplab.sandboxes.owner import owner_gone, owner_label
 
 __all__ = [
     "OWNER_FILE",
     "HostPrune",
+    "find_owned",
     "mark_owned",
     "owned_tempdir",
     "prune_host",
@@ -92,6 +93,36 @@ class HostPrune:
     dirs: list[str] = field(default_factory=list)
     cgroups: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+
+
+def find_owned(owner_pid: int, tmp_root: Path | None = None) -> HostPrune:
+    """What the looplab process `owner_pid` (alive or not) has on this host right now:
+    its sandboxes' processes, its marked temporary directories, its cgroups."""
+
+    def mine(label: str) -> bool:
+        parts = label.strip().split(":")
+        return len(parts) == 3 and parts[1] == str(owner_pid)
+
+    found = HostPrune()
+    prefix = f"{OWNER_ENV}=".encode()
+    for pid, (state, _, _) in process_table().items():
+        entries = [e for e in environ_of(pid) if e.startswith(prefix)]
+        if (
+            state not in "ZX"
+            and entries
+            and mine(entries[0][len(prefix) :].decode("utf-8", "replace"))
+        ):
+            found.processes.append(pid)
+    base = tmp_root or Path(tempfile.gettempdir())
+    with contextlib.suppress(OSError):
+        for entry in sorted(base.glob(f"{DIR_PREFIX}*")):
+            with contextlib.suppress(OSError):
+                if mine((entry / OWNER_FILE).read_text()):
+                    found.dirs.append(str(entry))
+    found.cgroups = [
+        str(path) for path in owned_cgroups() if path.name.split(".")[1:2] == [str(owner_pid)]
+    ]
+    return found
 
 
 def prune_host(tmp_root: Path | None = None) -> HostPrune:
