@@ -104,6 +104,13 @@ def _rows(campaign: Campaign) -> list[tuple[str, str]]:
                 f"{counts[f'hangs {target}']})",
             )
         )
+    if counts["trace cases read"]:
+        rows.append(
+            (
+                "  of which read / through every reader",
+                f"{counts['trace cases read']} / {counts['trace cases through every reader']}",
+            )
+        )
     for kind, results in sorted(campaign.probes.items()):
         rows.append((f"containment probes passed: {kind}", f"{sum(results)} / {len(results)}"))
     return rows
