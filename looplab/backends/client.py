@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,15 +158,22 @@ class InstrumentedClient:
         http_client: optional `httpx2.AsyncClient` (the HTTP library of openai>=3), e.g.
             with the simulator's in-process transport; injected, never patched. A request
             hook is added to it to time the moment each request is handed to the transport.
+        observer: called with `"model"` when a call starts and `"idle"` when it ends
+            (success or not); for progress displays. Must not block.
 
     Raises:
         ConfigError: when `endpoint.api_key_env` names a variable that is not set.
     """
 
     def __init__(
-        self, endpoint: EndpointConfig, *, http_client: httpx2.AsyncClient | None = None
+        self,
+        endpoint: EndpointConfig,
+        *,
+        http_client: httpx2.AsyncClient | None = None,
+        observer: Callable[[str], None] | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._observer = observer
         api_key = "looplab-no-key"
         if endpoint.api_key_env:
             api_key = os.environ.get(endpoint.api_key_env, "")
@@ -225,6 +233,8 @@ class InstrumentedClient:
         assembler = _Assembler()
         request_id: str | None = None
         token = _CURRENT_TIMING.set(timing)
+        if self._observer is not None:
+            self._observer("model")
         try:
             # plain message dicts are what the API takes; openai's overloads want TypedDicts
             async with self._client.chat.completions.with_streaming_response.create(  # type: ignore[call-overload]
@@ -270,6 +280,8 @@ class InstrumentedClient:
             ) from exc
         finally:
             _CURRENT_TIMING.reset(token)
+            if self._observer is not None:
+                self._observer("idle")
         response = assembler.response(timing, request_id)
         looplab_id = headers.get("x-looplab-request-id")
         if looplab_id and self.endpoint.fetch_server_timing:

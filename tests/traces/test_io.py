@@ -115,3 +115,20 @@ def test_published_json_schema_is_current() -> None:
 
     published = Path(__file__).resolve().parents[2] / "docs" / "trace-schema.json"
     assert json.loads(published.read_text()) == json.loads(json.dumps(trace_json_schema()))
+
+
+def test_published_schema_validates_every_line_and_refuses_garbage(tmp_path: Path) -> None:
+    """A generic 2020-12 validator accepts every line of a real trace and refuses junk."""
+    from jsonschema import Draft202012Validator
+
+    published = Path(__file__).resolve().parents[2] / "docs" / "trace-schema.json"
+    schema = json.loads(published.read_text())
+    Draft202012Validator.check_schema(schema)
+    validator = Draft202012Validator(schema)
+    path = tmp_path / "t.jsonl"
+    write_trace(path, HEADER, _events())
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(lines) == 1 + len(_events())
+    assert [list(validator.iter_errors(line)) for line in lines] == [[]] * len(lines)
+    assert not validator.is_valid({"garbage": True})
+    assert not validator.is_valid({**lines[1], "kind": "no_such_event"})
