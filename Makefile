@@ -12,7 +12,7 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
-	@$(BIN)/python -m pip install -q -e '.[dev]'
+	@$(BIN)/python -m pip install -q -e '.[all,dev]'
 	@touch $(STAMP)
 
 QUICKSTART := experiments/configs/quickstart.yaml

@@ -5,6 +5,7 @@
 | success | 0 | |
 | bad input: usage, `ConfigError`, `TraceError`, `PrerequisiteError` | 2 | `error: ...` |
 | runtime failure: `BackendError`, `SandboxError`, other `LooplabError` | 1 | `error: ...` |
+| a module of a missing extra (`looplab.extras`) | 2 | `error: ... needs looplab[X]` + fix |
 | interrupted (Ctrl-C, SIGTERM) | 130 / 143 | `interrupted` and, where it applies, how to resume |
 """
 
@@ -15,6 +16,7 @@ import sys
 from types import FrameType
 
 import typer
+from rich.markup import escape
 
 from looplab.cli.app import app
 from looplab.cli.options import err_console
@@ -24,6 +26,7 @@ from looplab.errors import (
     PrerequisiteError,
     TraceError,
 )
+from looplab.extras import extra_for_module, missing_extra_error
 
 __all__ = ["EXIT_CODES", "exit_code_for", "main"]
 
@@ -67,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         if callable(show):
             show()
         else:
-            console.print(f"[bold red]error:[/] {exc}", highlight=False)
+            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         code = 2
     except _Terminated:
         console.print("[yellow]terminated[/]")
@@ -76,8 +79,15 @@ def main(argv: list[str] | None = None) -> None:
         console.print("[yellow]interrupted[/]")
         code = 130
     except LooplabError as exc:
-        console.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
         code = exit_code_for(exc)
+    except ModuleNotFoundError as exc:
+        extra = extra_for_module(exc.name)
+        if extra is None:
+            raise
+        error = missing_extra_error(extra, "this command", str(exc.name))
+        console.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False)
+        code = 2
     finally:
         signal.signal(signal.SIGTERM, previous)
     sys.exit(code)

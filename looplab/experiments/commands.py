@@ -49,10 +49,17 @@ def run_command(
     """
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
+    from looplab.extras import require
+
+    experiment = load_model(ExperimentConfig, config, set_ or [])
+    require("agents", "looplab run")
+    require("store", "looplab run")
+    if experiment.sandbox.kind == "docker":
+        require("docker", "a docker sandbox")
+
     from looplab.experiments.progress import RunProgress
     from looplab.experiments.runner import ExperimentRunner
 
-    experiment = load_model(ExperimentConfig, config, set_ or [])
     errors = err_console()
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
@@ -148,6 +155,10 @@ def replay_command(
 
     if mode not in ("virtual", "live"):
         raise ConfigError(f"unknown mode {mode!r}", field="--mode", allowed=["virtual", "live"])
+    if mode == "live":
+        from looplab.extras import require
+
+        require("agents", "replay --mode live")
     resolved = resolve_profile(profile, profile_set or [])
     traces = load_traces(inputs)
     destination = output or default_output(inputs)
