@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from looplab.cli.app import app
 from looplab.errors import ConfigError
-from looplab.traces.commands import app, write_runs
+from looplab.traces.commands import write_runs
 from looplab.traces.importers import import_runs
 from looplab.traces.io import read_trace
 from looplab.traces.otel import export_otel
