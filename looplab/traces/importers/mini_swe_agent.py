@@ -31,21 +31,20 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.importers._common import (
-    ImportedRun,
-    ModelDraft,
-    RunDraft,
-    StepDraft,
-    ToolDraft,
+from looplab.traces.importers.build import build_run
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.importers.imported import ImportedRun
+from looplab.traces.importers.sniff import peek
+from looplab.traces.importers.source import (
     as_int,
-    build_run,
+    dig,
     load_json,
     obj,
     parse_time,
     safe_run_id,
 )
 
-__all__ = ["import_mini_swe_agent", "looks_like_mini_swe_agent"]
+__all__ = ["MiniSweAgentImporter", "import_mini_swe_agent", "looks_like_mini_swe_agent"]
 
 FORMAT = "mini-swe-agent"
 _BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
@@ -103,7 +102,7 @@ def import_mini_swe_agent(path: Path) -> list[ImportedRun]:
         source_path=path,
         task=instance or stem,
         agent=f"mini-swe-agent {info.get('mini_version', '')}".strip(),
-        model=_dig(info, "config", "model", "model_name"),
+        model=dig(info, "config", "model", "model_name"),
     )
     draft.notes.append(f"trajectory_format: {version}")
     _walk(messages, draft, path)
@@ -173,7 +172,7 @@ def _model_call(
         prompt_tokens=as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
         cached_tokens=_cached(usage),
         completion_tokens=as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
-        reasoning_tokens=as_int(_dig(usage, "completion_tokens_details", "reasoning_tokens")),
+        reasoning_tokens=as_int(dig(usage, "completion_tokens_details", "reasoning_tokens")),
         finish_reason=first.get("finish_reason") if isinstance(first, dict) else None,
         model=response.get("model"),
         request_id=response.get("id"),
@@ -281,7 +280,7 @@ def _timing_notes(draft: RunDraft) -> None:
 
 
 def _cached(usage: dict[str, Any]) -> int | None:
-    cached = as_int(_dig(usage, "prompt_tokens_details", "cached_tokens"))
+    cached = as_int(dig(usage, "prompt_tokens_details", "cached_tokens"))
     if cached is None:
         cached = as_int(usage.get("prompt_cache_hit_tokens", usage.get("cache_read_input_tokens")))
     return cached
@@ -295,9 +294,30 @@ def _text(content: Any) -> str | None:
     return str(content)
 
 
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
+class MiniSweAgentImporter:
+    """The registry entry for mini-swe-agent trajectories."""
+
+    name = FORMAT
+    expects = (
+        "a .traj.json trajectory (an object with `messages`, `info`, `trajectory_format`) "
+        "or a JSON list of chat messages"
+    )
+
+    def sniff(self, path: Path) -> bool:
+        """`trajectory_format: mini-swe-agent...`, `mini_version`, `info` + `messages`, or
+        a list of role-tagged messages that are not OpenHands events."""
+        head = peek(path)
+        if head.has_value("trajectory_format", "mini-swe-agent") or head.has_key("mini_version"):
+            return True
+        if head.start == "{":
+            return head.has_key("info") and head.has_list("messages")
+        return (
+            head.start == "["
+            and head.has_value("role", "(system|user|assistant|tool)")
+            and not head.has_key("observation")
+            and not head.has_value("action", "")
+        )
+
+    def load(self, path: Path) -> list[ImportedRun]:
+        """One run (see `import_mini_swe_agent`)."""
+        return import_mini_swe_agent(path)

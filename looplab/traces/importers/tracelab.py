@@ -25,20 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.importers._common import (
-    ImportedRun,
-    ModelDraft,
-    RunDraft,
-    StepDraft,
-    ToolDraft,
-    as_int,
-    build_run,
-    parse_time,
-    read_text,
-    safe_run_id,
-)
+from looplab.traces.importers.build import build_run
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.importers.imported import ImportedRun
+from looplab.traces.importers.sniff import peek
+from looplab.traces.importers.source import as_int, parse_time, read_text, safe_run_id
 
-__all__ = ["import_tracelab", "looks_like_tracelab"]
+__all__ = ["TraceLabImporter", "import_tracelab", "looks_like_tracelab"]
 
 FORMAT = "tracelab"
 _INPUTS = {"user_message", "tool_result"}
@@ -194,3 +187,24 @@ def _tool(tool: dict[str, Any], where: str, path: Path) -> ToolDraft:
         draft.end = start + latency / 1000.0
         draft.estimated["end"] = "emitted_at plus tool_wall_latency_ms"
     return draft
+
+
+class TraceLabImporter:
+    """The registry entry for TraceLab round traces."""
+
+    name = FORMAT
+    expects = (
+        "a TraceLab round trace: JSON lines, one LLM round each (`session_id`, "
+        "`round_index`, `timing_events`, `tools`)"
+    )
+
+    def sniff(self, path: Path) -> bool:
+        """The first line is a round, or the head has a round's three keys."""
+        head = peek(path)
+        return looks_like_tracelab(head.first_line) or (
+            head.start == "{" and head.has_key(*_REQUIRED)
+        )
+
+    def load(self, path: Path) -> list[ImportedRun]:
+        """One run per session (see `import_tracelab`)."""
+        return import_tracelab(path)
