@@ -1,4 +1,4 @@
-"""Each importer on the real file its harness wrote (see shared/.../PROVENANCE.md)."""
+"""Each importer on the real file its harness wrote (see tests/fixtures/PROVENANCE.md)."""
 
 from __future__ import annotations
 
