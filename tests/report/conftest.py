@@ -10,8 +10,7 @@ import pytest
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.traces.commands import write_runs
-from looplab.traces.importers import import_runs
+from looplab.traces.importers import import_runs, write_runs
 
 REPO = Path(__file__).resolve().parents[2]
 MINI_SWE = REPO / "tests/fixtures/external-traces/mini-swe-agent"

@@ -14,3 +14,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 def external() -> Path:
     """The external-traces fixture directory (mini-swe-agent, OpenHands, Inspect, TraceLab)."""
     return FIXTURES / "external-traces"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    """tests/fixtures (external-traces/ and corpus/ raw originals)."""
+    return FIXTURES

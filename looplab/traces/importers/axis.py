@@ -19,6 +19,7 @@ __all__ = ["MISSING", "Axis", "is_timed", "run_origin", "union_outside"]
 MISSING = "not in the source"
 """How every `estimated` entry of a time the source did not have begins."""
 _PLACEHOLDER = f"{MISSING}: placed at the previous known time, zero length"
+_AFTER_PREVIOUS = "the source records a duration, not times: placed after the previous item"
 
 
 class Axis:
@@ -34,13 +35,32 @@ class Axis:
         """The latest end placed so far (where the next untimed item goes)."""
 
     def place(
-        self, start: float | None, end: float | None, estimated: dict[str, str]
+        self,
+        start: float | None,
+        end: float | None,
+        estimated: dict[str, str],
+        duration: float | None = None,
     ) -> tuple[float, float]:
         """(start, end) on the axis; a missing side is filled and named in `estimated`.
+
+        Args:
+            start: absolute start, or None.
+            end: absolute end, or None.
+            estimated: the item's derived fields; placements are added to it.
+            duration: a measured duration for an item without times, placed from the
+                last known time (its start is then estimated, its length is not).
 
         Raises:
             BadValue: a time that is not a finite number.
         """
+        if start is None and end is None and duration is not None:
+            if not math.isfinite(duration) or duration < 0:
+                raise BadValue(f"a duration of {duration!r} s")
+            estimated.setdefault("start", _AFTER_PREVIOUS)
+            estimated.setdefault("end", "start plus the recorded duration")
+            begin = self.cursor
+            self.cursor = begin + duration
+            return begin, self.cursor
         if start is None and end is None:
             estimated.setdefault("start", _PLACEHOLDER)
             estimated.setdefault("end", _PLACEHOLDER)

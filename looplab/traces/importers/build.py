@@ -11,6 +11,7 @@ the model still streams overlap it), so `model_s + tool_s + overhead_s` is its w
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pydantic import ValidationError
 from looplab.traces.importers.axis import Axis, is_timed, run_origin, union_outside
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, SandboxDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun, ImportReport
-from looplab.traces.importers.source import BadValue, cut
+from looplab.traces.importers.source import BadValue, cut, source_digest
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -33,7 +34,7 @@ from looplab.traces.schema import (
     TraceHeader,
 )
 
-__all__ = ["build_run"]
+__all__ = ["build_run", "run_identity"]
 
 Span = tuple[float, float]
 
@@ -73,6 +74,7 @@ def build_run(draft: RunDraft) -> ImportedRun:
     Raises:
         BadValue: a value the schema refuses (named by step and field), or a non-finite time.
     """
+    draft.run_id = run_identity(draft)
     axis = Axis(run_origin(draft))
     totals = _Totals()
     with _named("run_start"):
@@ -87,6 +89,14 @@ def build_run(draft: RunDraft) -> ImportedRun:
     with _named("header"):
         header = _header(draft, axis)
     return ImportedRun(header=header, events=events, report=_report(draft, totals, end))
+
+
+def run_identity(draft: RunDraft) -> str:
+    """`<the source's id>.<8 hex>`: the hex digests the source file's bytes and the run's
+    key within it, so two files with the same instance id never collide, while importing
+    the same file again (from anywhere) gives the same ids."""
+    key = f"{source_digest(draft.source_path)}\0{draft.source_key}".encode()
+    return f"{draft.run_id}.{hashlib.sha256(key).hexdigest()[:8]}"
 
 
 @contextmanager
@@ -182,7 +192,7 @@ def _tool_event(
     run_id: str, index: int, t: ToolDraft, axis: Axis, step_est: dict[str, str], totals: _Totals
 ) -> ToolCallEvent:
     est = dict(t.estimated)
-    start, end = axis.place(t.start, t.end, est)
+    start, end = axis.place(t.start, t.end, est, t.duration)
     if is_timed(est):
         totals.timed_tools += 1
     else:

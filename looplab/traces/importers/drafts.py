@@ -54,6 +54,9 @@ class ToolDraft:
     estimated: dict[str, str] = field(default_factory=dict)
     duration_measured: bool = False
     """True when end - start is a measured duration even if the placement is estimated."""
+    duration: float | None = None
+    """A measured duration without times (start and end None): placed after the previous
+    item on the run axis (SWE-agent's `execution_time`)."""
 
 
 @dataclass
@@ -83,7 +86,11 @@ class RunDraft:
 
     fmt: str
     run_id: str
+    """The source's own id of the run (instance id, session id, file stem); `build_run`
+    appends a digest of the source so that runs of different files never share an id."""
     source_path: Path
+    source_key: str = ""
+    """Which run of the file this is (a session id, a line), for files holding several."""
     steps: list[StepDraft] = field(default_factory=list)
     task: str | None = None
     agent: str | None = None

@@ -38,8 +38,10 @@ class ImportReport:
         def opt(value: object) -> str:
             return "absent" if value is None else str(value)
 
-        def secs(value: float | None) -> str:
-            return "absent" if value is None else f"{value:.2f} s"
+        def timed(value: float | None, how: str) -> str:
+            if value is None:
+                return "absent" if how == "absent" else f"absent ({how})"
+            return f"{value:.2f} s ({how})"
 
         return [
             ("source", f"{self.source_path} ({self.fmt})"),
@@ -50,8 +52,8 @@ class ImportReport:
             ("prompt tokens", opt(self.prompt_tokens)),
             ("cached tokens", opt(self.cached_tokens)),
             ("completion tokens", opt(self.completion_tokens)),
-            ("model time", f"{secs(self.model_s)} ({self.model_timing})"),
-            ("tool time", f"{secs(self.tool_s)} ({self.tool_timing})"),
+            ("model time", timed(self.model_s, self.model_timing)),
+            ("tool time", timed(self.tool_s, self.tool_timing)),
             ("end", f"{self.end_reason}, success={opt(self.success)}"),
             ("absent", ", ".join(self.absent) or "-"),
         ]

@@ -38,7 +38,7 @@ from looplab.traces.importers.inspect_events import (
     text_of,
 )
 from looplab.traces.importers.sniff import peek
-from looplab.traces.importers.source import load_json, obj, safe_run_id
+from looplab.traces.importers.source import as_int, as_str, load_json, obj, safe_run_id
 
 __all__ = ["InspectImporter", "import_inspect", "looks_like_inspect"]
 
@@ -113,38 +113,49 @@ def _zip_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
 def _sample(header: dict[str, Any], label: str, sample: Any, path: Path) -> RunDraft:
     if not isinstance(sample, dict):
         raise TraceError(f"{label}: not a sample object", path=str(path))
-    spec = header["eval"]
-    att = Refs(sample)
-    epoch = sample.get("epoch", 1)
+    spec = obj(header.get("eval"))
+    refs = Refs(sample)
+    task, sample_id = as_str(spec.get("task")), as_str(sample.get("id"))
+    plan = obj(header.get("plan")).get("steps")
+    solvers = (
+        [as_str(obj(step).get("solver")) for step in plan if isinstance(step, dict)]
+        if isinstance(plan, list)
+        else []
+    )
     draft = RunDraft(
         fmt=FORMAT,
-        run_id=safe_run_id(spec.get("task"), sample.get("id"), f"epoch{epoch}"),
+        run_id=safe_run_id(task, sample_id, f"epoch{as_int(sample.get('epoch')) or 1}"),
         source_path=path,
-        task=f"{spec.get('task')}/{sample.get('id')}",
-        agent=", ".join(
-            str(step.get("solver"))
-            for step in (header.get("plan") or {}).get("steps", [])
-            if isinstance(step, dict)
-        )
-        or None,
-        model=spec.get("model"),
-        prompt=text_of(att.resolve(sample.get("input"))),
+        source_key=label,
+        task=f"{task}/{sample_id}",
+        agent=", ".join(s for s in solvers if s) or None,
+        model=as_str(spec.get("model")),
+        prompt=text_of(refs.resolve(sample.get("input"))),
         sandbox=obj(spec.get("sandbox")),
     )
     events = sample.get("events")
     where = "events"
     if not isinstance(events, list):
-        transcript = sample.get("transcript")
-        events = transcript.get("events") if isinstance(transcript, dict) else None
+        events = obj(sample.get("transcript")).get("events")
         where = "transcript.events"
     if isinstance(events, list) and events:
-        steps_from_events(events, f"{label}.{where}", att, draft, path)
+        steps_from_events(events, f"{label}.{where}", refs, draft, path)
+        draft.prompt = draft.prompt or _first_prompt(events, refs)
     else:
         messages = sample.get("messages")
         messages = messages if isinstance(messages, list) else []
-        steps_from_messages(messages, f"{label}.messages", att, draft, path)
-    _ending(sample, att, draft)
+        steps_from_messages(messages, f"{label}.messages", refs, draft, path)
+    _ending(sample, refs, draft)
     return draft
+
+
+def _first_prompt(events: list[Any], refs: Refs) -> str | None:
+    """The last user message of the first model call's input (resolving `input_refs`)."""
+    for event in events:
+        if isinstance(event, dict) and event.get("event") == "model":
+            users = [m for m in refs.model_input(event) if obj(m).get("role") == "user"]
+            return text_of(users[-1].get("content")) if users else None
+    return None
 
 
 def _ending(sample: dict[str, Any], att: Refs, draft: RunDraft) -> None:

@@ -3,10 +3,17 @@
 Timing: model and tool events carry their start (`timestamp`) and end (`completed`):
 measured. `working_time` excludes Inspect's waits for rate limits and connection slots, so
 `sent` = `completed - working_time` (estimated) and `sent - start` is client queueing.
-Older events: a model event with only `output.time` lasts that long from its timestamp;
-one with neither ends at the next event (estimated); tool events likewise with
-`working_time` or the next event. Samples without events (the oldest logs) give steps
-from `messages`, every time absent.
+Older events: a model event with only `output.time` lasts that long from its timestamp,
+a tool event with only `working_time` likewise. Events with no end at all come from
+Inspect releases that stamped an event when it was recorded, i.e. when it ended (in
+0.3.41 logs a generate step's model event comes 12.6 s after the step began, and the
+next event 0.5 ms after it): they end at their timestamp and start at the previous
+event's time (estimated). Samples without events (the oldest logs) give steps from
+`messages`, every time absent.
+
+References (`Refs`): long strings moved to `sample.attachments` (`attachment://<hash>`),
+older logs' `transcript.content` (`tc://<hash>`), and model inputs de-duplicated into
+`sample.message_pool` (`input_refs`: `[start, end)` ranges) are resolved.
 """
 
 from __future__ import annotations
@@ -21,22 +28,48 @@ from looplab.traces.importers.source import as_float, as_int, as_str, obj, parse
 
 __all__ = ["Refs", "steps_from_events", "steps_from_messages", "text_of"]
 
+_END_STAMPED = (
+    "the previous event's time (the event has no end field: Inspect stamped it when it ended)"
+)
+
 
 class Refs:
-    """Resolves Inspect's content references: `attachment://<hash>` -> `sample.attachments`."""
+    """Resolves Inspect's content references within one sample (see the module doc)."""
 
     def __init__(self, sample: dict[str, Any]) -> None:
-        self.attachments = obj(sample.get("attachments"))
+        self.tables = {
+            "attachment://": obj(sample.get("attachments")),
+            "tc://": obj(obj(sample.get("transcript")).get("content")),
+        }
+        pool = sample.get("message_pool")
+        self.message_pool: list[Any] = pool if isinstance(pool, list) else []
 
     def resolve(self, value: Any) -> Any:
         """`value` with every reference replaced by its content (unknown ones kept)."""
-        if isinstance(value, str) and value.startswith("attachment://"):
-            return self.attachments.get(value.removeprefix("attachment://"), value)
+        if isinstance(value, str):
+            for prefix, table in self.tables.items():
+                if value.startswith(prefix):
+                    return table.get(value.removeprefix(prefix), value)
+            return value
         if isinstance(value, list):
             return [self.resolve(v) for v in value]
         if isinstance(value, dict):
             return {k: self.resolve(v) for k, v in value.items()}
         return value
+
+    def model_input(self, event: dict[str, Any]) -> list[Any]:
+        """A model event's input messages: `input`, or its `input_refs` into the pool."""
+        given = event.get("input")
+        if isinstance(given, list) and given:
+            return [self.resolve(m) for m in given]
+        messages: list[Any] = []
+        refs = event.get("input_refs")
+        for pair in refs if isinstance(refs, list) else []:
+            if isinstance(pair, list) and len(pair) == 2:
+                start, end = as_int(pair[0]), as_int(pair[1])
+                if start is not None and end is not None and 0 <= start <= end:
+                    messages.extend(self.message_pool[start:end])
+        return [self.resolve(m) for m in messages]
 
 
 def steps_from_events(
@@ -79,32 +112,36 @@ class _Walker:
             else None
             for j, e in enumerate(events)
         ]
-        self.following: list[float | None] = [None] * len(events)
-        upcoming: float | None = None
-        for j in range(len(events) - 1, -1, -1):
-            self.following[j] = upcoming
-            upcoming = self.stamps[j] if self.stamps[j] is not None else upcoming
+        self.last_time: float | None = None
+        """The latest time seen so far (timestamps and ends): where an end-stamped event began."""
 
     def event(self, j: int, event: Any) -> None:
         where = f"{self.label}[{j}]"
         if not isinstance(event, dict) or not isinstance(event.get("event"), str):
             raise TraceError(f"{where}: not an event (no `event` kind)", path=str(self.path))
         kind, start = event["event"], self.stamps[j]
+        self._dispatch(kind, event, start, where)
+        ends = [t for t in (start, self.last_time) if t is not None]
+        self.last_time = max(ends) if ends else None
+
+    def _dispatch(self, kind: str, event: dict[str, Any], start: float | None, where: str) -> None:
         if kind == "span_begin" and start is not None:
             self.open_spans[str(event.get("id"))] = start
         elif kind == "span_end" and start is not None:
             self._span_end(event, start)
         elif kind == "model":
-            model = _model(event, start, self.following[j], self.refs, where, self.path)
+            model = _model(event, start, self.last_time, self.refs, where, self.path)
             self.how_model.add(model.how)
+            self._seen(model.draft.end)
             self.step = StepDraft(model=model.draft)
             self.draft.steps.append(self.step)
         elif kind == "tool":
             if self.step is None:
                 self.step = StepDraft()
                 self.draft.steps.append(self.step)
-            tool, how = _tool(event, start, self.following[j], self.refs, where, self.path)
+            tool, how = _tool(event, start, self.last_time, self.refs, where, self.path)
             self.how_tool.add(how)
+            self._seen(tool.end)
             self.step.tools.append(tool)
         elif kind == "sandbox" and self.step is not None:
             end = event.get("completed")
@@ -116,6 +153,10 @@ class _Walker:
                     detail=as_str(event.get("cmd")) or as_str(event.get("file")) or "",
                 )
             )
+
+    def _seen(self, end: float | None) -> None:
+        if end is not None and (self.last_time is None or end > self.last_time):
+            self.last_time = end
 
     def _span_end(self, event: dict[str, Any], end: float) -> None:
         span_id = str(event.get("id"))
@@ -136,7 +177,7 @@ class _Model:
 def _model(
     event: dict[str, Any],
     start: float | None,
-    following: float | None,
+    previous: float | None,
     refs: Refs,
     where: str,
     path: Path,
@@ -160,11 +201,11 @@ def _model(
         model.duration_measured = True
         model.estimated["end"] = "timestamp plus output.time"
         return _Model(model, "measured: output.time (placed from the event timestamp)")
-    if following is None:
+    model.start, model.end = previous, start
+    if start is None or previous is None:
         return _Model(model, "")
-    model.end = following
-    model.estimated["end"] = "the next event's timestamp"
-    return _Model(model, "estimated: model event timestamp -> next event timestamp")
+    model.estimated["start"] = _END_STAMPED
+    return _Model(model, "estimated: previous event -> model event timestamp (its end)")
 
 
 def _model_draft(event: dict[str, Any], start: float | None, refs: Refs) -> ModelDraft:
@@ -194,7 +235,7 @@ def _model_draft(event: dict[str, Any], start: float | None, refs: Refs) -> Mode
 def _tool(
     event: dict[str, Any],
     start: float | None,
-    following: float | None,
+    previous: float | None,
     refs: Refs,
     where: str,
     path: Path,
@@ -222,11 +263,11 @@ def _tool(
         tool.duration_measured = True
         tool.estimated["end"] = "timestamp plus working_time"
         return tool, "measured: working_time (placed from the event timestamp)"
-    if following is None:
+    tool.start, tool.end = previous, start
+    if start is None or previous is None:
         return tool, ""
-    tool.end = following
-    tool.estimated["end"] = "the next event's timestamp"
-    return tool, "estimated: tool event timestamp -> next event timestamp"
+    tool.estimated["start"] = _END_STAMPED
+    return tool, "estimated: previous event -> tool event timestamp (its end)"
 
 
 def steps_from_messages(

@@ -95,6 +95,7 @@ def _instance(record: dict[str, Any], where: str, path: Path, index: int) -> Run
         fmt=FORMAT,
         run_id=safe_run_id(instance or (f"{stem}-{index}" if index else stem)),
         source_path=path,
+        source_key=f"{where}{index}",
         task=instance,
         agent=as_str(metadata.get("agent_class")),
         model=as_str(obj(metadata.get("llm_config")).get("model")),

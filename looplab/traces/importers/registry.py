@@ -15,12 +15,15 @@ from pathlib import Path
 from typing import Protocol
 
 from looplab.errors import ConfigError, TraceError
+from looplab.traces.importers.claude_code import ClaudeCodeImporter
+from looplab.traces.importers.codex import CodexImporter
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.inspect import InspectImporter
 from looplab.traces.importers.mini_swe_agent import MiniSweAgentImporter
 from looplab.traces.importers.openhands import OpenHandsImporter
 from looplab.traces.importers.sniff import Head, peek
 from looplab.traces.importers.source import BadValue
+from looplab.traces.importers.swe_agent import SweAgentImporter
 from looplab.traces.importers.tracelab import TraceLabImporter
 
 __all__ = [
@@ -63,8 +66,11 @@ def _registry(*importers: Importer) -> dict[str, Importer]:
 REGISTRY: dict[str, Importer] = _registry(
     InspectImporter(),
     MiniSweAgentImporter(),
+    SweAgentImporter(),
     OpenHandsImporter(),
     TraceLabImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
 )
 """Format name -> importer, in detection order."""
 

@@ -8,10 +8,12 @@ registry turns into one), never in a stray exception.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ __all__ = [
     "read_head",
     "read_text",
     "safe_run_id",
+    "source_digest",
 ]
 
 OUTPUT_LIMIT = 64 * 1024
@@ -72,6 +75,32 @@ def read_text(path: Path) -> str:
         raise TraceError(
             f"not a UTF-8 text file (invalid byte at offset {exc.start})", path=str(path)
         ) from None
+
+
+def source_digest(path: Path) -> str:
+    """SHA-256 (hex) of the file's bytes: the identity of an imported source.
+
+    Raises:
+        TraceError: unreadable.
+    """
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise TraceError(f"cannot read: {exc.strerror}", path=str(path)) from None
+    return _digest(str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    """Cached by path, size and modification time: a file with several runs is hashed once."""
+    sha = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                sha.update(block)
+    except OSError as exc:
+        raise TraceError(f"cannot read: {exc.strerror}", path=path) from None
+    return sha.hexdigest()
 
 
 def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
