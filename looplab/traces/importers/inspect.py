@@ -21,7 +21,6 @@ measured. `working_time` excludes Inspect's waits for rate limits and connection
 
 from __future__ import annotations
 
-import json
 import re
 import zipfile
 from pathlib import Path
@@ -38,7 +37,7 @@ from looplab.traces.importers.inspect_events import (
     text_of,
 )
 from looplab.traces.importers.sniff import peek
-from looplab.traces.importers.source import as_int, as_str, load_json, obj, safe_run_id
+from looplab.traces.importers.source import as_int, as_str, load_json, loads, obj, safe_run_id
 
 __all__ = ["InspectImporter", "import_inspect", "looks_like_inspect"]
 
@@ -105,8 +104,8 @@ def _read(path: Path) -> tuple[Any, list[tuple[str, Any]]]:
 
 def _zip_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     try:
-        return json.loads(archive.read(name).decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+        return loads(archive.read(name).decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise TraceError(f"{name}: not valid JSON ({exc})", path=str(path)) from None
 
 

@@ -36,7 +36,9 @@ from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, Too
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.sniff import peek
 from looplab.traces.importers.source import (
+    as_float,
     as_int,
+    as_str,
     dig,
     load_json,
     obj,
@@ -89,8 +91,8 @@ def import_mini_swe_agent(path: Path) -> list[ImportedRun]:
     if isinstance(data, dict):
         messages = data.get("messages")
         info = obj(data.get("info"))
-        version = str(data.get("trajectory_format") or "unversioned")
-        instance = data.get("instance_id")
+        version = as_str(data.get("trajectory_format")) or "unversioned"
+        instance = as_str(data.get("instance_id"))
     else:
         messages, info, version, instance = data, {}, "message list", None
     if not isinstance(messages, list):
@@ -101,13 +103,12 @@ def import_mini_swe_agent(path: Path) -> list[ImportedRun]:
         run_id=safe_run_id(instance or stem),
         source_path=path,
         task=instance or stem,
-        agent=f"mini-swe-agent {info.get('mini_version', '')}".strip(),
-        model=dig(info, "config", "model", "model_name"),
+        agent=f"mini-swe-agent {as_str(info.get('mini_version')) or ''}".strip(),
+        model=as_str(dig(info, "config", "model", "model_name")),
     )
     draft.notes.append(f"trajectory_format: {version}")
     _walk(messages, draft, path)
-    exit_status = info.get("exit_status") or draft.end_reason
-    draft.end_reason = str(exit_status) if exit_status else None
+    draft.end_reason = as_str(info.get("exit_status")) or draft.end_reason
     if draft.end_reason:
         draft.notes.append("run_end.end_reason is mini-swe-agent's exit_status, verbatim")
     _timing_notes(draft)
@@ -135,7 +136,7 @@ def _walk(messages: list[Any], draft: RunDraft, path: Path) -> None:
             pending = list(actions)
             by_id = {t.call_id: t for t in actions if t.call_id}
         elif role == "exit":
-            draft.end_reason = extra.get("exit_status") or draft.end_reason
+            draft.end_reason = as_str(extra.get("exit_status")) or draft.end_reason
             for tool in pending:  # the submitting command's output became the exit message
                 _observe(tool, message, extra, when, prev_time)
                 tool.estimated["end"] = "not in the source: the exit message has no timestamp"
@@ -173,19 +174,19 @@ def _model_call(
         cached_tokens=_cached(usage),
         completion_tokens=as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
         reasoning_tokens=as_int(dig(usage, "completion_tokens_details", "reasoning_tokens")),
-        finish_reason=first.get("finish_reason") if isinstance(first, dict) else None,
-        model=response.get("model"),
-        request_id=response.get("id"),
+        finish_reason=as_str(obj(first).get("finish_reason")),
+        model=as_str(response.get("model")),
+        request_id=as_str(response.get("id")),
         message={
             k: message[k] for k in ("role", "content", "tool_calls") if message.get(k) is not None
         },
     )
-    created = response.get("created")
+    created = as_float(response.get("created"))
     if prev_time is not None and when is not None:
         model.start = prev_time
         model.estimated["start"] = _PREV
-    elif isinstance(created, int | float) and not isinstance(created, bool):
-        model.start = float(created) if when is None else min(float(created), when)
+    elif created is not None:
+        model.start = created if when is None else min(created, when)
         model.estimated["start"] = "response.created (provider clock, whole seconds)"
     return model, _actions(message, extra, where, path)
 
@@ -203,8 +204,8 @@ def _actions(
             arguments = function.get("arguments", "")
             tools.append(
                 ToolDraft(
-                    name=str(function.get("name") or "unknown"),
-                    call_id=call.get("id"),
+                    name=as_str(function.get("name")) or "unknown",
+                    call_id=as_str(call.get("id")),
                     arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
                 )
             )
@@ -218,7 +219,7 @@ def _actions(
             tools.append(
                 ToolDraft(
                     name="bash",
-                    call_id=action.get("tool_call_id") if isinstance(action, dict) else None,
+                    call_id=as_str(obj(action).get("tool_call_id")),
                     arguments=str(command or ""),
                 )
             )

@@ -102,6 +102,11 @@ def _instance(record: dict[str, Any], where: str, path: Path, index: int) -> Run
         prompt=as_str(record.get("instruction")),
     )
     events = _flatten(record["history"], where, path)
+    if record["history"] and not any("action" in e or "observation" in e for e in events):
+        raise TraceError(
+            f"{where}history has no OpenHands events (objects with `action` or `observation`)",
+            path=str(path),
+        )
     latencies = read_metrics(record.get("metrics"))
     walk_events(events, latencies, naive_offset(events, path, draft), draft, path)
     _outcome(record, events, draft)

@@ -176,6 +176,8 @@ def _check_file(path: Path) -> None:
 
 
 def _looks_like(head: Head) -> str:
+    if head.bad_byte is not None:
+        return f"not a UTF-8 text file (invalid byte at offset {head.bad_byte})"
     if head.zip_names is not None:
         return "a zip of no known format"
     if head.first_line is not None and head.more_lines:

@@ -35,6 +35,8 @@ class Head:
     """The first non-empty line parsed as JSON, None when it is not complete JSON."""
     more_lines: bool
     """True when another non-empty line follows the first."""
+    bad_byte: int | None = None
+    """Offset of the first byte that is not UTF-8 (None for text, and for zips)."""
 
     @property
     def start(self) -> str:
@@ -71,6 +73,7 @@ def peek(path: Path) -> Head:
         except (zipfile.BadZipFile, OSError, ValueError):
             zip_names = frozenset()
     text = raw.decode("utf-8", errors="replace")
+    bad_byte = None if zip_names is not None else _bad_byte(raw)
     lines = [line for line in text.splitlines() if line.strip()]
     first: Any = None
     if lines and (len(lines) > 1 or len(raw) < HEAD_BYTES):
@@ -78,4 +81,19 @@ def peek(path: Path) -> Head:
             first = json.loads(lines[0])
         except (ValueError, RecursionError):
             first = None
-    return Head(text=text, zip_names=zip_names, first_line=first, more_lines=len(lines) > 1)
+    return Head(
+        text=text,
+        zip_names=zip_names,
+        first_line=first,
+        more_lines=len(lines) > 1,
+        bad_byte=bad_byte,
+    )
+
+
+def _bad_byte(raw: bytes) -> int | None:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        cut_short = len(raw) == HEAD_BYTES and exc.start >= len(raw) - 3
+        return None if cut_short and exc.reason == "unexpected end of data" else exc.start
+    return None

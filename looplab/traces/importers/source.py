@@ -31,6 +31,7 @@ __all__ = [
     "is_naive_iso",
     "json_records",
     "load_json",
+    "loads",
     "obj",
     "parse_json",
     "parse_time",
@@ -48,6 +49,8 @@ HEAD_BYTES = 64 * 1024
 
 _SEPARATOR = re.compile(r"^===== (record|round) (\d+)\b[^\n]*=====[ \t]*$", re.MULTILINE)
 """TraceLab's readable rendering puts one of these before each record."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_COUNT = 10**15
 """Token counts and exit codes above this are not counts but damage."""
 _MIN_EPOCH, _MAX_EPOCH = 0.0, 253_402_300_799.0
@@ -121,7 +124,7 @@ def parse_json(text: str, path: Path, *, line: int | None = None) -> Any:
     """
     where = "" if line is None else f"line {line}: "
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         at = f"line {exc.lineno} column {exc.colno}: " if line is None else where
         column = "" if line is None else f" at column {exc.colno}"
@@ -130,6 +133,29 @@ def parse_json(text: str, path: Path, *, line: int | None = None) -> Any:
         raise TraceError(f"{where}JSON nested too deeply", path=str(path)) from None
     except ValueError as exc:
         raise TraceError(f"{where}not usable JSON ({exc})", path=str(path)) from None
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads`, with lone surrogates (`"\\ud800"`, legal JSON, not encodable as
+    UTF-8) replaced by U+FFFD so that every string can be written to a trace.
+
+    Raises:
+        ValueError, RecursionError: as `json.loads`.
+    """
+    value = json.loads(text)
+    if _SURROGATE_ESCAPE.search(text if isinstance(text, str) else text.decode("latin-1")):
+        return _without_surrogates(value)
+    return value
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def json_records(path: Path) -> list[tuple[str, Any]]:
@@ -145,7 +171,7 @@ def json_records(path: Path) -> list[tuple[str, Any]]:
     """
     text = read_text(path)
     try:
-        return [("", json.loads(text))]
+        return [("", loads(text))]
     except (ValueError, RecursionError):
         pass
     if _SEPARATOR.search(text):
@@ -164,7 +190,7 @@ def _separated_records(text: str, path: Path) -> list[tuple[str, Any]]:
     for kind, number, body in zip(blocks[1::3], blocks[2::3], blocks[3::3], strict=True):
         where = f"{kind} {int(number)}: "
         try:
-            records.append((where, json.loads(body)))
+            records.append((where, loads(body)))
         except json.JSONDecodeError as exc:
             raise TraceError(
                 f"{where}not valid JSON ({exc.msg} at line {exc.lineno} of the block)",
@@ -194,7 +220,10 @@ def parse_time(value: Any, where: str, path: Path, *, naive_offset_s: float = 0.
     """
     seconds: float | None = None
     if isinstance(value, int | float) and not isinstance(value, bool):
-        seconds = float(value) if math.isfinite(value) else None
+        try:
+            seconds = as_float(value)
+        except BadValue:
+            seconds = None
     elif isinstance(value, str):
         try:
             parsed = datetime.fromisoformat(value)
