@@ -302,8 +302,9 @@ def _run_end(draft: RunDraft, axis: Axis, totals: _Totals) -> RunEndEvent:
         success=draft.success,
         check_output=draft.check_output,
         steps=len(draft.steps),
+        # a run without tool calls spent 0 s in tools: known, not absent
         model_s=totals.model_s if totals.timed_models else None,
-        tool_s=totals.tool_s if totals.timed_tools else None,
+        tool_s=totals.tool_s if totals.timed_tools or not totals.tool_calls else None,
         error=draft.error,
     )
 
@@ -318,7 +319,7 @@ def _header(draft: RunDraft, axis: Axis) -> TraceHeader:
         source_path=str(draft.source_path),
         task=draft.task,
         agent=draft.agent,
-        model=draft.model,
+        model=draft.model or next((m for m in _call_models(draft) if m), None),
         sandbox=draft.sandbox,
         clock="recorded",
         absent=sorted(draft.absent),
@@ -328,6 +329,11 @@ def _header(draft: RunDraft, axis: Axis) -> TraceHeader:
             *draft.notes,
         ],
     )
+
+
+def _call_models(draft: RunDraft) -> list[str | None]:
+    """The model ids the calls name (the header's model when the source names no other)."""
+    return [s.model.model for s in draft.steps if s.model is not None]
 
 
 def _report(draft: RunDraft, totals: _Totals, end: RunEndEvent) -> ImportReport:
