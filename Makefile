@@ -12,11 +12,11 @@ venv: $(STAMP)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
-	@$(BIN)/python -m pip install -q -e '.[dev]'
+	@$(BIN)/python -m pip install -q -e '.[all,dev]'
 	@touch $(STAMP)
 
 QUICKSTART := experiments/configs/quickstart.yaml
-CODING_ONLY := -c 'tasks=[coding/fix-pager, coding/fix-discount, coding/slow-suite, coding/nbugs-4]'
+CODING_ONLY := -s 'tasks=[coding/fix-pager, coding/fix-discount, coding/slow-suite, coding/nbugs-4]'
 
 # The main job on the embedded default: the quickstart experiment at slow-80 vs fast-750.
 # Its web task needs Chromium; without one (and no way to install it) the coding tasks run.

@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+VENV = Path(sys.prefix).resolve()
+
+
+def _ours(path: Path) -> bool:
+    """In this repository's sources (its virtual environment, which may live inside, aside)."""
+    return path.is_relative_to(REPO) and not path.is_relative_to(VENV)
 
 
 @pytest.mark.parametrize("name", ["agents", "tools", "sandboxes", "experiments", "tasks"])
@@ -25,7 +31,7 @@ def test_generic_name_is_not_ours(name: str, tmp_path: Path) -> None:
         [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
     ).stdout.strip()
     found = [Path(p).resolve() for p in out.split("|") if p and p not in ("None", "namespace")]
-    assert not any(p.is_relative_to(REPO) for p in found), (name, found)
+    assert not any(_ours(p) for p in found), (name, found)
 
 
 @pytest.mark.parametrize("name", ["agents", "tools", "sandboxes", "experiments"])
@@ -34,3 +40,30 @@ def test_subpackage_is_ours(name: str) -> None:
     module = importlib.import_module(f"looplab.{name}")
     assert module.__file__ is not None
     assert Path(module.__file__).resolve().is_relative_to(REPO / "looplab" / name)
+
+
+def test_an_experiment_runs_beside_openai_agents(tmp_path: Path) -> None:
+    """With openai-agents installed (its top-level `agents`), `looplab run` still works."""
+    import importlib.metadata
+
+    assert importlib.metadata.version("openai-agents")  # the dev extra installs it
+    probe = "import agents, sys; print(agents.__file__)"
+    theirs = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert "site-packages" in theirs and not _ours(Path(theirs).resolve())
+    config = tmp_path / "tiny.yaml"
+    config.write_text(
+        f"name: tiny\noutput_dir: {tmp_path / 'out'}\nclock: virtual\n"
+        "backends: [{name: fast-750}]\ntasks: [coding/fix-pager]\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "looplab", "--no-log-file", "run", str(config)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(list((tmp_path / "out" / "traces").glob("*.jsonl"))) == 1

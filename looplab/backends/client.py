@@ -26,6 +26,7 @@ import itertools
 import json
 import os
 import time
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,15 +158,22 @@ class InstrumentedClient:
         http_client: optional `httpx2.AsyncClient` (the HTTP library of openai>=3), e.g.
             with the simulator's in-process transport; injected, never patched. A request
             hook is added to it to time the moment each request is handed to the transport.
+        observer: called with `"model"` when a call starts and `"idle"` when it ends
+            (success or not); for progress displays. Must not block.
 
     Raises:
         ConfigError: when `endpoint.api_key_env` names a variable that is not set.
     """
 
     def __init__(
-        self, endpoint: EndpointConfig, *, http_client: httpx2.AsyncClient | None = None
+        self,
+        endpoint: EndpointConfig,
+        *,
+        http_client: httpx2.AsyncClient | None = None,
+        observer: Callable[[str], None] | None = None,
     ) -> None:
         self.endpoint = endpoint
+        self._observer = observer
         api_key = "looplab-no-key"
         if endpoint.api_key_env:
             api_key = os.environ.get(endpoint.api_key_env, "")
@@ -223,8 +231,37 @@ class InstrumentedClient:
         now = time.perf_counter()
         timing = CallTiming(scheduled=now if scheduled is None else scheduled, sent=now)
         assembler = _Assembler()
-        request_id: str | None = None
         token = _CURRENT_TIMING.set(timing)
+        if self._observer is not None:
+            self._observer("model")
+        try:
+            headers = await self._stream(messages, extra, timing, assembler)
+        finally:
+            _CURRENT_TIMING.reset(token)
+            if self._observer is not None:
+                self._observer("idle")
+        response = assembler.response(timing, headers.get("x-request-id"))
+        looplab_id = headers.get("x-looplab-request-id")
+        if looplab_id and self.endpoint.fetch_server_timing:
+            response.server_timing = await self._server_timing(looplab_id)
+        return response
+
+    async def _stream(
+        self,
+        messages: list[dict[str, Any]],
+        extra: dict[str, Any],
+        timing: CallTiming,
+        assembler: _Assembler,
+    ) -> Any:
+        """Send the request, feed every SSE chunk to `assembler`, stamp `timing`.
+
+        Returns:
+            The response headers.
+
+        Raises:
+            BackendError: any API or transport error, or a stream without `[DONE]`.
+        """
+        request_id: str | None = None
         try:
             # plain message dicts are what the API takes; openai's overloads want TypedDicts
             async with self._client.chat.completions.with_streaming_response.create(  # type: ignore[call-overload]
@@ -251,12 +288,6 @@ class InstrumentedClient:
                         timing.last_token = now
                         timing.chunk_times.append(now)
             timing.end = time.perf_counter()
-            if not done:
-                raise BackendError(
-                    f"stream from {self.endpoint.base_url} ended before [DONE] "
-                    f"(finish_reason={assembler.finish_reason})",
-                    request_id=request_id,
-                )
         except openai.APIStatusError as exc:
             raise BackendError(
                 f"{self.endpoint.base_url} answered {exc.status_code}: {exc.message}",
@@ -268,13 +299,13 @@ class InstrumentedClient:
                 f"request to {self.endpoint.base_url} failed: {exc.message}",
                 request_id=request_id,
             ) from exc
-        finally:
-            _CURRENT_TIMING.reset(token)
-        response = assembler.response(timing, request_id)
-        looplab_id = headers.get("x-looplab-request-id")
-        if looplab_id and self.endpoint.fetch_server_timing:
-            response.server_timing = await self._server_timing(looplab_id)
-        return response
+        if not done:
+            raise BackendError(
+                f"stream from {self.endpoint.base_url} ended before [DONE] "
+                f"(finish_reason={assembler.finish_reason})",
+                request_id=request_id,
+            )
+        return headers
 
     async def _server_timing(self, request_id: str) -> dict[str, Any] | None:
         try:

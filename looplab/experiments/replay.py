@@ -15,8 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -24,7 +22,6 @@ from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
 from looplab.backends.profile import LatencyProfile
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
-from looplab.experiments.record import run_events
 from looplab.sandbox import SandboxConfig
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
@@ -79,6 +76,11 @@ async def replay_live(
     Raises:
         ConfigError: the trace is not a looplab run of a bundled task.
     """
+    # the agents extra (langgraph) is needed here only: virtual replay runs without it
+    from looplab.agents.runner import run_task
+    from looplab.agents.taskset import load_task
+    from looplab.experiments.record import run_events
+
     task_id = trace.header.task
     if not trace.header.source.startswith("looplab") or task_id is None:
         raise ConfigError(

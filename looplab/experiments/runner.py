@@ -49,7 +49,14 @@ from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
 
-__all__ = ["CellOutcome", "ExperimentResult", "ExperimentRunner", "LoopLagMonitor"]
+__all__ = [
+    "CellOutcome",
+    "ExperimentResult",
+    "ExperimentRunner",
+    "LoopLagMonitor",
+    "ProgressFn",
+    "StatusFn",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -83,6 +90,8 @@ class ExperimentResult:
 
 
 ProgressFn = Callable[[CellOutcome, int, int], None]
+StatusFn = Callable[[str, str, int], None]
+"""(cell id, phase, step): see `ExperimentRunner`."""
 
 
 class ExperimentRunner:
@@ -91,13 +100,22 @@ class ExperimentRunner:
     Args:
         config: the validated experiment.
         progress: called after each cell with (outcome, finished so far, total).
+        status: called while cells run with (cell id, phase, step): phase `start` (sandbox
+            and services starting), `model` (a model call of step `step` in flight), `tools`
+            (between calls), `end`. For live progress displays; must not block.
     """
 
-    def __init__(self, config: ExperimentConfig, progress: ProgressFn | None = None) -> None:
+    def __init__(
+        self,
+        config: ExperimentConfig,
+        progress: ProgressFn | None = None,
+        status: StatusFn | None = None,
+    ) -> None:
         self.config = config
         self.directory = config.resolved_output_dir()
         self.traces = self.directory / "traces"
         self.progress = progress
+        self.status = status
         self._servers: dict[tuple[str, int], SimulatorServer] = {}
         self.pruned: list[str] = []
         """Leftover containers removed before this invocation (docker sandboxes)."""
@@ -106,6 +124,9 @@ class ExperimentRunner:
     def validate(self) -> list[Cell]:
         """Check everything that can be checked before anything is written: the tasks (globs
         expanded), the number of cells, every backend's profile.
+
+        Returns:
+            The cells, in run order.
 
         Raises:
             ConfigError: naming the field and what is allowed.
@@ -232,6 +253,8 @@ class ExperimentRunner:
                 error=outcome.error,
                 loop_lag_p99_ms=outcome.loop_lag_p99_ms,
             )
+            if self.status is not None:
+                self.status(cell.id, "end", outcome.steps or 0)
             result.outcomes.append(outcome)
             if self.progress:
                 self.progress(outcome, len(result.outcomes), total)
@@ -312,7 +335,9 @@ class ExperimentRunner:
                     run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task
                 )
             )
-            client = await stack.enter_async_context(InstrumentedClient(endpoint))
+            client = await stack.enter_async_context(
+                InstrumentedClient(endpoint, observer=self._observer(cell.id))
+            )
             try:
                 run = await run_task(
                     task,
@@ -345,6 +370,24 @@ class ExperimentRunner:
             success=end.success,
             loop_lag_p99_ms=end.loop_lag_p99_ms,
         )
+
+    def _observer(self, cell_id: str) -> Callable[[str], None] | None:
+        """A client observer turning call start/end into (cell, phase, step) status."""
+        status = self.status
+        if status is None:
+            return None
+        steps = 0
+
+        def observe(event: str) -> None:
+            nonlocal steps
+            if event == "model":
+                steps += 1
+                status(cell_id, "model", steps)
+            else:
+                status(cell_id, "tools", steps)
+
+        status(cell_id, "start", 0)
+        return observe
 
     def _agent_config(self) -> AgentConfig:
         budgets = self.config.budgets

@@ -1,30 +1,23 @@
-"""`looplab report` and `looplab dashboard` (wired into looplab/cli.py).
+"""`looplab report`, `looplab dashboard`, `looplab bench report`.
 
-`app` holds both commands for tests and standalone use; cli.py registers
-`report_command` as `report` and `dashboard_command` as `dashboard`.
+Commands of the report package; `looplab.cli.app` registers them.
 """
 
 from __future__ import annotations
 
-import sys
+import statistics
+import tempfile
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
+from looplab.cli.options import HostOpt, PortOpt, out_console
 from looplab.errors import ConfigError
 
-__all__ = ["app", "dashboard_command", "report_command"]
-
-app = typer.Typer(help="Comparison reports and the local dashboard.", no_args_is_help=True)
+__all__ = ["bench_report_command", "dashboard_command", "report_command"]
 
 
-def _console() -> Console:
-    return Console(width=None if sys.stdout.isatty() else 120)
-
-
-@app.command("report")
 def report_command(
     run_dirs: Annotated[
         list[Path],
@@ -73,12 +66,12 @@ def report_command(
     if output is None:
         single = len(run_dirs) == 1 and run_dirs[0].is_dir()
         output = run_dirs[0] / "report.html" if single else Path("report.html")
-    if output.exists() and output.is_dir():
-        raise ConfigError(f"{output} is a directory", field="--output")
+    if output.is_dir():
+        raise ConfigError(f"{output} is a directory; give a file path", field="--output")
     result = write_report(
         run_dirs, output, title=title, group_by="input" if by_input else "profile"
     )
-    console = _console()
+    console = out_console()
     if result.model.sentence:
         console.print(result.model.sentence, highlight=False)
     console.print(f"{result.runs} runs, {result.seconds:.2f} s")
@@ -90,14 +83,12 @@ def report_command(
     console.print(f"report: {output.resolve()}")
 
 
-@app.command("dashboard")
 def dashboard_command(
     root: Annotated[
         Path, typer.Argument(metavar="[RUNS_ROOT]", help="Directory holding experiments.")
     ] = Path("runs"),
-    port: Annotated[
-        int, typer.Option(min=0, max=65535, help="Port on 127.0.0.1 (0 = any free port).")
-    ] = 8760,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8760,
 ) -> None:
     """Serve a read-only dashboard of the experiments under RUNS_ROOT on 127.0.0.1.
 
@@ -108,11 +99,31 @@ def dashboard_command(
 
     if not root.is_dir():
         raise ConfigError(f"{root}: no such directory", field="RUNS_ROOT")
-    server = DashboardServer(root, port=port)
-    _console().print(f"dashboard of {root.resolve()}: {server.url} (Ctrl-C to stop)")
+    server = DashboardServer(root, port=port, host=host)
+    out_console().print(f"dashboard of {root.resolve()}: {server.url} (Ctrl-C to stop)")
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.stop()
+
+
+def bench_report_command(
+    runs: Annotated[int, typer.Option(min=1, help="Synthetic runs in the experiment.")] = 1000,
+) -> None:
+    """Time to write the HTML report of an experiment with RUNS synthetic runs (target: seconds)."""
+    from looplab.report.build import write_report
+    from looplab.report.synthetic import write_synthetic_experiment
+
+    with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
+        experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
+        times: list[float] = []
+        for _ in range(3):
+            result = write_report([experiment], Path(directory) / "report.html")
+            times.append(result.seconds)
+        size_mb = (Path(directory) / "report.html").stat().st_size / 1e6
+    out_console().print(
+        f"report of {runs} runs: {statistics.median(times):.2f} s median of 3 "
+        f"(min {min(times):.2f} s), {size_mb:.1f} MB"
+    )

@@ -130,13 +130,14 @@ class DashboardServer:
     Args:
         root: the directory whose experiments are listed (nothing outside it is served).
         port: TCP port (0: any free port; see `url`).
+        host: interface to bind (loopback by default; the dashboard has no authentication).
     """
 
-    def __init__(self, root: Path, port: int = 0) -> None:
+    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1") -> None:
         self.root = root.resolve()
         self.reports = _Reports()
         handler = type("Handler", (_Handler,), {"dashboard": self})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 

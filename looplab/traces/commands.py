@@ -1,43 +1,37 @@
-"""`looplab import ...` and `looplab export otel ...` (wired into looplab/cli.py).
+"""`looplab import`, `looplab export otel`, `looplab schema`.
 
-`app` holds both commands for tests and standalone use; cli.py registers
-`import_command` as the top-level `import` and `export_app` as the `export` group.
+Commands of the traces package; `looplab.cli.app` registers them.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from looplab.cli.options import out_console, write_output
 from looplab.errors import ConfigError
-from looplab.traces.importers import FORMATS, ImportedRun, import_runs
+from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
-from looplab.traces.io import write_trace
 from looplab.traces.otel import export_otel_many
 
-__all__ = ["app", "export_app", "export_otel_command", "import_command"]
-
-app = typer.Typer(help="Import other harnesses' runs; export traces.", no_args_is_help=True)
-export_app = typer.Typer(help="Export traces to other tools' formats.", no_args_is_help=True)
-app.add_typer(export_app, name="export")
+__all__ = ["export_otel_command", "import_command", "schema_command"]
 
 
-def _console() -> Console:
-    return Console(width=None if sys.stdout.isatty() else 120)
-
-
-@app.command("import")
 def import_command(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")],
     path: Annotated[Path, typer.Argument(metavar="PATH", help="The file another harness wrote.")],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Directory for the <run_id>.jsonl traces.")
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Directory for the traces, one <source id>.<digest>.jsonl per run "
+            "(re-importing a file rewrites its own traces, never another's).",
+        ),
     ],
 ) -> None:
     """Convert another harness's recorded runs into looplab traces, one file per run.
@@ -48,29 +42,10 @@ def import_command(
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
     used, runs = import_runs(fmt, path)
-    console = _console()
+    console = out_console()
     for run, target in zip(runs, write_runs(runs, output), strict=True):
         console.print(_table(run, used, target))
     console.print(f"{len(runs)} run(s) from {path} ({used}) -> {output}")
-
-
-def write_runs(runs: list[ImportedRun], output: Path) -> list[Path]:
-    """Write each run to `output/<run_id>.jsonl` (a repeated id gets `-2`, `-3`, ...).
-
-    Returns:
-        The files written, in the order of `runs`.
-    """
-    output.mkdir(parents=True, exist_ok=True)
-    seen: dict[str, int] = {}
-    paths = []
-    for run in runs:
-        run_id = run.header.run_id
-        seen[run_id] = seen.get(run_id, 0) + 1
-        name = run_id if seen[run_id] == 1 else f"{run_id}-{seen[run_id]}"
-        target = output / f"{name}.jsonl"
-        write_trace(target, run.header, run.events)
-        paths.append(target)
-    return paths
 
 
 def _table(run: ImportedRun, fmt: str, target: Path) -> Table:
@@ -84,16 +59,32 @@ def _table(run: ImportedRun, fmt: str, target: Path) -> Table:
     return table
 
 
-@export_app.command("otel")
 def export_otel_command(
-    source: Annotated[
-        Path, typer.Argument(metavar="TRACE_OR_DIR", help="A trace, or a directory of them.")
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="TRACES", help="Trace files, trace directories or experiment directories."
+        ),
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The OTLP JSON file to write.")],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The OTLP JSON file to write (- = stdout).")
+    ],
 ) -> None:
     """Export traces as OTLP JSON (OpenTelemetry GenAI conventions) for Jaeger/Phoenix."""
-    traces = load_traces([source])
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(export_otel_many(traces)), encoding="utf-8")
-    spans = sum(1 + len(t.steps()) + len(t.model_calls()) + len(t.tool_calls()) for t in traces)
-    _console().print(f"{len(traces)} trace(s), {spans} spans -> {output}")
+    traces = load_traces(inputs)
+    if write_output(output, json.dumps(export_otel_many(traces))):
+        spans = sum(1 + len(t.steps()) + len(t.model_calls()) + len(t.tool_calls()) for t in traces)
+        out_console().print(f"{len(traces)} trace(s), {spans} spans -> {output}")
+
+
+def schema_command(
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the schema (- = stdout).")
+    ] = Path("-"),
+) -> None:
+    """Print the JSON Schema of one looplab-1 trace line (header or event)."""
+    from looplab.traces.jsonschema import trace_json_schema
+
+    text = json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n"
+    if write_output(output, text):
+        out_console().print(f"schema: {output}")

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from looplab.cli import app
+from looplab.cli.app import app
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -75,7 +75,8 @@ def test_serve_answers_curl_with_streamed_tool_calls(tmp_path: Path) -> None:
     port_file = tmp_path / "port"
     server = subprocess.Popen(
         [sys.executable, "-m", "looplab", "--no-log-file", "serve", "--profile", "fast-750",
-         "--port", "0", "--port-file", str(port_file), "-s", "ttft_s=0", "-s", "decode_tps=5000"],
+         "--port", "0", "--port-file", str(port_file),
+         "--profile-set", "ttft_s=0", "--profile-set", "decode_tps=5000"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )  # fmt: skip

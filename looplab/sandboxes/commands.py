@@ -1,6 +1,6 @@
-"""`looplab sandbox build|prune|bench`: a typer app the main CLI mounts.
+"""`looplab sandbox build|prune` and `looplab bench sandbox`.
 
-`bench_sandbox_command` is also usable on its own, e.g. as `looplab bench sandbox`.
+Commands of the sandboxes package; `looplab.cli.app` registers them.
 """
 
 from __future__ import annotations
@@ -11,15 +11,13 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
-__all__ = ["app", "bench_sandbox_command", "build_command", "prune_command"]
+from looplab.cli.options import OutputOpt, out_console, write_output
 
-app = typer.Typer(help="Sandbox images, leftovers and benchmarks.", no_args_is_help=True)
+__all__ = ["bench_sandbox_command", "build_command", "prune_command"]
 
 
-@app.command("build")
 def build_command(
     method: Annotated[str, typer.Option(help="auto | dockerfile | debootstrap (offline)")] = "auto",
     force: Annotated[bool, typer.Option(help="rebuild even if the inputs are unchanged")] = False,
@@ -36,12 +34,11 @@ def build_command(
             allowed=["auto", "dockerfile", "debootstrap"],
         )
     result = build_image(method=method, force=force, mirror=mirror)  # type: ignore[arg-type]  # checked above
-    Console().print(
+    out_console().print(
         f"{result.tag} {result.image_id[:19]} ({result.method}, {result.duration_s:.1f} s)"
     )
 
 
-@app.command("prune")
 def prune_command(
     everything: Annotated[
         bool, typer.Option("--all", help="remove every looplab container, owners alive or not")
@@ -53,7 +50,7 @@ def prune_command(
     from looplab.sandboxes.leftovers import prune_host
     from looplab.sandboxes.prune import prune
 
-    console = Console()
+    console = out_console()
     host = prune_host()
     console.print(
         f"removed {len(host.processes)} process(es), {len(host.cgroups)} cgroup(s), "
@@ -69,15 +66,12 @@ def prune_command(
     console.print(f"removed {len(result.removed)} container(s), kept {len(result.kept)}")
 
 
-@app.command("bench")
 def bench_sandbox_command(
     kinds: Annotated[
         str, typer.Option(help="comma-separated kinds: local, docker, docker-api (baseline)")
     ] = "local,docker,docker-api",
     reps: Annotated[int, typer.Option(min=1, help="repetitions per operation")] = 50,
-    out: Annotated[
-        Path | None, typer.Option(help="JSON output file (default bench-results/sandbox-*.json)")
-    ] = None,
+    output: OutputOpt = None,
 ) -> None:
     """Time create (cold, warm pool), exec, 1 MiB file I/O and close per sandbox kind."""
     from looplab.sandboxes.bench import OPERATIONS, run_bench_sync
@@ -99,12 +93,11 @@ def bench_sandbox_command(
             ratio = report.ratio("docker", "local", op)
             row.append("-" if ratio is None else f"{ratio:.1f}x")
         table.add_row(*row)
-    console = Console()
+    console = out_console()
     console.print(table)
     for kind, description in report.descriptions.items():
         console.print(f"[dim]{kind}: {description}[/dim]")
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    path = out or Path("bench-results") / f"sandbox-{stamp}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report.to_json(), indent=2))
-    console.print(f"wrote {path}")
+    path = output or Path("bench-results") / f"sandbox-{stamp}.json"
+    if write_output(path, json.dumps(report.to_json(), indent=2)):
+        console.print(f"wrote {path}")

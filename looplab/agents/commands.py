@@ -1,4 +1,4 @@
-"""`looplab agents ...`: commands of the agents package (wired into looplab/cli.py)."""
+"""`looplab agents try`: commands of the agents package; `looplab.cli.app` registers them."""
 
 from __future__ import annotations
 
@@ -6,44 +6,47 @@ import asyncio
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from looplab.cli.options import ProfileSetOpt, out_console
+from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
 
-__all__ = ["app"]
+__all__ = ["try_command"]
 
-app = typer.Typer(help="Run the bundled agents on bundled tasks.", no_args_is_help=True)
 DEFAULT_TASKS = ["coding/fix-discount", "web/shop-checkout"]
+SANDBOX_KINDS = ("local", "docker")
 
 
-@app.callback()
-def agents() -> None:
-    """Run the bundled agents on bundled tasks."""
-
-
-@app.command("try")
-def try_tasks(
+def try_command(
     task: Annotated[
         list[str] | None, typer.Option("--task", "-t", help="Task id (repeatable).")
     ] = None,
-    preset: Annotated[
-        list[str] | None, typer.Option("--preset", "-p", help="Latency preset (repeatable).")
+    profile: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--profile", "-p", help="Latency preset name or profile YAML file (repeatable)."
+        ),
     ] = None,
-    override: Annotated[
-        list[str] | None, typer.Option("--profile-override", "-o", help="key=value on the profile.")
-    ] = None,
-    sandbox: Annotated[str, typer.Option(help="local or docker.")] = "local",
+    profile_set: ProfileSetOpt = None,
+    sandbox: Annotated[str, typer.Option(help="Sandbox kind: local or docker.")] = "local",
 ) -> None:
     """Run one coding and one web task at 750 and 80 tok/s; print steps and times per run."""
     from looplab.agents.taskset import list_tasks
     from looplab.agents.trial import run_trial
 
+    if sandbox not in SANDBOX_KINDS:
+        raise ConfigError(
+            f"unknown sandbox kind {sandbox!r}", field="--sandbox", allowed=SANDBOX_KINDS
+        )
     known = set(list_tasks())
+    for name in task or []:
+        if name not in known:
+            raise ConfigError(f"unknown task {name!r}", field="--task", allowed=sorted(known))
     tasks = task or [name for name in DEFAULT_TASKS if name in known]
-    presets = preset or ["fast-750", "slow-80"]
+    presets = profile or ["fast-750", "slow-80"]
     config = SandboxConfig(kind="docker" if sandbox == "docker" else "local")
-    rows = asyncio.run(run_trial(tasks, presets, overrides=override or [], sandbox=config))
+    rows = asyncio.run(run_trial(tasks, presets, overrides=profile_set or [], sandbox=config))
     table = Table(title="scripted reference solutions (total excludes sandbox/browser start)")
     columns = ("preset", "task", "steps", "model s", "tool s", "total s", "start s", "solved")
     for column in columns:
@@ -60,6 +63,6 @@ def try_tasks(
             f"{row.run.sandbox_start_s + row.run.browser_start_s:.2f}",
             "yes" if row.run.solved else f"NO ({result.end_reason})",
         )
-    console = Console()
+    console = out_console()
     console.width = max(console.width, 110)  # all eight columns, even when piped
     console.print(table)

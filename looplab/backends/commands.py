@@ -1,0 +1,245 @@
+"""`looplab serve`, `looplab profiles`, `looplab demo`, `looplab bench backend`.
+
+Commands of the backends package; `looplab.cli.app` registers them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from looplab.cli.options import (
+    HostOpt,
+    OutputOpt,
+    PortOpt,
+    ProfileOpt,
+    ProfileSetOpt,
+    err_console,
+    out_console,
+    parse_numbers,
+    write_output,
+)
+from looplab.errors import ConfigError
+
+__all__ = ["bench_backend_command", "demo_command", "profiles_command", "serve_command"]
+
+
+def serve_command(
+    profile: ProfileOpt = "fast-750",
+    profile_set: ProfileSetOpt = None,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8750,
+    pacer: Annotated[
+        str, typer.Option(help="Token pacer: 'schedule' (exact) or 'naive' (per-token sleep).")
+    ] = "schedule",
+    port_file: Annotated[
+        Path | None,
+        typer.Option(help="Write the bound port to this file once serving.", show_default=False),
+    ] = None,
+) -> None:
+    """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, GET /v1/models.
+
+    Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
+    given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
+    """
+    import socket
+
+    import uvicorn
+
+    from looplab.backends.inprocess import uvicorn_config
+    from looplab.backends.pacing import PACERS
+    from looplab.backends.presets import resolve_profile
+    from looplab.backends.simulator import Simulator
+
+    if pacer not in PACERS:
+        raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
+    resolved = resolve_profile(profile, profile_set or [])
+    simulator = Simulator(resolved, pacer=pacer)
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
+    bound = sock.getsockname()[1]
+    err_console().print(
+        f"[bold]looplab simulator[/] profile [cyan]{resolved.name}[/] "
+        f"({resolved.decode_tps:g} tok/s, TTFT {resolved.fixed_ttft_s() * 1000:.0f} ms, "
+        f"pacer {pacer}, tokenizer {simulator.tokenizer.name}) on http://{host}:{bound}/v1"
+    )
+    if port_file is not None:
+        port_file.write_text(str(bound))
+    server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound))
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        sock.close()
+
+
+def profiles_command(
+    name: Annotated[str | None, typer.Argument(help="Show one preset in full.")] = None,
+) -> None:
+    """List the latency presets (or show one), with their sources and assumptions."""
+    from looplab.backends.presets import PRESETS, resolve_profile
+
+    console = out_console()
+    if name is not None:
+        console.print_json(json.dumps(resolve_profile(name).model_dump(mode="json", by_alias=True)))
+        return
+    table = Table(title="latency presets", show_lines=False)
+    for column in ("name", "decode tok/s", "TTFT ms", "prefill tok/s", "source"):
+        table.add_column(column, overflow="fold")
+    for preset in PRESETS.values():
+        table.add_row(
+            preset.name,
+            f"{preset.decode_tps:g}",
+            f"{preset.fixed_ttft_s() * 1000:.0f}",
+            "free" if preset.prefill_tps is None else f"{preset.prefill_tps:,.0f}",
+            preset.source,
+        )
+    console.print(table)
+
+
+def demo_command(
+    tokens: Annotated[int, typer.Option(min=1, help="Output tokens per reply.")] = 400,
+    steps: Annotated[
+        int, typer.Option(min=1, help="Model calls per speed (a tiny agent loop).")
+    ] = 3,
+) -> None:
+    """Stream the same conversation at slow-80 and fast-750 and print measured timings."""
+    from looplab.backends.demo import run_demo
+
+    results = {preset: asyncio.run(run_demo(preset, tokens, steps)) for preset in DEMO_PRESETS}
+    table = Table(title=f"same {steps}-call conversation, {tokens} output tokens per call")
+    for column in ("profile", "call", "TTFT ms", "decode tok/s", "model s", "cached/prompt"):
+        table.add_column(column, justify="right")
+    for preset, responses in results.items():
+        for index, r in enumerate(responses):
+            table.add_row(
+                preset,
+                str(index + 1),
+                f"{(r.timing.ttft_s or 0) * 1000:.1f}",
+                f"{r.decode_rate_tps or 0:.1f}",
+                f"{r.timing.model_s or 0:.2f}",
+                f"{r.cached_tokens}/{r.prompt_tokens}",
+            )
+    console = out_console()
+    console.print(table)
+    totals = {p: sum(r.timing.model_s or 0 for r in rs) for p, rs in results.items()}
+    console.print(
+        f"model time: slow-80 {totals['slow-80']:.2f} s, fast-750 {totals['fast-750']:.2f} s "
+        f"-> {totals['slow-80'] / totals['fast-750']:.1f}x faster for a {750 / 80:.1f}x faster "
+        "decode (TTFT and prefill do not shrink; tools, in a real task, do not either)."
+    )
+
+
+DEMO_PRESETS = ("slow-80", "fast-750")
+
+
+def _bench_tables(cells: list[Any], tokens: int) -> list[Table]:
+    table = Table(title=f"looplab bench backend: {tokens} tokens/stream (p50 unless marked)")
+    columns = (
+        "tok/s", "streams", "pacer", "rate err%", "worst%", "TTFT err ms", "p99",
+        "gap ms", "p99", "CPU ms/1k",
+    )  # fmt: skip
+    for column in columns:
+        table.add_column(column, justify="right")
+    for cell in cells:
+        table.add_row(
+            f"{cell.target_tps:g}",
+            str(cell.concurrency),
+            cell.pacer,
+            f"{cell.rate_error_pct_p50:+.2f}",
+            f"{cell.rate_error_pct_worst:+.2f}",
+            f"{cell.ttft_error_ms_p50:.2f}",
+            f"{cell.ttft_error_ms_p99:.2f}",
+            f"{cell.chunk_gap_ms_p50:.1f}",
+            f"{cell.chunk_gap_ms_p99:.1f}",
+            f"{(cell.server_cpu_s_per_1k_tokens + cell.client_cpu_s_per_1k_tokens) * 1000:.0f}",
+            style="bold" if cell.pacer == "schedule" else "dim",
+        )
+    parts = Table(title="where the schedule pacer's TTFT error comes from (p50, ms)")
+    for column in ("tok/s", "streams", "request transit", "release late", "delivery", "CPU"):
+        parts.add_column(column, justify="right")
+    for cell in cells:
+        if cell.pacer == "schedule":
+            parts.add_row(
+                f"{cell.target_tps:g}",
+                str(cell.concurrency),
+                f"{cell.request_transit_ms_p50:.2f}",
+                f"{cell.first_release_late_ms_p50:+.2f}",
+                f"{cell.delivery_ms_p50:.2f}",
+                f"{cell.server_cpu_s_per_1k_tokens * 1000:.0f}"
+                f"/{cell.client_cpu_s_per_1k_tokens * 1000:.0f}",
+            )
+    return [table, parts]
+
+
+def _bench_verdicts(cells: list[Any], concurrencies: list[int]) -> list[str]:
+    schedule = [c for c in cells if c.pacer == "schedule"]
+    top = max(concurrencies)
+    at_top = [c for c in schedule if c.concurrency == top]
+    worst = max(abs(c.rate_error_pct_p50) for c in schedule)
+    lines = [
+        f"schedule pacer: worst |rate error| {worst:.2f}%"
+        f" (target <= 0.5%); at {top} streams TTFT error p50 "
+        f"{max(c.ttft_error_ms_p50 for c in at_top):.2f} ms (target <= 2), "
+        f"p99 {max(c.ttft_error_ms_p99 for c in at_top):.2f} ms (target <= 10)"
+    ]
+    naive = {(c.target_tps, c.concurrency): c for c in cells if c.pacer == "naive"}
+    for cell in schedule:
+        base = naive.get((cell.target_tps, cell.concurrency))
+        if base is not None and cell.concurrency == 1:
+            lines.append(
+                f"{cell.target_tps:g} tok/s, 1 stream: naive pacer delivers "
+                f"{cell.target_tps * (1 + base.rate_error_pct_p50 / 100):.0f} tok/s, "
+                f"schedule pacer {cell.target_tps * (1 + cell.rate_error_pct_p50 / 100):.1f}"
+            )
+    return lines
+
+
+def bench_backend_command(
+    rates: Annotated[
+        str, typer.Option(help="Comma-separated target decode rates, tok/s.")
+    ] = "80,750",
+    concurrency: Annotated[
+        str, typer.Option(help="Comma-separated concurrent stream counts.")
+    ] = "1,16,64",
+    tokens: Annotated[int, typer.Option(min=2, help="Output tokens per stream.")] = 500,
+    output: OutputOpt = Path("bench-results/backend.json"),
+) -> None:
+    """Pacing fidelity through the real openai client: schedule pacer vs naive baseline."""
+    from looplab.backends.bench import prepare_cost, run_backend_bench, tokenizer_agreement
+
+    rate_list = parse_numbers(rates, "--rates", float)
+    conc_list = parse_numbers(concurrency, "--concurrency", int)
+    errors = err_console()
+    cells = run_backend_bench(
+        rates=rate_list,
+        concurrencies=conc_list,
+        tokens=tokens,
+        progress=lambda line: errors.print(f"[dim]measuring {line}[/]"),
+    )
+    console = out_console()
+    for table in _bench_tables(cells, tokens):
+        console.print(table)
+    for line in _bench_verdicts(cells, conc_list):
+        console.print(line)
+    prompt, last_ms, median_ms = prepare_cost()
+    console.print(
+        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
+        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
+    )
+    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
+        console.print(
+            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
+            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
+        )
+    if output is not None and write_output(output, json.dumps([c.as_dict() for c in cells])):
+        console.print(f"results: {output}")

@@ -1,0 +1,122 @@
+"""The one CLI dialect: option types every command shares, consoles, output helpers.
+
+Same flag, same meaning, in every command (tests/cli/test_dialect.py walks the CLI):
+
+| flag | meaning |
+|---|---|
+| `-o/--output PATH` | where the command writes its result (`-` = stdout for a stream) |
+| `-p/--profile NAME` | a latency preset name or a profile YAML file |
+| `--profile-set FIELD=VALUE` | override one latency-profile field (repeatable) |
+| `-s/--set KEY.PATH=VALUE` | override one config field (repeatable) |
+| `--seed N` | the seed of every random draw |
+| `--host H` / `--port N` | where a server binds (127.0.0.1 by default) |
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+from rich.console import Console
+
+from looplab.errors import ConfigError
+
+__all__ = [
+    "HostOpt",
+    "OutputOpt",
+    "PortOpt",
+    "ProfileOpt",
+    "ProfileSetOpt",
+    "SetOpt",
+    "err_console",
+    "out_console",
+    "parse_numbers",
+    "write_output",
+]
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Where to write the result.", show_default=False),
+]
+ProfileOpt = Annotated[
+    str, typer.Option("--profile", "-p", help="Latency preset name or profile YAML file.")
+]
+ProfileSetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--profile-set",
+        help="Override a latency-profile field: --profile-set decode_tps=500 (repeatable).",
+        show_default=False,
+    ),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--set",
+        "-s",
+        help="Override a config field before validation: -s concurrency=2 (repeatable).",
+        show_default=False,
+    ),
+]
+HostOpt = Annotated[str, typer.Option("--host", help="Interface to bind.")]
+PortOpt = Annotated[int, typer.Option("--port", min=0, max=65535, help="Port (0 = any free).")]
+
+
+def out_console() -> Console:
+    """A console on stdout, 120 columns when not a terminal (logs, CI)."""
+    return Console(width=None if sys.stdout.isatty() else 120)
+
+
+def err_console() -> Console:
+    """A console on stderr for progress and errors."""
+    return Console(stderr=True, width=None if sys.stderr.isatty() else 120)
+
+
+def parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[Any]:
+    """`"80,750"` -> `[80.0, 750.0]`.
+
+    Raises:
+        ConfigError: not a comma-separated list of positive numbers (names `flag`).
+    """
+    try:
+        values = [kind(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise ConfigError(
+            f"{text!r} is not a comma-separated list of numbers", field=flag
+        ) from None
+    if not values or min(values) <= 0:
+        raise ConfigError("give at least one positive number", field=flag)
+    return values
+
+
+@contextlib.contextmanager
+def _open_output(path: Path) -> Iterator[TextIO]:
+    if str(path) == "-":
+        yield sys.stdout
+        sys.stdout.flush()
+        return
+    if path.is_dir():
+        raise ConfigError(f"{path} is a directory; give a file path", field="--output")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        yield handle
+    partial.replace(path)
+
+
+def write_output(path: Path, text: str) -> bool:
+    """Write `text` to the file `path` (atomically), or to stdout when `path` is `-`.
+
+    Returns:
+        True when a file was written (so the caller may print where), False for stdout.
+
+    Raises:
+        ConfigError: `path` is a directory.
+    """
+    with _open_output(path) as handle:
+        handle.write(text)
+    return str(path) != "-"
