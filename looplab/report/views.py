@@ -82,6 +82,8 @@ class GroupView:
     """Tasks with usable (not unsolved) runs in both this group and the reference."""
     paired_runs: int = 0
     """This group's runs the speedup rests on."""
+    reference_runs: int = 0
+    """The reference group's runs it is compared with (same tasks)."""
 
     @property
     def unsolved(self) -> int:
@@ -265,7 +267,7 @@ def headline_sentence(groups: Sequence[GroupView]) -> str:
     tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
     basis = (
         f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
-        f"({slow.paired_runs} + {fast.paired_runs} runs{left_out})."
+        f"({fast.reference_runs} + {fast.paired_runs} runs{left_out})."
     )
     if fast.decode_tps and slow.decode_tps:
         ratio = fast.decode_tps / slow.decode_tps
@@ -320,6 +322,7 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 estimated=sorted({e for r in runs for e in r.estimated}),
                 paired_tasks=len(paired),
                 paired_runs=len(fast),
+                reference_runs=len(slow),
             )
         )
     return views
