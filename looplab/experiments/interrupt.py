@@ -46,6 +46,7 @@ def cancel_on_sigterm() -> Iterator[list[int]]:
         if task is not None:
             task.cancel()
 
+    previous = signal.getsignal(signal.SIGTERM)
     try:
         loop.add_signal_handler(signal.SIGTERM, handler)
     except (NotImplementedError, RuntimeError, ValueError):
@@ -55,3 +56,4 @@ def cancel_on_sigterm() -> Iterator[list[int]]:
         yield received
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        signal.signal(signal.SIGTERM, previous)  # asyncio would leave SIG_DFL

@@ -260,7 +260,11 @@ class ExperimentRunner:
                 self.progress(outcome, len(result.outcomes), total)
 
         try:
-            await asyncio.gather(*(one(cell) for cell in pending))
+            # a TaskGroup, not gather: cancelled (Ctrl-C, SIGTERM), it waits until every cell
+            # has cleaned up, where gather returns as soon as one waiting cell is cancelled
+            async with asyncio.TaskGroup() as group:
+                for cell in pending:
+                    group.create_task(one(cell))
         finally:
             await monitor.stop()
             for server in self._servers.values():
