@@ -17,15 +17,11 @@ run afresh, so no run is ever counted twice.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import shutil
 import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 
@@ -38,13 +34,14 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.clock import VirtualClock, utc_now
-from looplab.errors import ConfigError, LooplabError, TraceError
+from looplab.errors import LooplabError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
+from looplab.experiments.directory import is_complete, prepare, set_aside
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
-from looplab.traces.io import TraceWriter, read_trace
+from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
@@ -144,23 +141,8 @@ class ExperimentRunner:
             ConfigError: the experiment is invalid, or the directory holds a different one.
         """
         self.validate()
-        stored = self.directory / "config.json"
         current = Scrubber().scrub(self.config.model_dump(mode="json"))
-        if fresh and self.directory.exists():
-            shutil.rmtree(self.directory)
-        if stored.exists():
-            changed = _changed_fields(_read_config(stored), current)
-            if changed:
-                raise ConfigError(
-                    f"{self.directory} holds a different experiment "
-                    f"(changed: {', '.join(changed)}); use another output_dir, "
-                    "or --fresh to discard the old results",
-                    field="output_dir",
-                )
-        self.traces.mkdir(parents=True, exist_ok=True)
-        temporary = stored.with_name(".config.json.tmp")
-        temporary.write_text(json.dumps(current, indent=2))
-        os.replace(temporary, stored)
+        prepare(self.directory, current, fresh=fresh)
 
     async def run(self) -> ExperimentResult:
         """Run every missing cell and index all traces; leave nothing running.
@@ -215,12 +197,12 @@ class ExperimentRunner:
         pending: list[Cell] = []
         for cell in cells:
             path = self.traces / f"{cell.id}.jsonl"
-            if path.exists() and _is_complete(path):
+            if path.exists() and is_complete(path):
                 result.outcomes.append(CellOutcome(cell, "skipped", path))
             else:
                 if path.exists():
                     log.info("cell.incomplete_trace_set_aside", cell=cell.id, trace=str(path))
-                    self._set_aside(path)
+                    set_aside(self.traces, path)
                 pending.append(cell)
         for done, outcome in enumerate(result.outcomes, start=1):
             if self.progress:
@@ -270,12 +252,6 @@ class ExperimentRunner:
             for server in self._servers.values():
                 await asyncio.to_thread(server.stop)
             self._servers.clear()
-
-    def _set_aside(self, path: Path) -> None:
-        aside = self.traces / "incomplete"
-        aside.mkdir(exist_ok=True)
-        stamp = utc_now().strftime("%Y%m%dT%H%M%S%f")
-        path.rename(aside / f"{path.stem}.{stamp}.jsonl")
 
     def _profile(self, backend: BackendSpec, seed: int) -> LatencyProfile | None:
         if backend.kind == "real":
@@ -402,33 +378,3 @@ class ExperimentRunner:
                 "wall_time_budget_s": budgets.wall_time_s,
             }
         )
-
-
-def _is_complete(path: Path) -> bool:
-    """The trace at `path` ended with run_end (an unreadable one counts as cut off)."""
-    try:
-        return read_trace(path).complete
-    except TraceError:
-        return False
-
-
-def _read_config(path: Path) -> dict[str, Any]:
-    """The stored config of an experiment directory.
-
-    Raises:
-        ConfigError: it is not a JSON object (then --fresh starts over).
-    """
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"cannot read {path.name} ({exc}); use --fresh to start over", source=str(path)
-        ) from None
-    if not isinstance(data, dict):
-        raise ConfigError("not a JSON object; use --fresh to start over", source=str(path))
-    return data
-
-
-def _changed_fields(previous: dict[str, Any], current: dict[str, Any]) -> list[str]:
-    """Top-level fields whose values differ."""
-    return sorted(k for k in set(previous) | set(current) if previous.get(k) != current.get(k))

@@ -108,34 +108,8 @@ class LocalSandbox:
                 "the local sandbox needs python3 in /usr/bin", fix="apt-get install -y python3"
             )
         bwrap = bwrap if config.isolation != "none" else None
-        home = owned_tempdir("looplab-sandbox-")
-        try:
-            confinement = await asyncio.to_thread(Confinement.make, config, bwrap)
-        except BaseException:
-            shutil.rmtree(home, ignore_errors=True)
-            raise
+        home, confinement, process = await _start(config, task_dir, bwrap, python)
         root = home / "workspace"
-        try:
-            if task_dir is not None:
-                await asyncio.to_thread(shutil.copytree, task_dir, root, symlinks=True)
-            else:
-                root.mkdir()
-            (home / "home").mkdir()
-            if confinement.user is not None:
-                await asyncio.to_thread(chown_tree, root, *confinement.user)
-            process = await asyncio.create_subprocess_exec(
-                *confinement.argv(python, root),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
-                cwd=root,
-                env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
-                start_new_session=True,
-            )
-        except BaseException:
-            await asyncio.to_thread(confinement.release)
-            shutil.rmtree(home, ignore_errors=True)
-            raise
         assert process.stdin is not None
         assert process.stdout is not None
         channel = HelperChannel(
@@ -300,6 +274,42 @@ class LocalSandbox:
         """Raise SandboxError once closed."""
         if self._closed:
             raise SandboxError("sandbox is closed", sandbox_id=self.id)
+
+
+async def _start(
+    config: SandboxConfig, task_dir: Path | None, bwrap: str | None, python: str
+) -> tuple[Path, Confinement, asyncio.subprocess.Process]:
+    """Make the owner-marked workspace and the confinement, and start the helper; on any
+    failure (cancellation included) undo what was made."""
+    home = owned_tempdir("looplab-sandbox-")
+    root = home / "workspace"
+    try:
+        confinement = Confinement.make(config, bwrap)  # no await: nothing made can be lost
+    except BaseException:
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    try:
+        if task_dir is not None:
+            await asyncio.to_thread(shutil.copytree, task_dir, root, symlinks=True)
+        else:
+            root.mkdir()
+        (home / "home").mkdir()
+        if confinement.user is not None:
+            await asyncio.to_thread(chown_tree, root, *confinement.user)
+        process = await asyncio.create_subprocess_exec(
+            *confinement.argv(python, root),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=root,
+            env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
+            start_new_session=True,
+        )
+    except BaseException:
+        confinement.release()
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    return home, confinement, process
 
 
 def _base_env(home: Path, *, bwrap: bool, config: SandboxConfig) -> dict[str, str]:
