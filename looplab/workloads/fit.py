@@ -187,7 +187,10 @@ def _parameter_row(name: str, observation: Observation, parameter: Parameter) ->
         if len(values) < FEW:
             flags.append("few observations")
     if status == "estimated":
-        flags.append(f"estimated ({parameter.provenance.estimated}/{len(values)})")
+        estimated = parameter.provenance.estimated
+        flags.append(
+            "estimated" + ("" if estimated == len(values) else f" {estimated}/{len(values)}")
+        )
     return FitRow(
         name, PARAMETERS[name], status, len(values), _quantiles(values), fitted, ks, flags
     )

@@ -6,7 +6,7 @@ In an experiment's `tasks:` list, next to bundled task ids:
 |---|---|---|
 | `trace:PATH` | trace file (a directory: each of its traces) | the recorded run's exact shape |
 | `workload:PATH` | entry | a seeded draw from the workload model file |
-| `workload/<id>` | entry | a draw from `tasks/workload/<id>/workload.yaml` (bundled) |
+| `workload/<id>` | entry | a draw from `tasks/workload/<id>/workload.yaml` (bundled; globs too) |
 
 Relative paths are relative to the working directory. A model draw uses the cell's
 seed (the experiment's `seed` + repetition), so every backend of one repetition runs the
@@ -18,6 +18,7 @@ that is not a trace or not a workload model, or a trace without token counts is 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import re
 from pathlib import Path
@@ -98,6 +99,13 @@ def expand_workload_entry(entry: str, where: str = "tasks") -> list[str]:
         for name in names:
             load_shape(name, 0, where=where)
         return names
+    if entry.startswith(BUNDLED_PREFIX) and any(ch in entry for ch in "*?["):
+        matches = fnmatch.filter(bundled_workloads(), entry)
+        if not matches:
+            raise ConfigError(
+                f"{entry!r} matches no bundled workload", field=where, allowed=bundled_workloads()
+            )
+        return matches
     if entry.startswith((MODEL_PREFIX, BUNDLED_PREFIX)):
         if entry.startswith(BUNDLED_PREFIX) and not _model_path(entry).is_file():
             raise ConfigError(

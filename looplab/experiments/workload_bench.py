@@ -1,0 +1,183 @@
+"""`looplab bench workload`: trace-driven live runs against virtual re-timing, run by run.
+
+For each recorded trace and each profile (default slow-80 and fast-750), the trace's
+shape runs LIVE (wall clock: the simulator paces the recorded token counts, the workload
+agent's synthetic tools really work in the sandbox, the harness time is emulated) as an
+ordinary experiment (`trace:PATH` tasks, all cells concurrently by default), and the
+same recorded trace is re-timed virtually at the same profile with the function
+`looplab replay --mode virtual` uses. The benchmark prints both task times and their
+difference per run, the median and the worst case, and splits each difference into
+model, tool and other time so an outlier says where it comes from.
+
+Tool times may be shortened by `tool_scale` (applied to both sides: the live shape's
+tool calls, and the prediction minus `(1 - tool_scale) x` the shape's tool time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import statistics
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from looplab.backends.presets import resolve_profile
+from looplab.backends.profile import LatencyProfile
+from looplab.config import validate_model
+from looplab.errors import ConfigError, TraceError
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.replay import replay_virtual
+from looplab.experiments.runner import ExperimentRunner
+from looplab.traces.inputs import load_traces
+from looplab.traces.io import Trace, read_trace
+from looplab.workloads.shape import shape_from_trace
+from looplab.workloads.task import TRACE_PREFIX
+
+__all__ = ["BenchRow", "WorkloadBench", "run_workload_bench", "split_times"]
+
+
+@dataclass(frozen=True)
+class Split:
+    """A run's task time and its model / tools / other parts (seconds)."""
+
+    task_s: float
+    model_s: float
+    tool_s: float
+
+    @property
+    def other_s(self) -> float:
+        """Task time that is neither model nor tools."""
+        return self.task_s - self.model_s - self.tool_s
+
+
+def split_times(trace: Trace) -> Split:
+    """Task time (run_end), model time (calls' durations) and tools phase time (steps)."""
+    end = trace.end
+    task = end.end if end is not None else 0.0
+    model = sum(c.end - c.start for c in trace.model_calls())
+    return Split(task, model, sum(s.tool_s for s in trace.steps()))
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One recorded trace at one profile: live vs predicted."""
+
+    run: str
+    profile: str
+    steps: int
+    live: Split
+    predicted: Split
+    loop_lag_p99_ms: float | None
+    notes: list[str]
+
+    @property
+    def difference_pct(self) -> float:
+        """(live - predicted) / predicted, in percent."""
+        return 100.0 * (self.live.task_s - self.predicted.task_s) / self.predicted.task_s
+
+
+@dataclass
+class WorkloadBench:
+    """All rows, the traces that could not run, and where the live runs are."""
+
+    rows: list[BenchRow] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    directory: Path | None = None
+
+    def median_abs_pct(self) -> float:
+        """Median |difference| over all rows (NaN without rows)."""
+        values = [abs(r.difference_pct) for r in self.rows]
+        return statistics.median(values) if values else float("nan")
+
+
+def _usable(traces: Sequence[Trace], limit: int | None) -> tuple[list[Trace], list[str]]:
+    """Traces with a shape, shortest recorded first, at most `limit`."""
+    usable, skipped = [], []
+    for trace in traces:
+        try:
+            shape_from_trace(trace)
+        except TraceError as exc:
+            skipped.append(str(exc))
+            continue
+        usable.append(trace)
+    usable.sort(key=lambda t: t.end.end if t.end else 0.0)
+    return (usable[:limit] if limit else usable), skipped
+
+
+def run_workload_bench(
+    inputs: Sequence[Path],
+    *,
+    profiles: Sequence[str] = ("slow-80", "fast-750"),
+    tool_scale: float = 1.0,
+    concurrency: int | None = None,
+    limit: int | None = None,
+    sandbox: str = "local",
+    output: Path | None = None,
+) -> WorkloadBench:
+    """Run the benchmark (module docstring); keeps the live runs in `output` if given.
+
+    Raises:
+        ConfigError: no usable trace, or a bad profile, scale or sandbox.
+    """
+    traces, skipped = _usable(load_traces(inputs), limit)
+    if not traces:
+        raise ConfigError(
+            "no usable trace (a trace-driven run needs complete traces with token counts)",
+            field="TRACES",
+        )
+    by_task = {f"{TRACE_PREFIX}{t.path}": t for t in traces}
+    directory = output or Path(tempfile.mkdtemp(prefix="looplab-bench-workload-"))
+    config = validate_model(
+        ExperimentConfig,
+        {
+            "name": "bench-workload",
+            "backends": [{"name": p, "profile": p} for p in profiles],
+            "tasks": list(by_task),
+            "concurrency": concurrency or min(64, len(by_task) * len(profiles)),
+            "workload": {"tool_scale": tool_scale},
+            "sandbox": {"kind": sandbox},
+            "output_dir": str(directory),
+        },
+        source="looplab bench workload",
+    )
+    result = WorkloadBench(skipped=skipped, directory=output)
+    try:
+        runner = ExperimentRunner(config)
+        runner.prepare_directory(fresh=True)
+        outcomes = asyncio.run(runner.run()).outcomes
+        for outcome in outcomes:
+            if outcome.status != "done":
+                result.failed.append(f"{outcome.cell.id}: {outcome.error}")
+                continue
+            source = by_task[outcome.cell.task]
+            profile = resolve_profile(outcome.cell.backend.profile or outcome.cell.backend.name, [])
+            result.rows.append(_row(source, read_trace(outcome.trace_path), profile, tool_scale))
+    finally:
+        if output is None:
+            shutil.rmtree(directory, ignore_errors=True)
+    result.rows.sort(key=lambda r: (r.run, r.profile))
+    return result
+
+
+def _row(source: Trace, live: Trace, profile: LatencyProfile, tool_scale: float) -> BenchRow:
+    shape = shape_from_trace(source)
+    removed = (1.0 - tool_scale) * sum(step.tool_s for step in shape.steps)
+    virtual = split_times(replay_virtual(source, profile))
+    predicted = Split(virtual.task_s - removed, virtual.model_s, virtual.tool_s - removed)
+    kept = sum(1 for c in source.model_calls() if c.completion_tokens is None)
+    notes = list(shape.notes)
+    if kept:
+        notes.append(f"{kept} call(s) without token counts keep their recorded time")
+    end = live.end
+    return BenchRow(
+        run=source.header.run_id,
+        profile=profile.name,
+        steps=len(shape.steps),
+        live=split_times(live),
+        predicted=predicted,
+        loop_lag_p99_ms=end.loop_lag_p99_ms if end is not None else None,
+        notes=notes,
+    )
