@@ -4,7 +4,8 @@ A cell whose task is `trace:...`, `workload:...` or `workload/<id>` (see
 `looplab.workloads.task`) runs the workload agent against the simulator's `workload`
 policy (model `looplab-workload`), whatever the backend's `policy` says: the shape is
 loaded into that backend's in-process simulator before the run. The shape is scaled by
-the experiment's `workload.tool_scale`.
+the experiment's `workload.tool_scale`, and its cache hits are dropped when
+`workload.cache` is `simulator`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def cell_shape(task: str, seed: int, settings: WorkloadSettings) -> TaskShape:
     Raises:
         ConfigError: the task's file is missing or gives no shape.
     """
-    return load_shape(task, seed).scaled(tool_scale=settings.tool_scale)
+    shape = load_shape(task, seed).scaled(tool_scale=settings.tool_scale)
+    return shape.without_cache_hits() if settings.cache == "simulator" else shape
 
 
 async def run_workload_cell(

@@ -9,8 +9,8 @@ the per-task totals this gives are from the observed ones). Rules:
 - counts are rounded to integers; a task has at least one step;
 - the prompt grows by at least the previous step's output plus 8 tokens (the reply is in
   the next prompt, with the message overhead of the reply and one tool result);
-- the cached prefix of step k >= 1 is `cached_share x prompt` (informational for live
-  runs: the simulator's own prefix cache decides there); step 0 has none;
+- the cached prefix of step k >= 1 is `cached_share x prompt`, at most the previous
+  step's prompt (only what an earlier request sent can be cached); step 0 has none;
 - a step that draws no tool call but is not the last gets the zero-second
   `continue` call (the harness went on without a tool), so the live loop continues;
 - absent parameters: reasoning -> None (the latency profile decides), prompt -> None (not
@@ -70,6 +70,8 @@ def draw_shape(model: WorkloadModel, seed: int) -> TaskShape:
             prompt = None if growth is None else prompt + max(round(growth), least)
         share = _draw(p.cached_share, rng) if index else 0.0
         cached = None if share is None or prompt is None else int(min(share, 1.0) * prompt)
+        if cached is not None and index:
+            cached = min(cached, steps[-1].prompt_tokens or 0)
         calls = round(_draw(p.tool_calls, rng) or 0)
         tools = [
             ToolShape(

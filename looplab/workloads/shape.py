@@ -100,8 +100,8 @@ class StepShape(StrictModel):
     prompt_tokens: int | None = Field(default=None, ge=0)
     """Prompt tokens the call should see (prompt growth); None: not reproduced."""
     cached_tokens: int | None = Field(default=None, ge=0)
-    """Prompt tokens the recording had from the prefix cache (informational: the live
-    simulator's cache decides)."""
+    """Prompt tokens served from the prefix cache, played as recorded (a backend without
+    prompt caching: 0); None: the simulator's prefix cache decides."""
     tools: list[ToolShape] = Field(default_factory=list)
     """Tool calls, run one after another."""
     other_s: float = Field(default=0.0, ge=0)
@@ -143,6 +143,12 @@ class TaskShape(StrictModel):
             for tool in step.tools:
                 names.setdefault(tool.name, None)
         return list(names)
+
+    def without_cache_hits(self) -> TaskShape:
+        """A copy whose cache hits the simulator's prefix cache decides (cached = None)."""
+        steps = [step.model_copy(update={"cached_tokens": None}) for step in self.steps]
+        note = "cache hits: the simulator's prefix cache"
+        return self.model_copy(update={"steps": steps, "notes": [*self.notes, note]})
 
     def scaled(self, tool_scale: float = 1.0, other_scale: float = 1.0) -> TaskShape:
         """A copy with tool seconds and other time multiplied (benchmarks shorten tools)."""

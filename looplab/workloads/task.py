@@ -22,6 +22,7 @@ import fnmatch
 import hashlib
 import re
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -61,6 +62,10 @@ class WorkloadSettings(StrictModel):
     cpu_share: float = Field(default=0.0, ge=0, le=1)
     """Share of each synthetic tool call spent burning one CPU in the sandbox; the rest
     sleeps there (0: sleep only, so concurrent runs do not contend for this machine)."""
+    cache: Literal["recorded", "simulator"] = "recorded"
+    """Prompt-cache hits: `recorded` plays each step's recorded (or drawn) cached tokens,
+    as the recorded backend served them; `simulator` leaves them to the simulator's
+    prefix cache and the profile's `prefix_cache` settings."""
     harness_time: bool = True
     """Emulate each step's recorded/drawn other (harness) time: the agent sleeps that
     long after the step's tools, counted as the step's overhead."""

@@ -10,10 +10,13 @@ Step k's reply:
 - **tool calls**: the step's recorded/drawn calls, by their recorded names, with compact
   JSON arguments the synthetic work tool reads: `{"seconds":S,"tokens":N}`, plus
   `"fail":true` for a call that failed in the recording and `"final":true` on the last
-  call of the last step (the tool then ends the run);
+  call of the last step (the tool then ends the run, so that call never fails);
 - **visible text**: lorem pieces so that text plus tool calls is exactly the step's
   `output_tokens` visible tokens (more only if the calls alone need more slots);
-- **hidden reasoning**: the step's `reasoning_tokens` (None: the profile's draw).
+- **hidden reasoning**: the step's `reasoning_tokens` (None: the profile's draw);
+- **cache hits**: the step's `cached_tokens` are reported as served from the prefix
+  cache (not prefilled), as the recorded backend served them (None: the simulator's
+  prefix cache decides).
 
 **Prompt growth.** Each call's `tokens` is chosen so that the next request's prompt
 reaches the shape's next `prompt_tokens`: the policy counts the conversation it is
@@ -23,8 +26,8 @@ one step (token merges at message boundaries, a reply longer than recorded) does
 carry over: the next step aims at the absolute target again. A target below what the
 conversation already holds (the real harness dropped context) is missed: results get 0
 tokens. Without a next target a call's result gets the shape's `output_tokens` (or 0).
-Because the conversation grows by appending, the simulator's prefix cache serves the
-earlier prompt as in the real run.
+The conversation grows by appending, so where a shape leaves cache hits to the
+simulator its prefix cache serves the earlier prompt, as a real prompt cache would.
 """
 
 from __future__ import annotations
@@ -86,7 +89,10 @@ class WorkloadPolicy:
         target = None if last else shape.steps[step + 1].prompt_tokens
         calls, content = self._plan(request, context, current, step, last, target)
         return Reply(
-            content_pieces=content, tool_calls=calls, reasoning_tokens=current.reasoning_tokens
+            content_pieces=content,
+            tool_calls=calls,
+            reasoning_tokens=current.reasoning_tokens,
+            cached_tokens=current.cached_tokens,
         )
 
     def _shape(self, request: ChatRequest) -> TaskShape:
@@ -116,6 +122,7 @@ class WorkloadPolicy:
         specs = current.tools
         words = lorem_pieces(current.output_tokens, context.rng)
         tokens = [t.output_tokens or 0 for t in specs]
+        finals = [last and i == len(specs) - 1 for i in range(len(specs))]
         calls: list[PlannedToolCall] = []
         content: list[str] = []
         for _ in range(3):  # each pass sees the argument lengths the previous one chose
@@ -124,13 +131,12 @@ class WorkloadPolicy:
                     id=f"wl{step}_{i}",
                     name=t.name,
                     argument_pieces=context.tokenizer.split(
-                        tool_arguments(
-                            t.seconds, tokens[i], fail=not t.ok, final=last and i == len(specs) - 1
-                        )
+                        tool_arguments(t.seconds, tokens[i], fail=not t.ok and not final,
+                                       final=final)
                     ),
                 )
-                for i, t in enumerate(specs)
-            ]
+                for i, (t, final) in enumerate(zip(specs, finals, strict=True))
+            ]  # fmt: skip
             slots = sum(1 + len(c.argument_pieces) for c in calls)
             content = words[: max(0, current.output_tokens - slots)]
             if target is None or not calls:
