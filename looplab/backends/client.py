@@ -226,8 +226,11 @@ class InstrumentedClient:
             BackendError: on any API or transport error, with status and request id.
         """
         extra: dict[str, Any] = dict(params)
+        # the conversation and tools go in as JSON-ready dicts: openai's request transform
+        # walks every message (~0.2 ms each), a cost that grows with the conversation
+        body: dict[str, Any] = {"messages": messages}
         if tools:
-            extra["tools"] = tools
+            body["tools"] = tools
         now = time.perf_counter()
         timing = CallTiming(scheduled=now if scheduled is None else scheduled, sent=now)
         assembler = _Assembler()
@@ -239,9 +242,10 @@ class InstrumentedClient:
             # plain message dicts are what the API takes; openai's overloads want TypedDicts
             async with self._client.chat.completions.with_streaming_response.create(  # type: ignore[call-overload]
                 model=self.endpoint.model,
-                messages=messages,
+                messages=[],
                 stream=True,
                 stream_options={"include_usage": True},
+                extra_body=body,
                 **extra,
             ) as raw:
                 headers = raw.headers
