@@ -239,8 +239,7 @@ class InstrumentedClient:
         if self._observer is not None:
             self._observer("model")
         try:
-            # plain message dicts are what the API takes; openai's overloads want TypedDicts
-            async with self._client.chat.completions.with_streaming_response.create(  # type: ignore[call-overload]
+            async with self._client.chat.completions.with_streaming_response.create(
                 model=self.endpoint.model,
                 messages=[],
                 stream=True,
