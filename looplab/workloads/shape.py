@@ -17,7 +17,10 @@ From a trace, per step k (one model call and the tool calls it asked for):
   calls that overlapped each other or the model call count once, as the recording did;
 - `other_s` = the step's wall time (this model call's start to the next one's, or to
   the run's end) minus model time minus tools phase: the harness's own time, gaps
-  included, so that `model + tools + other` adds up to the recorded task time.
+  included, so that `model + tools + other` adds up to the recorded task time. Model
+  time here is what re-timing replaces (sent -> last token, or the whole call when
+  those are absent); a recorded client queue and stream tail count as other time, as
+  re-timing keeps them.
 
 `shape_trace` turns a shape back into a looplab trace with zero-length model calls, so
 the one re-timing function (`looplab replay --mode virtual`, `sweep`) predicts what the
@@ -204,7 +207,7 @@ def shape_from_trace(trace: Trace) -> TaskShape:
         tool_shapes = _tool_shapes(tools, phase)
         if not tool_shapes and position + 1 < len(calls):
             tool_shapes = [ToolShape(name=CONTINUE_TOOL, seconds=round(max(0.0, phase), 6))]
-        model_s = call.end - call.start
+        model_s = _retimed_part(call)
         shapes.append(
             StepShape(
                 output_tokens=max(0, output),
@@ -217,6 +220,14 @@ def shape_from_trace(trace: Trace) -> TaskShape:
         )
     source = f"trace {where} (run {trace.header.run_id})"
     return TaskShape(id=trace.header.run_id, source=source, steps=shapes, notes=notes)
+
+
+def _retimed_part(call: ModelCallEvent) -> float:
+    """The part of a recorded call that re-timing replaces: without the client queue
+    (scheduled -> sent) and the tail after the last token, which it keeps as recorded."""
+    queue = (call.sent - call.start) if call.sent is not None else 0.0
+    tail = (call.end - call.last_token) if call.last_token is not None else 0.0
+    return max(0.0, call.end - call.start - queue - tail)
 
 
 def _tool_shapes(tools: list[ToolCallEvent], phase: float) -> list[ToolShape]:

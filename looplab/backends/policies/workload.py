@@ -11,8 +11,8 @@ Step k's reply:
   JSON arguments the synthetic work tool reads: `{"seconds":S,"tokens":N}`, plus
   `"fail":true` for a call that failed in the recording and `"final":true` on the last
   call of the last step (the tool then ends the run, so that call never fails);
-- **visible text**: lorem pieces so that text plus tool calls is exactly the step's
-  `output_tokens` visible tokens (more only if the calls alone need more slots);
+- **visible text**: one-token lorem words so that text plus tool calls is exactly the
+  step's `output_tokens` visible tokens (more only if the calls alone need more slots);
 - **hidden reasoning**: the step's `reasoning_tokens` (None: the profile's draw);
 - **cache hits**: the step's `cached_tokens` are reported as served from the prefix
   cache (not prefilled), as the recorded backend served them (None: the simulator's
@@ -33,15 +33,27 @@ simulator its prefix cache serves the earlier prompt, as a real prompt cache wou
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.protocol import ApiError, ChatRequest
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS
 from looplab.workloads.shape import SHAPE_MARKER, StepShape, TaskShape
 
 __all__ = ["WorkloadPolicy", "tool_arguments"]
+
+FILLER_WORDS = ("lorem", "ipsum", "sit", "sed", "do", "tempor", "ut", "et", "magna", "ad",
+                "minim", "ex", "ea", "in", "esse", "nulla", "sint", "non", "sunt", "qui",
+                "anim", "id", "est")  # fmt: skip
+"""Lorem words that are one o200k token each with a leading space, so a reply of N
+visible tokens also counts N tokens when it is sent back in the next prompt."""
+
+
+def filler_pieces(count: int, rng: random.Random) -> list[str]:
+    """`count` one-token word pieces (no punctuation, which would merge or split)."""
+    words = [rng.choice(FILLER_WORDS) for _ in range(count)]
+    return [word if index == 0 else " " + word for index, word in enumerate(words)]
 
 
 def tool_arguments(seconds: float, tokens: int, *, fail: bool = False, final: bool = False) -> str:
@@ -120,7 +132,7 @@ class WorkloadPolicy:
         target: int | None,
     ) -> tuple[list[PlannedToolCall], list[str]]:
         specs = current.tools
-        words = lorem_pieces(current.output_tokens, context.rng)
+        words = filler_pieces(current.output_tokens, context.rng)
         tokens = [t.output_tokens or 0 for t in specs]
         finals = [last and i == len(specs) - 1 for i in range(len(specs))]
         calls: list[PlannedToolCall] = []
