@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
-import shutil
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -35,12 +33,14 @@ def _docker_engine_problem() -> str | None:
 
 
 def _chromium_problem() -> str | None:
-    """Return why no Chromium is usable, or None when one is."""
-    candidate = (
-        os.environ.get("LOOPLAB_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-    )
-    if not Path(candidate).exists():
-        return f"no Chromium at {candidate} (apt-get install -y chromium, or set LOOPLAB_CHROMIUM)"
+    """Return why no Chromium is usable, or None when one is (`looplab.chromium`)."""
+    from looplab.chromium import require_chromium
+    from looplab.errors import PrerequisiteError
+
+    try:
+        require_chromium()
+    except PrerequisiteError as exc:
+        return str(exc).splitlines()[0]
     return None
 
 

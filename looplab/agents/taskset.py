@@ -1,9 +1,11 @@
-"""Bundled tasks: `tasks/<kind>/<id>/` specs, workspaces, in-sandbox services and checks.
+"""Bundled tasks as runnable instances: workspaces and checks.
 
-A task directory holds `task.yaml` (`TaskSpec`), `solution.yaml` (the reference steps, see
-`looplab.backends.policies.scripted`), `files/` (the workspace), optionally `docs/`
-(copied to `.docs/` in the workspace and served there) and `check/` (copied to `.check/`
-only when checking, so the agent never sees it). The check never trusts the agent: the
+The format (`task.yaml` as `TaskSpec`, `solution.yaml` as `Solution`, placeholders,
+families, discovery) is `looplab.tasks`; this module turns a task into a workspace and
+judges a run. A task directory holds `task.yaml`, `solution.yaml` (the reference steps),
+`files/` (the workspace), optionally `docs/` (copied to `.docs/` in the workspace and
+served there) and `check/` (copied to `.check/` only when checking, so the agent never
+sees it). The check never trusts the agent: the
 paths in `check.restore` are put back from the pristine workspace first, then
 `check.command` runs in the sandbox and its exit code is the verdict.
 
@@ -18,15 +20,21 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-import yaml
-from pydantic import Field
-
-from looplab.backends.policies.scripted import Solution, default_tasks_dir, substitute
-from looplab.config import StrictModel, load_model, validate_model
 from looplab.errors import ConfigError
 from looplab.sandbox import Sandbox
+from looplab.tasks import (
+    CheckSpec,
+    FamilyParameter,
+    Limits,
+    ServiceSpec,
+    Solution,
+    TaskSpec,
+    list_tasks,
+    read_task,
+    resolve_task_name,
+    substitute,
+)
 
 __all__ = [
     "CheckResult",
@@ -39,78 +47,6 @@ __all__ = [
     "list_tasks",
     "load_task",
 ]
-
-
-class ServiceSpec(StrictModel):
-    """A server started inside the sandbox before the agent runs (docs site, web app)."""
-
-    name: str
-    """Name; the prompt placeholder `{<name>_url}` becomes its base URL."""
-    command: str
-    """Shell command; `{port}` becomes the port to listen on and `{bind}` the address to
-    bind (127.0.0.1 in a local sandbox, 0.0.0.0 in a container so a published port
-    reaches it)."""
-    port: int = Field(default=8000, ge=1, le=65535)
-    """Port inside the sandbox when it has its own network namespace."""
-
-
-class CheckSpec(StrictModel):
-    """How a run's outcome is judged, independently of what the agent says."""
-
-    command: str
-    """Shell command run in the sandbox after the agent; exit 0 means solved."""
-    restore: list[str] = Field(default_factory=list)
-    """Workspace paths (files or folders) reset from the pristine task files first."""
-    timeout_s: float = Field(default=300.0, gt=0)
-    """Longest the check may take."""
-
-
-class Limits(StrictModel):
-    """Per-task limits for the agent."""
-
-    max_steps: int = Field(default=60, ge=1)
-    """Model calls allowed."""
-    wall_time_s: float = Field(default=900.0, gt=0)
-    """Wall-time budget of the run."""
-
-
-class FamilyParameter(StrictModel):
-    """The parameter of a parametric family."""
-
-    name: str = "n"
-    """Placeholder in the prompt."""
-    min: int = Field(default=1, ge=0)
-    """Smallest value."""
-    max: int = Field(ge=1)
-    """Largest value."""
-    default: int = Field(ge=0)
-    """Value used when none is given."""
-
-
-class TaskSpec(StrictModel):
-    """`task.yaml`."""
-
-    title: str
-    """One line."""
-    kind: Literal["coding", "web"]
-    """Which agent solves it."""
-    category: str
-    """bug-fix, implement-from-docs, refactor, slow-tests, flaky-tests, form, ..."""
-    prompt: str
-    """The user message; `{docs_url}`, `{app_url}`, `{n}` placeholders are filled in."""
-    services: list[ServiceSpec] = Field(default_factory=list)
-    """Servers started in the sandbox."""
-    check: CheckSpec
-    """The verdict."""
-    limits: Limits = Field(default_factory=Limits)
-    """Agent limits."""
-    network: Literal["none", "bridge"] = "none"
-    """Sandbox network; web tasks need `bridge` so the host's browser reaches the app."""
-    family: FamilyParameter | None = None
-    """Set for a parametric family."""
-    include: dict[str, str] = Field(default_factory=dict)
-    """Shared files copied into the workspace: workspace path -> path under the suite
-    folder (`tasks/<kind>/`), e.g. `app/webapp.py: _shared/webapp.py`."""
 
 
 @dataclass(frozen=True)
@@ -193,32 +129,18 @@ class Task:
         return CheckResult(result.ok, result.exit_code, result.stdout + result.stderr)
 
 
-def list_tasks(kind: str | None = None, tasks_dir: Path | None = None) -> list[str]:
-    """Ids (`coding/fix-discount`) of the bundled tasks, sorted; families once, unexpanded."""
-    root = tasks_dir or default_tasks_dir()
-    ids = [f"{p.parent.parent.name}/{p.parent.name}" for p in sorted(root.glob("*/*/task.yaml"))]
-    return [i for i in ids if kind is None or i.startswith(f"{kind}/")]
-
-
 def load_task(name: str, tasks_dir: Path | None = None) -> Task:
     """Load a task by id; `coding/nbugs-8` instantiates the family `coding/nbugs` with 8.
 
     Raises:
-        ConfigError: unknown task, bad task.yaml/solution.yaml, or a parameter out of range.
+        ConfigError: unknown task, bad task.yaml/solution.yaml, no solution.yaml, or a
+            parameter out of range.
     """
-    root = tasks_dir or default_tasks_dir()
-    known = list_tasks(tasks_dir=root)
-    task_id, parameter = name, None
-    if name not in known:
-        base, _, value = name.rpartition("-")
-        if base not in known or not value.isdigit():
-            raise ConfigError(f"no bundled task {name!r}", field="task", allowed=known)
-        task_id, parameter = base, int(value)
-    directory = root / task_id
-    spec = load_model(TaskSpec, directory / "task.yaml")
-    solution_file = directory / "solution.yaml"
-    data = yaml.safe_load(solution_file.read_text(encoding="utf-8")) or {}
-    solution = validate_model(Solution, data, source=str(solution_file))
+    task_id, parameter = resolve_task_name(name, tasks_dir)
+    definition = read_task(task_id, tasks_dir)
+    spec = definition.spec
+    if definition.solution is None:
+        raise ConfigError(f"task {task_id} has no solution.yaml", source=str(definition.directory))
     if spec.family is not None:
         family = spec.family
         parameter = family.default if parameter is None else parameter
@@ -229,5 +151,9 @@ def load_task(name: str, tasks_dir: Path | None = None) -> Task:
                 allowed=[f"{family.min}..{family.max}"],
             )
     elif parameter is not None:
-        raise ConfigError(f"{task_id} is not a parametric family", field="task", allowed=known)
-    return Task(task_id, directory, spec, solution, parameter)
+        raise ConfigError(
+            f"{task_id} is not a parametric family",
+            field="task",
+            allowed=list_tasks(tasks_dir=tasks_dir),
+        )
+    return Task(task_id, definition.directory, spec, definition.solution, parameter)

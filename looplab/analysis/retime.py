@@ -10,10 +10,10 @@ harness overhead keep their recorded durations and order. Three users:
   call recomputed from a latency profile and the call's recorded token counts;
 - `looplab sweep` (`sweep_trace`): the same, totals only, over a grid of rates and TTFTs.
 
-Model timing from a profile, for a call with prompt P, cached C, completion N, reasoning R:
-`ttft = rtt + ttft_base + mean(jitter) + stages x stage_latency + (P - C) / prefill_tps
-+ R / decode_tps`; `decode = (N - R - 1) / decode_tps`. Calls without token counts keep
-their recorded timing (and say so).
+Model timing from a profile comes from the one call-timing function,
+`looplab.backends.timing.TimingModel.plan` (its module docstring has the formula), fed
+with the call's recorded prompt, cached, reasoning and visible token counts and the TTFT
+jitter's mean. Calls without token counts keep their recorded timing (and say so).
 """
 
 from __future__ import annotations
@@ -24,12 +24,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from looplab.backends.profile import LatencyProfile
+from looplab.backends.timing import CallTokens, TimingModel
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
 
 __all__ = [
     "ModelTiming",
     "SweepPoint",
+    "call_tokens",
     "compose_virtual_timeline",
     "profile_model_timing",
     "retime_events",
@@ -39,10 +41,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class ModelTiming:
-    """A model call's new TTFT and decode time (seconds)."""
+    """A model call's new timing (seconds): sent -> first token of any kind (`ttft_s`),
+    hidden reasoning decode (`reasoning_s`), first -> last visible token (`decode_s`)."""
 
     ttft_s: float
     decode_s: float
+    reasoning_s: float = 0.0
 
 
 TimingFn = Callable[[ModelCallEvent], ModelTiming | None]
@@ -69,11 +73,11 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
             continue
         queue = (call.sent - call.start) if call.sent is not None else 0.0
         tail = (call.end - call.last_token) if call.last_token is not None else 0.0
-        duration = queue + new.ttft_s + new.decode_s + tail
+        duration = queue + new.ttft_s + new.reasoning_s + new.decode_s + tail
         delta = duration - (call.end - call.start)
         start = call.start + _shift_at(call.start, ends, cumulative)
         sent = start + queue
-        first = sent + new.ttft_s
+        first = sent + new.ttft_s + new.reasoning_s
         last = first + new.decode_s
         replaced[id(call)] = call.model_copy(
             update={
@@ -135,29 +139,40 @@ def compose_virtual_timeline(
 
     def timing(call: ModelCallEvent) -> ModelTiming | None:
         record = timings.get(call.request_id or "")
-        if record is None:
+        if record is None or "ttft_s" not in record:
             return None
-        visible = int(record.get("visible_tokens") or 0)
-        interval = float(record.get("intended_interval_s") or 0.0)
-        first = float(record.get("intended_first_s") or 0.0)
-        return ModelTiming(ttft_s=first, decode_s=max(0, visible - 1) * interval)
+        return ModelTiming(
+            ttft_s=float(record["ttft_s"]),
+            reasoning_s=float(record["reasoning_s"]),
+            decode_s=float(record["decode_s"]),
+        )
 
     return retime_events(events, timing, "virtual clock: the simulator's intended schedule")
 
 
+def call_tokens(call: ModelCallEvent) -> CallTokens | None:
+    """The token counts of a recorded call, or None when it has no completion count."""
+    if call.completion_tokens is None:
+        return None
+    reasoning = call.reasoning_tokens or 0
+    return CallTokens(
+        prompt=call.prompt_tokens or 0,
+        cached=call.cached_tokens or 0,
+        reasoning=reasoning,
+        output=max(0, call.completion_tokens - reasoning),
+    )
+
+
 def profile_model_timing(profile: LatencyProfile) -> TimingFn:
     """Model timing of a call under `profile`, from the call's token counts (module doc)."""
-    fixed = profile.fixed_ttft_s() + profile.ttft_jitter_s.mean()
-    rate = profile.decode_tps
+    model = TimingModel.from_profile(profile)
 
     def timing(call: ModelCallEvent) -> ModelTiming | None:
-        if call.completion_tokens is None:
+        tokens = call_tokens(call)
+        if tokens is None:
             return None
-        reasoning = call.reasoning_tokens or 0
-        uncached = (call.prompt_tokens or 0) - (call.cached_tokens or 0)
-        ttft = fixed + profile.prefill_s(uncached) + reasoning / rate
-        visible = call.completion_tokens - reasoning
-        return ModelTiming(ttft_s=ttft, decode_s=max(0, visible - 1) / rate)
+        plan = model.plan(tokens)
+        return ModelTiming(ttft_s=plan.ttft_s, reasoning_s=plan.reasoning_s, decode_s=plan.decode_s)
 
     return timing
 
@@ -192,30 +207,24 @@ def sweep_trace(
     recorded_total = end.end if end is not None else max((e.end for e in trace.events), default=0)
     recorded_model = sum(c.end - c.start for c in calls)
     tools = sum(s.tool_s for s in trace.steps())
-    token_calls = [c for c in calls if c.completion_tokens is not None]
+    shapes = [(c, t) for c in calls if (t := call_tokens(c)) is not None]
     kept = [c for c in calls if c.completion_tokens is None]
     kept_time = sum(c.end - c.start for c in kept)
     non_model = recorded_total - recorded_model
-    uncached = sum((c.prompt_tokens or 0) - (c.cached_tokens or 0) for c in token_calls)
-    reasoning = sum(c.reasoning_tokens or 0 for c in token_calls)
-    decode_tokens = sum(
-        max(0, (c.completion_tokens or 0) - (c.reasoning_tokens or 0) - 1) for c in token_calls
-    )
     queue_tail = sum(
         ((c.sent - c.start) if c.sent is not None else 0.0)
         + ((c.end - c.last_token) if c.last_token is not None else 0.0)
-        for c in token_calls
+        for c, _ in shapes
     )
-    count = len(token_calls)
-    prefill = base.prefill_s(uncached)
-    fixed_extra = base.network_rtt_s + base.pipeline_stages * base.stage_latency_s
-    jitter = base.ttft_jitter_s.mean()
+    model = TimingModel.from_profile(base)
     points: list[SweepPoint] = []
     for rate in rates:
-        # hidden reasoning is decoded too: it scales with the rate, so it counts as decode
-        decode = (decode_tokens + reasoning) / rate
         for ttft in ttfts:
-            ttft_total = count * (ttft + fixed_extra + jitter) + prefill
+            at = model.with_(decode_tps=rate, ttft_s=ttft)
+            plans = [at.plan(tokens) for _, tokens in shapes]
+            # hidden reasoning is decoded too: it scales with the rate, so it counts as decode
+            decode = sum(p.reasoning_s + p.decode_s for p in plans)
+            ttft_total = sum(p.ttft_s for p in plans)
             task = non_model + kept_time + queue_tail + ttft_total + decode
             points.append(
                 SweepPoint(

@@ -1,9 +1,10 @@
 """Token pacing: release token slots on a fixed schedule, never one sleep per token.
 
-`SchedulePacer` (the simulator's pacer) computes slot `i`'s due time as
-`first + i * interval` from the request's own start. At each wake-up it releases every
-slot already due, then sleeps until the next slot is due but at least `frame_floor_s`
-after this release, so below the floor several tokens share one SSE chunk, as real
+`SchedulePacer` (the simulator's pacer) takes slot `i`'s due time from the request's
+own schedule (`looplab.backends.timing.TokenTrack`: `first + i / rate` at a constant
+rate, a closed-form sum when the rate changes with context or load). At each wake-up it
+releases every slot already due, then sleeps until the next slot is due but at least
+`frame_floor_s` after this release, so below the floor several tokens share one SSE chunk, as real
 servers batch them. Because release is decided by due time, a late wake-up (asyncio wakes
 up to ~1 ms late) delays a chunk but never the schedule: the aggregate rate is exact and
 lateness does not accumulate.
@@ -23,6 +24,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from looplab.backends.timing import TimingModel, TokenTrack
 from looplab.clock import Clock
 from looplab.stats import quantile
 
@@ -40,21 +42,38 @@ class Release:
 
 @dataclass
 class PacingRecord:
-    """Intended vs actual release times of one request's token slots.
+    """Intended vs actual release times of one request's visible token slots.
 
-    Times are seconds on the server clock. `first` is the intended time of slot 0 and
-    `interval` the intended gap between slots; `releases` are what really happened.
+    Times are seconds on the server clock. Slot `i` is completion token `offset + i` of
+    `track` (hidden reasoning tokens come first and are never released); `releases` are
+    what really happened. The track may be re-planned while the slots are paced (the
+    server's load changed): `intended` always answers from the current plan.
     """
 
     received: float
-    first: float
-    interval: float
+    track: TokenTrack
     slots: int
+    offset: int = 0
     releases: list[Release] = field(default_factory=list)
+
+    @classmethod
+    def fixed(cls, received: float, first: float, interval: float, slots: int) -> PacingRecord:
+        """A constant-rate record: slot i at `first + i * interval` (tests, baselines)."""
+        model = TimingModel(decode_tps=1.0 / interval if interval > 0 else math.inf)
+        return cls(received, TokenTrack(model, first, 0, slots, 1), slots)
+
+    @property
+    def first(self) -> float:
+        """Intended time of slot 0."""
+        return self.intended(0)
 
     def intended(self, slot: int) -> float:
         """Intended release time of `slot`."""
-        return self.first + slot * self.interval
+        return self.track.time_of(self.offset + slot)
+
+    def due(self, t: float) -> int:
+        """How many slots are due by time `t`."""
+        return max(0, min(self.slots, self.track.due(t) - self.offset))
 
     def lateness_s(self) -> list[float]:
         """For every released slot, actual minus intended release time (>= 0 normally)."""
@@ -66,7 +85,11 @@ class PacingRecord:
         return out
 
     def summary(self) -> dict[str, Any]:
-        """JSON-ready summary: schedule, achieved rate, lateness percentiles, chunks."""
+        """JSON-ready summary: schedule, achieved rate, lateness percentiles, chunks.
+
+        `intended_rate_tps` is the intended mean rate over the visible slots,
+        (slots - 1) / (last - first); `achieved_rate_tps` the same over the releases.
+        """
         lateness = self.lateness_s()
         released = self.releases[-1].stop if self.releases else 0
         achieved = None
@@ -76,11 +99,16 @@ class PacingRecord:
             carried_after_first = released - self.releases[0].stop
             if span > 0:
                 achieved = carried_after_first / span
+        track, offset = self.track, self.offset
+        intended_span = 0.0
+        if self.slots:
+            intended_span = track.offset_of(offset + self.slots - 1) - track.offset_of(offset)
+        last = self.first + intended_span
         return {
             "received_s": 0.0,
             "intended_first_s": self.first - self.received,
-            "intended_interval_s": self.interval,
-            "intended_rate_tps": (1 / self.interval) if self.interval > 0 else None,
+            "intended_last_s": last - self.received,
+            "intended_rate_tps": (self.slots - 1) / intended_span if intended_span > 0 else None,
             "slots": self.slots,
             "released_slots": released,
             "chunks": len(self.releases),
@@ -135,20 +163,16 @@ class SchedulePacer:
     async def release(self, record: PacingRecord, clock: Clock) -> AsyncIterator[Release]:
         """Release all due slots at each wake-up; never drift from the schedule."""
         lead = 0.0 if clock.virtual else self.lead_s
-        last_due = record.intended(record.slots - 1)
         slot = 0
         not_before = -math.inf
         while slot < record.slots:
             # The floor never holds a token past the stream's last due time, so the final
             # token (which fixes the measured rate) is not delayed by batching.
+            last_due = record.intended(record.slots - 1)
             target = max(record.intended(slot), min(not_before, last_due))
             await clock.sleep_until(target - lead)
             now = clock.now()
-            if record.interval > 0:
-                due = math.floor((now + lead - record.first) / record.interval + 1e-9) + 1
-            else:
-                due = record.slots
-            stop = min(record.slots, max(slot + 1, due))
+            stop = min(record.slots, max(slot + 1, record.due(now + lead)))
             release = Release(slot, stop, now)
             record.releases.append(release)
             yield release
@@ -166,7 +190,8 @@ class NaivePacer:
         await clock.sleep_until(record.first)
         for slot in range(record.slots):
             if slot:
-                await clock.sleep_until(clock.now() + record.interval)
+                gap = record.intended(slot) - record.intended(slot - 1)
+                await clock.sleep_until(clock.now() + gap)
             release = Release(slot, slot + 1, clock.now())
             record.releases.append(release)
             yield release

@@ -16,27 +16,31 @@ Request lifecycle:
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import random
-import re
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
 from pydantic import ValidationError
 
 from looplab.backends.admission import Admission, QueueFull
+from looplab.backends.completion import (
+    PreparedCompletion,
+    assembled_calls,
+    chunks_for,
+    conversation_seed,
+    visible_slots,
+)
 from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, SchedulePacer
-from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext, Reply
+from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError, ChatRequest, describe_validation_error
 from looplab.backends.sse import DONE, ChunkWriter
+from looplab.backends.timing import CallTokens, TimingModel
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 from looplab.clock import Clock, WallClock, utc_now
 
@@ -45,47 +49,6 @@ __all__ = ["PreparedCompletion", "Simulator"]
 _TIMING_HISTORY = 10_000
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass
-class PreparedCompletion:
-    """A validated request with its planned reply, not yet scheduled."""
-
-    request_id: str
-    completion_id: str
-    created: int
-    request: ChatRequest
-    reply: Reply
-    received: float
-    prompt_tokens: int
-    cached_tokens: int
-    reasoning_tokens: int
-    visible_slots: list[tuple[str, int, str]]
-    finish_reason: str
-    decode_tps: float
-    ttft_extra_s: float
-    drop_after: int | None = None
-    timing: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def completion_tokens(self) -> int:
-        """Reasoning plus visible tokens."""
-        return self.reasoning_tokens + len(self.visible_slots)
-
-    def usage(self) -> dict[str, Any]:
-        """OpenAI usage object."""
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.prompt_tokens + self.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": self.cached_tokens, "audio_tokens": 0},
-            "completion_tokens_details": {
-                "reasoning_tokens": self.reasoning_tokens,
-                "audio_tokens": 0,
-                "accepted_prediction_tokens": 0,
-                "rejected_prediction_tokens": 0,
-            },
-        }
 
 
 class Simulator:
@@ -107,6 +70,7 @@ class Simulator:
         tokenizer: Tokenizer | None = None,
     ) -> None:
         self.profile = profile
+        self.timing = TimingModel.from_profile(profile)
         self.clock: Clock = clock or WallClock()
         self.pacer: Pacer = (
             NaivePacer()
@@ -177,7 +141,7 @@ class Simulator:
                 headers={"retry-after": str(full.retry_after_s)},
             ) from None
         self._maybe_inject_error()
-        rng = random.Random(_conversation_seed(self.profile.seed, request.model, messages, tools))
+        rng = random.Random(conversation_seed(self.profile.seed, request.model, messages, tools))
         reply = policy.reply(request, PolicyContext(self.profile, rng, self.tokenizer))
         if reply.cached_tokens is not None:
             cached = reply.cached_tokens
@@ -185,7 +149,7 @@ class Simulator:
         if reasoning is None:
             reasoning = max(0, round(self.profile.reasoning_tokens.sample(rng)))
         reasoning = min(reasoning, limit)
-        slots = list(_visible_slots(reply))
+        slots = list(visible_slots(reply))
         finish = "tool_calls" if reply.tool_calls else "stop"
         if reasoning + len(slots) > limit:
             slots = slots[: limit - reasoning]
@@ -209,7 +173,7 @@ class Simulator:
             reasoning_tokens=reasoning,
             visible_slots=slots,
             finish_reason=finish,
-            decode_tps=self.profile.decode_tps * factor,
+            decode_factor=factor,
             ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
             drop_after=drop_after,
         )
@@ -282,10 +246,10 @@ class Simulator:
         async for release in self._run(prepared):
             if prepared.drop_after is not None and release.stop > prepared.drop_after:
                 yield b"".join(
-                    _chunks_for(Release(release.start, prepared.drop_after, 0), prepared, writer)
+                    chunks_for(Release(release.start, prepared.drop_after, 0), prepared, writer)
                 )
                 return  # injected fault: the stream ends without finish_reason or [DONE]
-            parts = list(_chunks_for(release, prepared, writer))
+            parts = list(chunks_for(release, prepared, writer))
             if release.stop == len(prepared.visible_slots):
                 parts.append(writer.finish(prepared.finish_reason))
                 if include_usage:
@@ -299,7 +263,7 @@ class Simulator:
             pass
         content = "".join(p for kind, _, p in prepared.visible_slots if kind == "c")
         message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
-        calls = _assembled_calls(prepared)
+        calls = assembled_calls(prepared)
         if calls:
             message["tool_calls"] = calls
             if not content:
@@ -331,7 +295,7 @@ class Simulator:
             record = self._schedule(prepared, granted)
             if not prepared.visible_slots:
                 # Reasoning used the whole budget: one empty release at the last token.
-                await self.clock.sleep_until(record.first)
+                await self.clock.sleep_until(record.track.time_of(prepared.reasoning_tokens - 1))
                 release = Release(0, 0, self.clock.now())
                 record.releases.append(release)
                 yield release
@@ -345,20 +309,25 @@ class Simulator:
             self._remember(prepared, granted, record, outcome)
 
     def _schedule(self, prepared: PreparedCompletion, granted: float) -> PacingRecord:
-        profile = self.profile
-        interval = 1.0 / prepared.decode_tps
-        uncached = prepared.prompt_tokens - prepared.cached_tokens
-        first_token = (
-            granted + profile.fixed_ttft_s() + prepared.ttft_extra_s + profile.prefill_s(uncached)
+        """The request's intended schedule (`looplab.backends.timing`), from its slot."""
+        tokens = CallTokens(
+            prompt=prepared.prompt_tokens,
+            cached=prepared.cached_tokens,
+            reasoning=prepared.reasoning_tokens,
+            output=len(prepared.visible_slots),
         )
-        hidden = prepared.reasoning_tokens
-        if not prepared.visible_slots:
-            hidden = max(0, hidden - 1)
+        plan = self.timing.plan(
+            tokens,
+            ttft_extra_s=prepared.ttft_extra_s,
+            decode_factor=prepared.decode_factor,
+            queue_s=granted - prepared.received,
+        )
+        prepared.plan = plan
         return PacingRecord(
             received=prepared.received,
-            first=first_token + hidden * interval,
-            interval=interval,
+            track=plan.track(prepared.received),
             slots=len(prepared.visible_slots),
+            offset=prepared.reasoning_tokens,
         )
 
     def _remember(
@@ -381,11 +350,22 @@ class Simulator:
             "cached_tokens": prepared.cached_tokens,
             "reasoning_tokens": prepared.reasoning_tokens,
             "visible_tokens": len(prepared.visible_slots),
-            "decode_tps": prepared.decode_tps,
+            "decode_tps": self.profile.decode_tps * prepared.decode_factor,
             "finish_reason": prepared.finish_reason,
         }
         if record is not None:
             timing.update(record.summary())
+        if prepared.plan is not None:
+            plan = prepared.plan
+            timing.update(
+                ttft_s=plan.ttft_s,
+                network_s=plan.network_s,
+                base_s=plan.base_s,
+                pipeline_s=plan.pipeline_s,
+                prefill_s=plan.prefill_s,
+                reasoning_s=plan.reasoning_s,
+                decode_s=plan.decode_s,
+            )
         self.timings[prepared.request_id] = timing
         log.debug(
             "simulator.request",
@@ -412,90 +392,3 @@ class Simulator:
             "queued": self.admission.queued,
             "completed": self.completed,
         }
-
-
-def _conversation_seed(
-    seed: int, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
-) -> int:
-    """Seed from the conversation's shape, so the same conversation draws the same reply.
-
-    Left out, because they carry run-to-run noise that must not change what a replay at
-    another speed draws: tool results' text (durations, paths), tool-call ids (random),
-    and digits in message text and tool arguments (ephemeral ports in URLs).
-    """
-    shape = [
-        [
-            m.get("role"),
-            None if m.get("role") == "tool" else _without_digits(str(m.get("content") or "")),
-            [
-                [
-                    c.get("function", {}).get("name"),
-                    _without_digits(str(c.get("function", {}).get("arguments"))),
-                ]
-                for c in m.get("tool_calls") or []
-            ],
-        ]
-        for m in messages
-    ]
-    canonical = json.dumps([model, shape, tools], sort_keys=True, default=str).encode()
-    digest = hashlib.blake2b(canonical, digest_size=8, key=str(seed).encode()).digest()
-    return int.from_bytes(digest, "big")
-
-
-_DIGITS = re.compile(r"\d+")
-
-
-@functools.lru_cache(maxsize=4096)
-def _without_digits(text: str) -> str:
-    """`text` with digit runs replaced by `#`; memoised because every request of an agent
-    resends the whole conversation and only its newest messages are new."""
-    return _DIGITS.sub("#", text)
-
-
-def _visible_slots(reply: Reply) -> Iterator[tuple[str, int, str]]:
-    """Token slots as (kind, tool index, piece): `c` text, `h` tool header, `a` argument."""
-    for piece in reply.content_pieces:
-        yield ("c", -1, piece)
-    for index, call in enumerate(reply.tool_calls):
-        yield ("h", index, "")
-        for piece in call.argument_pieces:
-            yield ("a", index, piece)
-
-
-def _chunks_for(
-    release: Release, prepared: PreparedCompletion, writer: ChunkWriter
-) -> Iterator[bytes]:
-    """Coalesce the released slots into as few chunks as OpenAI's format allows."""
-    slots = prepared.visible_slots
-    calls = prepared.reply.tool_calls
-    slot = release.start
-    while slot < release.stop:
-        kind, index, _ = slots[slot]
-        if kind == "h":
-            yield writer.tool_header(index, calls[index].id, calls[index].name)
-            slot += 1
-            continue
-        end = slot
-        while end < release.stop and slots[end][0] == kind and slots[end][1] == index:
-            end += 1
-        text = "".join(piece for _, _, piece in slots[slot:end])
-        yield writer.content(text) if kind == "c" else writer.tool_arguments(index, text)
-        slot = end
-
-
-def _assembled_calls(prepared: PreparedCompletion) -> list[dict[str, Any]]:
-    arguments: dict[int, list[str]] = {}
-    for kind, index, piece in prepared.visible_slots:
-        if kind == "h":
-            arguments[index] = []
-        elif kind == "a":
-            arguments[index].append(piece)
-    calls = prepared.reply.tool_calls
-    return [
-        {
-            "id": calls[index].id,
-            "type": "function",
-            "function": {"name": calls[index].name, "arguments": "".join(pieces)},
-        }
-        for index, pieces in sorted(arguments.items())
-    ]

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
-from looplab.workloads.task import expand_workload_entry, is_workload_task, workload_slug
+from looplab.tasks.references import is_trace_driven, reference_slug
+from looplab.workloads.task import expand_workload_entry
 
 __all__ = ["Cell", "expand_cells", "expand_tasks"]
 
@@ -47,7 +48,7 @@ def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
     out: list[str] = []
     for index, entry in enumerate(entries):
         where = f"tasks.{index}"
-        if isinstance(entry, str) and is_workload_task(entry):
+        if isinstance(entry, str) and is_trace_driven(entry):
             out.extend(name for name in expand_workload_entry(entry, where) if name not in out)
             continue
         if isinstance(entry, TaskFamily):
@@ -80,7 +81,7 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
             for agent in config.agents:
                 for backend in config.backends:
                     agent_name = _agent_for(agent, task)
-                    slug = workload_slug(task) if is_workload_task(task) else _slug(task)
+                    slug = reference_slug(task) if is_trace_driven(task) else _slug(task)
                     cell_id = "__".join([backend.name, agent_name, slug, f"r{repetition}"])
                     cells.append(
                         Cell(
@@ -98,14 +99,14 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
 def _agent_for(agent: str, task: str) -> str:
     if agent != "auto":
         return agent
-    if is_workload_task(task):
+    if is_trace_driven(task):
         return "workload"
     return "computer_use" if task.startswith("web/") else "coding"
 
 
 def _check_trace_driven(config: ExperimentConfig, tasks: list[str]) -> None:
-    driven = [t for t in tasks if is_workload_task(t)]
-    plain = [t for t in tasks if not is_workload_task(t)]
+    driven = [t for t in tasks if is_trace_driven(t)]
+    plain = [t for t in tasks if not is_trace_driven(t)]
     for agent in config.agents:
         if agent == "workload" and plain:
             raise ConfigError(

@@ -43,11 +43,11 @@ from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
 from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
 from looplab.stats import quantile
+from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.store import ResultStore
 from looplab.workloads.shape import TaskShape
-from looplab.workloads.task import is_workload_task
 
 __all__ = [
     "CellOutcome",
@@ -290,7 +290,7 @@ class ExperimentRunner:
             )
             return endpoint, None
         server = await self._server(backend, cell.seed)
-        model = WORKLOAD_MODEL if is_workload_task(cell.task) else f"looplab-{backend.policy}"
+        model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
         return EndpointConfig(base_url=server.base_url, model=model), server
 
     async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
@@ -299,7 +299,7 @@ class ExperimentRunner:
         shape: TaskShape | None = None
         try:
             endpoint, server = await self._endpoint(cell)
-            if is_workload_task(cell.task):
+            if is_trace_driven(cell.task):
                 shape = cell_shape(cell.task, cell.seed, self.config.workload)
             else:
                 task = load_task(cell.task)

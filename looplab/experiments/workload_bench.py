@@ -30,10 +30,10 @@ from looplab.errors import ConfigError, TraceError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import replay_virtual
 from looplab.experiments.runner import ExperimentRunner
+from looplab.tasks.references import TRACE_PREFIX
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace, read_trace
 from looplab.workloads.shape import shape_from_trace
-from looplab.workloads.task import TRACE_PREFIX
 
 __all__ = ["BenchRow", "WorkloadBench", "run_workload_bench", "split_times"]
 

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from looplab.backends.presets import resolve_profile
+from looplab.backends.timing import CallTokens, TimingModel
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -65,6 +66,7 @@ def _run(
     rng: random.Random, cell: str, profile_name: str, task: str, repetition: int, created: datetime
 ) -> list[str]:
     profile = resolve_profile(profile_name)
+    timing = TimingModel.from_profile(profile)
     run_id = f"{cell}.{rng.getrandbits(32):08x}"
     bugs = int(task.rsplit("-", 1)[1]) if task.split("/")[1].startswith("nbugs") else 2
     steps = 2 + 2 * bugs + rng.randint(0, 2)
@@ -96,8 +98,9 @@ def _run(
         completion = max(2, int(rng.lognormvariate(5.37, 0.6)))
         uncached = 400 + rng.randint(0, 400)
         sent = start + 0.002
-        first = sent + profile.ttft_s + uncached / (profile.prefill_tps or 1e9)
-        last = first + (completion - 1) / profile.decode_tps
+        plan = timing.plan(CallTokens(prompt + uncached, prompt, 0, completion))
+        first = sent + plan.first_visible_s
+        last = first + plan.decode_s
         end = last + 0.0005
         events.append(
             ModelCallEvent(

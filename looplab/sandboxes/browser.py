@@ -7,47 +7,32 @@ shares the host's network (the app listens on 127.0.0.1 directly); a docker sand
 publishes the app's port on 127.0.0.1 only (`DockerSandbox.published_port`), which adds
 the engine's port proxy to every request (measured: see tools/README.md).
 
-Which Chromium: `BrowserConfig.executable`, else Playwright's own browser when it is
-installed (`playwright install chromium`), else `$LOOPLAB_CHROMIUM`, else
-`/usr/bin/chromium`. Launching costs ~0.4-0.8 s and is setup, not task time.
+Which Chromium and with which flags: `looplab.chromium` (`BrowserConfig.executable`
+first when set). Launching costs ~0.4-0.8 s and is setup, not task time.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from looplab.chromium import CHROMIUM_ARGS, require_chromium
 from looplab.config import StrictModel
 from looplab.errors import PrerequisiteError
 
 if TYPE_CHECKING:
     from playwright.async_api import Browser, BrowserContext, Page, Playwright
 
-__all__ = ["DEFAULT_CHROMIUM_ARGS", "BrowserConfig", "BrowserSession", "find_chromium"]
-
-DEFAULT_CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-sync",
-]
-"""Flags for a quiet, reproducible headless Chromium (no updates, sync or GPU)."""
-
-SYSTEM_CHROMIUM = "/usr/bin/chromium"
+__all__ = ["BrowserConfig", "BrowserSession"]
 
 
 class BrowserConfig(StrictModel):
     """How the computer-use agent's browser is launched."""
 
     executable: str | None = None
-    """Chromium binary; None: Playwright's own, else `$LOOPLAB_CHROMIUM`, else /usr/bin/chromium."""
-    args: list[str] = Field(default_factory=lambda: list(DEFAULT_CHROMIUM_ARGS))
+    """Chromium binary; None: the first found by `looplab.chromium.find_chromium`."""
+    args: list[str] = Field(default_factory=lambda: list(CHROMIUM_ARGS))
     """Command-line flags of the browser."""
     headless: bool = True
     """Run without a window."""
@@ -59,32 +44,6 @@ class BrowserConfig(StrictModel):
     """Longest a click, type, press or select may wait for its element."""
     navigation_timeout_s: float = Field(default=15.0, gt=0)
     """Longest a page load may take."""
-
-
-def find_chromium(config: BrowserConfig | None = None, playwright: Playwright | None = None) -> str:
-    """The Chromium binary to launch (see the module docstring for the order).
-
-    Args:
-        config: an explicit `executable` wins.
-        playwright: a started Playwright, whose own browser is preferred when installed.
-
-    Raises:
-        PrerequisiteError: no Chromium exists at any of the places.
-    """
-    if config is not None and config.executable:
-        candidates = [config.executable]
-    else:
-        candidates = []
-        if playwright is not None:
-            candidates.append(playwright.chromium.executable_path)
-        candidates += [os.environ.get("LOOPLAB_CHROMIUM") or "", SYSTEM_CHROMIUM]
-    for candidate in candidates:
-        if candidate and Path(candidate).is_file():
-            return candidate
-    raise PrerequisiteError(
-        f"no Chromium found (looked at {', '.join(c for c in candidates if c)})",
-        fix="apt-get install -y chromium (or set LOOPLAB_CHROMIUM=/path/to/chrome)",
-    )
 
 
 class BrowserSession:
@@ -130,7 +89,7 @@ class BrowserSession:
             ) from exc
         playwright = await async_playwright().start()
         try:
-            executable = find_chromium(config, playwright)
+            executable = require_chromium(config.executable, playwright.chromium.executable_path)
             browser = await playwright.chromium.launch(
                 executable_path=executable, args=config.args, headless=config.headless
             )

@@ -22,7 +22,7 @@ async def _releases(
 
 async def test_schedule_is_exact_on_virtual_clock() -> None:
     """On a virtual clock every slot is released exactly at first + i / rate."""
-    record = PacingRecord(received=0.0, first=0.5, interval=0.01, slots=50)
+    record = PacingRecord.fixed(received=0.0, first=0.5, interval=0.01, slots=50)
     releases = await _releases(SchedulePacer(lambda: 0.0), record, VirtualClock())
     assert [r.stop - r.start for r in releases] == [1] * 50
     assert all(r.actual == pytest.approx(record.intended(r.start)) for r in releases)
@@ -30,7 +30,7 @@ async def test_schedule_is_exact_on_virtual_clock() -> None:
 
 async def test_frame_floor_batches_tokens_without_drift() -> None:
     """Below the frame floor several tokens share a release; the last one is still on time."""
-    record = PacingRecord(received=0.0, first=0.1, interval=1 / 750, slots=750)
+    record = PacingRecord.fixed(received=0.0, first=0.1, interval=1 / 750, slots=750)
     releases = await _releases(SchedulePacer(lambda: 0.005), record, VirtualClock())
     assert sum(r.stop - r.start for r in releases) == 750
     assert max(r.stop - r.start for r in releases) > 1
@@ -46,7 +46,7 @@ async def test_wall_clock_schedule_holds_rate_naive_does_not() -> None:
 
     async def rate(pacer: SchedulePacer | NaivePacer) -> float:
         start = clock.now()
-        record = PacingRecord(received=start, first=start, interval=1 / 750, slots=300)
+        record = PacingRecord.fixed(received=start, first=start, interval=1 / 750, slots=300)
         releases = await _releases(pacer, record, clock)
         return 299 / (releases[-1].actual - releases[0].actual)
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from looplab.chromium import CHROMIUM_ARGS, find_chromium
 from looplab.report.build import write_report
-from looplab.report.screenshot import CHROMIUM_ARGS, find_chromium
 from looplab.report.server import DashboardServer
 
 pytestmark = pytest.mark.browser

@@ -17,8 +17,9 @@ from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
+from looplab.chromium import require_chromium
 from looplab.errors import PrerequisiteError
-from looplab.sandboxes.browser import BrowserConfig, BrowserSession, find_chromium
+from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tools.base import ToolContext
 
@@ -128,4 +129,4 @@ async def test_coding_agent_can_browse_docs_in_the_browser() -> None:
 def test_missing_explicit_chromium_names_the_fix() -> None:
     """An executable that is not there is a PrerequisiteError that says how to install one."""
     with pytest.raises(PrerequisiteError, match="apt-get install -y chromium"):
-        find_chromium(BrowserConfig(executable="/nonexistent/chromium"))
+        require_chromium(BrowserConfig(executable="/nonexistent/chromium").executable)

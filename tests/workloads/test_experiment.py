@@ -85,7 +85,7 @@ def test_workload_tasks_run_and_resume_through_looplab_run(fixtures: Path, tmp_p
 @pytest.mark.parametrize(
     ("tasks", "agents", "expected"),
     [
-        (["trace:{missing}"], ["auto"], "no such file"),
+        (["trace:{missing}"], ["auto"], "no such trace file"),
         (["workload:{bogus}"], ["auto"], "not a workload model"),
         (["trace:{a}"], ["coding"], "runs with the workload agent"),
         (["coding/fix-pager"], ["workload"], "trace-driven tasks only"),

@@ -3,7 +3,8 @@
 The policy is stateless; everything comes from the conversation, as with a real model:
 
 1. **Which task.** The first user message is matched against every bundled task's prompt
-   template (`tasks/*/*/task.yaml`, `prompt`). Placeholders in the template (`{docs_url}`,
+   template (`tasks/*/*/task.yaml`, `prompt`; the format is `looplab.tasks`).
+   Placeholders in the template (`{docs_url}`,
    `{app_url}`, a family parameter such as `{n}`) match any value, and the values found are
    substituted into the solution's arguments. No special headers: an agent sends the same
    request it would send a real model.
@@ -45,27 +46,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import Field
-
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.protocol import ChatMessage, ChatRequest
-from looplab.bundled import bundled_tasks_dir
-from looplab.config import StrictModel, validate_model
+from looplab.tasks import (
+    ScriptedCall,
+    ScriptedStep,
+    Solution,
+    default_tasks_dir,
+    expand_solution,
+    prompt_pattern,
+    read_all_tasks,
+)
 
-__all__ = [
-    "FamilySpec",
-    "ScriptedCall",
-    "ScriptedPolicy",
-    "ScriptedStep",
-    "Solution",
-    "default_tasks_dir",
-    "expand_solution",
-    "latest_snapshot",
-    "resolve_refs",
-    "substitute",
-]
+__all__ = ["ScriptedPolicy", "latest_snapshot", "resolve_refs"]
 
 _REF = re.compile(r'\{ref:([a-z]+) "([^"]*)"(?:#(\d+))?\}')
 _SNAPSHOT_REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
@@ -74,99 +68,11 @@ WRONG_EDIT_MARK = "  # first attempt"
 """Appended to the old text by a wrong-edit detour (a change that fixes nothing)."""
 
 
-class ScriptedCall(StrictModel):
-    """One tool call of a reference step."""
-
-    tool: str
-    """Tool (function) name."""
-    args: dict[str, Any] = Field(default_factory=dict)
-    """Arguments; `{placeholder}` strings are filled from the prompt and family item."""
-    expect: str | None = None
-    """A substring the tool's result must contain for the script to go on."""
-
-
-class ScriptedStep(StrictModel):
-    """One step (one model call) of a reference solution."""
-
-    text: str = ""
-    """Visible text before the tool calls."""
-    text_tokens: int | None = Field(default=None, ge=0)
-    """Visible text length in tokens (text padded with lorem); None: the profile decides."""
-    reasoning_tokens: int | None = Field(default=None, ge=0)
-    """Hidden reasoning tokens of the step; None: drawn from the profile."""
-    calls: list[ScriptedCall] = Field(default_factory=list)
-    """Tool calls, in order."""
-
-
-class FamilySpec(StrictModel):
-    """A parametric family: the prompt's `{parameter}` picks how many items are in play."""
-
-    parameter: str = "n"
-    """Placeholder name in the prompt."""
-    items: list[dict[str, str]]
-    """Per-item values (e.g. file, old and new text of one bug); item i is in play if i < n."""
-    per_item: list[ScriptedStep]
-    """Steps repeated for each item in play, `{key}` filled from the item."""
-    suffix: list[ScriptedStep] = Field(default_factory=list)
-    """Steps after the per-item ones."""
-
-
-class Solution(StrictModel):
-    """`solution.yaml`: the reference steps an expert agent takes."""
-
-    steps: list[ScriptedStep]
-    """Steps in order (for a family: the steps before the per-item ones)."""
-    family: FamilySpec | None = None
-    """Set for a parametric family."""
-
-
 @dataclass(frozen=True)
 class _Task:
     task_id: str
     pattern: re.Pattern[str]
     solution: Solution
-
-
-def default_tasks_dir() -> Path:
-    """`LOOPLAB_TASKS_DIR`, else the bundled `tasks/` folder (see `looplab.bundled`)."""
-    return bundled_tasks_dir()
-
-
-def substitute(value: Any, values: dict[str, str]) -> Any:
-    """Replace `{key}` in every string inside `value` (dicts and lists walked)."""
-    if isinstance(value, str):
-        for key, replacement in values.items():
-            value = value.replace("{" + key + "}", replacement)
-        return value
-    if isinstance(value, dict):
-        return {k: substitute(v, values) for k, v in value.items()}
-    if isinstance(value, list):
-        return [substitute(v, values) for v in value]
-    return value
-
-
-def expand_solution(solution: Solution, values: dict[str, str]) -> list[ScriptedStep]:
-    """The solution's steps with placeholders filled and a family expanded.
-
-    Args:
-        solution: the parsed solution.
-        values: placeholder values (from the prompt; the family parameter among them).
-    """
-    steps = list(solution.steps)
-    family = solution.family
-    if family is not None:
-        count = int(values.get(family.parameter, "0"))
-        for item in family.items[:count]:
-            steps += [_fill(step, item) for step in family.per_item]
-        steps += family.suffix
-    return [_fill(step, values) for step in steps]
-
-
-def _fill(step: ScriptedStep, values: dict[str, str]) -> ScriptedStep:
-    data = step.model_dump()
-    data["text"] = substitute(step.text, values)
-    data["calls"] = [substitute(call, values) for call in data["calls"]]
-    return ScriptedStep.model_validate(data)
 
 
 class ScriptedPolicy:
@@ -250,29 +156,11 @@ class ScriptedPolicy:
 
 
 def _load_tasks(root: Path) -> list[_Task]:
-    tasks: list[_Task] = []
-    for task_file in sorted(root.glob("*/*/task.yaml")):
-        solution_file = task_file.with_name("solution.yaml")
-        if not solution_file.exists():
-            continue
-        spec = yaml.safe_load(task_file.read_text(encoding="utf-8")) or {}
-        data = yaml.safe_load(solution_file.read_text(encoding="utf-8")) or {}
-        solution = validate_model(Solution, data, source=str(solution_file))
-        task_id = f"{task_file.parent.parent.name}/{task_file.parent.name}"
-        tasks.append(_Task(task_id, prompt_pattern(str(spec.get("prompt", ""))), solution))
-    return tasks
-
-
-def prompt_pattern(template: str) -> re.Pattern[str]:
-    """A regex matching a prompt template with any `{name}` values (digits for `{n}`)."""
-    pattern = ""
-    for part in re.split(r"(\{[a-z_]+\})", template.strip()):
-        if re.fullmatch(r"\{[a-z_]+\}", part):
-            name = part[1:-1]
-            pattern += rf"(?P<{name}>\d+)" if name == "n" else rf"(?P<{name}>\S+?)"
-        else:
-            pattern += re.escape(part)
-    return re.compile(pattern, re.DOTALL)
+    return [
+        _Task(task.task_id, prompt_pattern(task.spec.prompt), task.solution)
+        for task in read_all_tasks(root)
+        if task.solution is not None
+    ]
 
 
 def _first_user_text(messages: list[ChatMessage]) -> str:
