@@ -141,7 +141,7 @@ def calibrate(traces: Sequence[Trace], name: str, description: str = "") -> Cali
     model = WorkloadModel(
         name=name,
         description=description,
-        fitted_from=_fitted_from(traces, found),
+        fitted_from=_fitted_from(found),
         parameters=WorkloadParameters(tool_names=names, **params),
     )
     result = Calibration(model=model, skipped=found.skipped)
@@ -154,11 +154,10 @@ def calibrate(traces: Sequence[Trace], name: str, description: str = "") -> Cali
     return result
 
 
-def _fitted_from(traces: Sequence[Trace], found: Observations) -> FittedFrom:
-    used = {shape.id for shape in found.shapes}
-    headers = [t.header for t in traces if t.header.run_id in used]
+def _fitted_from(found: Observations) -> FittedFrom:
+    headers = found.headers
     return FittedFrom(
-        traces=[h.run_id for h in headers],
+        traces=list(found.labels),
         sources=sorted({h.source for h in headers}),
         agents=sorted({h.agent for h in headers if h.agent}),
         models=sorted({h.model for h in headers if h.model}),

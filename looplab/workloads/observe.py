@@ -25,13 +25,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from looplab.errors import TraceError
 from looplab.traces.io import Trace
-from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent
+from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent, TraceHeader
 from looplab.workloads.shape import CONTINUE_TOOL, TaskShape, shape_from_trace
 
-__all__ = ["PARAMETERS", "Observation", "Observations", "observe"]
+__all__ = ["PARAMETERS", "Observation", "Observations", "observe", "trace_label"]
 
 PARAMETERS: dict[str, str] = {
     "steps": "task",
@@ -79,6 +80,10 @@ class Observations:
     tool_names: Counter[str] = field(default_factory=Counter)
     tool_name_traces: dict[str, None] = field(default_factory=dict)
     shapes: list[TaskShape] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    """How each used trace is named in provenance (its run id, made unique)."""
+    headers: list[TraceHeader] = field(default_factory=list)
+    """The used traces' headers, in the same order."""
     skipped: list[str] = field(default_factory=list)
     """Traces that could not be used, with the reason."""
 
@@ -90,19 +95,31 @@ def _how(event: ModelCallEvent | ToolCallEvent | StepEvent, keys: Sequence[str])
 def observe(traces: Sequence[Trace]) -> Observations:
     """Observations of every parameter over `traces` (see the module docstring)."""
     out = Observations()
+    ids = Counter(trace.header.run_id for trace in traces)
     for trace in traces:
         try:
             shape = shape_from_trace(trace)
         except TraceError as exc:
             out.skipped.append(str(exc))
             continue
+        label = trace_label(trace, repeated=ids[trace.header.run_id] > 1)
         out.shapes.append(shape)
-        _observe_trace(trace, shape, out)
+        out.labels.append(label)
+        out.headers.append(trace.header)
+        _observe_trace(trace, shape, label, out)
     return out
 
 
-def _observe_trace(trace: Trace, shape: TaskShape, out: Observations) -> None:
-    run = trace.header.run_id
+def trace_label(trace: Trace, *, repeated: bool = False) -> str:
+    """A trace's name in provenance: its run id, plus its file's name when another
+    input has the same run id (e.g. one instance run by two configurations)."""
+    if not repeated:
+        return trace.header.run_id
+    source = trace.header.source_path or (str(trace.path) if trace.path else "")
+    return f"{trace.header.run_id} ({Path(source).name})" if source else trace.header.run_id
+
+
+def _observe_trace(trace: Trace, shape: TaskShape, run: str, out: Observations) -> None:
     p = out.parameters
     p["steps"].add(len(shape.steps), run)
     calls = sorted(trace.model_calls(), key=lambda c: (c.start, c.end))
