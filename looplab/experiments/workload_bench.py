@@ -93,6 +93,11 @@ class WorkloadBench:
         return statistics.median(values) if values else float("nan")
 
 
+def _label(profile: str) -> str:
+    """A backend name for a preset name or a profile YAML path (its stem)."""
+    return Path(profile).stem if profile.endswith((".yaml", ".yml")) else profile
+
+
 def _usable(traces: Sequence[Trace], limit: int | None) -> tuple[list[Trace], list[str]]:
     """Traces with a shape, shortest recorded first, at most `limit`."""
     usable, skipped = [], []
@@ -134,7 +139,7 @@ def run_workload_bench(
         ExperimentConfig,
         {
             "name": "bench-workload",
-            "backends": [{"name": p, "profile": p} for p in profiles],
+            "backends": [{"name": _label(p), "profile": p} for p in profiles],
             "tasks": list(by_task),
             "concurrency": concurrency or min(64, len(by_task) * len(profiles)),
             "workload": {"tool_scale": tool_scale},
