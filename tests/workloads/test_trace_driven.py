@@ -88,3 +88,26 @@ async def test_policy_refuses_unknown_shapes_and_extra_steps(fixtures: Path) -> 
             ]
             with pytest.raises(BackendError, match="has 2 step"):
                 await client.complete(messages)
+
+
+@pytest.mark.docker
+async def test_recorded_run_plays_in_a_docker_sandbox(fixtures: Path) -> None:
+    """The same trace-driven run works in a DockerSandbox: tools work in the container."""
+    from looplab.sandbox import SandboxConfig
+
+    shape = shape_from_trace(read_trace(fixtures / "imported" / "inspect-browser.jsonl"))
+    shape = shape.scaled(tool_scale=0.05, other_scale=0.0)
+    async with SimulatorServer(resolve_profile("fast-750", FAST)) as server:
+        policy = server.simulator.policies["looplab-workload"]
+        assert isinstance(policy, WorkloadPolicy)
+        policy.load(shape)
+        endpoint = EndpointConfig(base_url=server.base_url, model="looplab-workload")
+        async with InstrumentedClient(endpoint) as client:
+            run = await run_workload_task(
+                shape, client, sandbox_config=SandboxConfig(kind="docker")
+            )
+    assert run.sandbox.startswith("docker sandbox") and run.check.passed
+    names = [t.name for step in run.result.steps for t in step.tools]
+    assert names == [t.name for step in shape.steps for t in step.tools]
+    execs = [e for step in run.result.steps for e in step.sandbox_events if e.kind == "exec"]
+    assert len(execs) == len(names)
