@@ -53,10 +53,12 @@ class Split:
 
 
 def split_times(trace: Trace) -> Split:
-    """Task time (run_end), model time (calls' durations) and tools phase time (steps)."""
+    """Task time (run_end), model time (each call from sent, or from its start when the
+    send time is unknown, to its end) and tools phase time (steps). A recorded client
+    queue (scheduled -> sent) counts as other time, as the trace's shape plays it."""
     end = trace.end
     task = end.end if end is not None else 0.0
-    model = sum(c.end - c.start for c in trace.model_calls())
+    model = sum(c.end - (c.sent if c.sent is not None else c.start) for c in trace.model_calls())
     return Split(task, model, sum(s.tool_s for s in trace.steps()))
 
 
