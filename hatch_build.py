@@ -1,4 +1,4 @@
-"""Build hook: copy the bundled data (tasks, experiment configs) into the regular wheel.
+"""Build hook: copy the bundled data (tasks, experiment configs, corpus) into the regular wheel.
 
 Only the regular wheel gets the copies (under `looplab/_bundled/`); an editable install
 reads them from the checkout (see `looplab/bundled.py`), so editing a task needs no
@@ -11,7 +11,11 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-BUNDLED = {"tasks": "looplab/_bundled/tasks", "experiments/configs": "looplab/_bundled/configs"}
+BUNDLED = {
+    "tasks": "looplab/_bundled/tasks",
+    "experiments/configs": "looplab/_bundled/configs",
+    "corpus": "looplab/_bundled/corpus",
+}
 
 
 class BundledDataHook(BuildHookInterface):  # type: ignore[type-arg]  # hatchling is untyped

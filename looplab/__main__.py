@@ -1,6 +1,6 @@
 """`python -m looplab` runs the CLI."""
 
-from looplab.cli import main
+from looplab.cli.main import main
 
 if __name__ == "__main__":
     main()

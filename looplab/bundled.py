@@ -1,7 +1,7 @@
-"""Where the data shipped with looplab lives: bundled tasks and experiment configs.
+"""Where the data shipped with looplab lives: bundled tasks, experiment configs, the corpus.
 
-In a checkout (or an editable install) they are the repository's top-level `tasks/` and
-`experiments/configs/` folders; in an installed wheel they are copied under
+In a checkout (or an editable install) they are the repository's top-level `tasks/`,
+`experiments/configs/` and `corpus/` folders; in an installed wheel they are copied under
 `looplab/_bundled/` (pyproject's `force-include`). Callers never guess paths themselves.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["bundled_configs_dir", "bundled_tasks_dir"]
+__all__ = ["bundled_configs_dir", "bundled_corpus_dir", "bundled_tasks_dir"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -35,3 +35,8 @@ def bundled_configs_dir() -> Path:
     return _first_existing(
         _PACKAGE / "_bundled" / "configs", _PACKAGE.parent / "experiments" / "configs"
     )
+
+
+def bundled_corpus_dir() -> Path:
+    """The shipped corpus of real runs (`corpus/` in a checkout)."""
+    return _first_existing(_PACKAGE / "_bundled" / "corpus", _PACKAGE.parent / "corpus")

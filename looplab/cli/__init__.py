@@ -1,10 +1,7 @@
-"""The `looplab` command line (`app`) and its entry point (`main`).
+"""The `looplab` command line.
 
-`app.py` registers every package's commands, `options.py` holds the shared flags (the one
-CLI dialect), `logs.py` the logging set-up, `main.py` the exit-code policy.
+`app.py` registers every package's commands (`looplab.cli.app.app`), `options.py` holds
+the shared flags (the one CLI dialect), `logs.py` the logging set-up, `main.py` the entry
+point and its exit-code policy. Importing this package imports none of them, so a
+package's `commands.py` can use `looplab.cli.options` without a cycle.
 """
-
-from looplab.cli.app import app
-from looplab.cli.main import main
-
-__all__ = ["app", "main"]

@@ -64,6 +64,8 @@ def configure_logging(level: str, log_file: Path | None) -> None:
     if log_file is not None:
         handlers.append(_file_handler(log_file, shared))
     root = logging.getLogger()
+    for old in root.handlers:
+        old.close()  # a second set-up in one process (tests) must not leak the log file
     root.handlers[:] = handlers
     root.setLevel(logging.DEBUG)
     for noisy in _NOISY:

@@ -14,9 +14,8 @@ from rich.table import Table
 
 from looplab.cli.options import out_console, write_output
 from looplab.errors import ConfigError
-from looplab.traces.importers import FORMATS, ImportedRun, import_runs
+from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
-from looplab.traces.io import write_trace
 from looplab.traces.otel import export_otel_many
 
 __all__ = ["export_otel_command", "import_command", "schema_command"]
@@ -26,7 +25,13 @@ def import_command(
     fmt: Annotated[str, typer.Argument(metavar="FORMAT", help=f"One of: {', '.join(FORMATS)}.")],
     path: Annotated[Path, typer.Argument(metavar="PATH", help="The file another harness wrote.")],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Directory for the <run_id>.jsonl traces.")
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Directory for the traces, one <source id>.<digest>.jsonl per run "
+            "(re-importing a file rewrites its own traces, never another's).",
+        ),
     ],
 ) -> None:
     """Convert another harness's recorded runs into looplab traces, one file per run.
@@ -41,25 +46,6 @@ def import_command(
     for run, target in zip(runs, write_runs(runs, output), strict=True):
         console.print(_table(run, used, target))
     console.print(f"{len(runs)} run(s) from {path} ({used}) -> {output}")
-
-
-def write_runs(runs: list[ImportedRun], output: Path) -> list[Path]:
-    """Write each run to `output/<run_id>.jsonl` (a repeated id gets `-2`, `-3`, ...).
-
-    Returns:
-        The files written, in the order of `runs`.
-    """
-    output.mkdir(parents=True, exist_ok=True)
-    seen: dict[str, int] = {}
-    paths = []
-    for run in runs:
-        run_id = run.header.run_id
-        seen[run_id] = seen.get(run_id, 0) + 1
-        name = run_id if seen[run_id] == 1 else f"{run_id}-{seen[run_id]}"
-        target = output / f"{name}.jsonl"
-        write_trace(target, run.header, run.events)
-        paths.append(target)
-    return paths
 
 
 def _table(run: ImportedRun, fmt: str, target: Path) -> Table:

@@ -1,8 +1,8 @@
 """The one way every command finds traces: a trace file, a directory of traces, or an
 experiment directory (its `traces/*.jsonl`).
 
-Only regular files named `*.jsonl` count (a FIFO or socket named like a trace is skipped,
-never opened); `traces/incomplete/` is never searched.
+Only regular files named `*.jsonl` (or `*.jsonl.gz`, compressed) count (a FIFO or socket
+named like a trace is skipped, never opened); `traces/incomplete/` is never searched.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ __all__ = ["find_trace_files", "load_traces"]
 
 
 def _regular_traces(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+    found = [*directory.glob("*.jsonl"), *directory.glob("*.jsonl.gz")]
+    return sorted(p for p in found if p.is_file())
 
 
 def find_trace_files(path: Path, *, flag: str = "TRACES") -> list[Path]:

@@ -4,13 +4,16 @@
 prefix (header + the events so far) and no `run_end`: readers call that incomplete.
 `write_trace` writes a whole trace atomically (temporary file, fsync, rename), for
 importers and converters. Every string is passed through a `Scrubber` on the way out.
+`read_trace` also reads gzip-compressed traces (`*.jsonl.gz`, as the corpus ships them).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import tempfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,8 +150,16 @@ def write_trace(
         tmp_path.unlink(missing_ok=True)
 
 
+def _trace_text(path: Path) -> str:
+    """The file's text; `*.gz` traces (the shipped corpus) are decompressed."""
+    if path.name.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as handle:
+            return handle.read()
+    return path.read_text(encoding="utf-8")
+
+
 def read_trace(path: Path) -> Trace:
-    """Parse a trace file.
+    """Parse a trace file (`.jsonl`, or `.jsonl.gz` compressed).
 
     A torn last line (a run killed mid-write) is dropped: the trace is then incomplete.
 
@@ -157,9 +168,11 @@ def read_trace(path: Path) -> Trace:
             by its number) before the last.
     """
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = _trace_text(path).splitlines()
     except OSError as exc:
-        raise TraceError(f"cannot read trace: {exc.strerror}", path=str(path)) from None
+        raise TraceError(f"cannot read trace: {exc.strerror or exc}", path=str(path)) from None
+    except (EOFError, zlib.error):
+        raise TraceError("cut-off or damaged gzip data", path=str(path)) from None
     if not lines:
         raise TraceError("empty file, no trace header", path=str(path))
     try:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from looplab.cli import app
+from looplab.cli.app import app
 
 
 def _run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

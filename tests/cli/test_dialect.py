@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from looplab.cli import app
+from looplab.cli.app import app
 
 LEGACY = {"--out", "--config-override", "--preset", "--profile-override", "-c"}
 """Flags of earlier dialects that must not come back."""

@@ -10,11 +10,10 @@ import pytest
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.traces.commands import write_runs
-from looplab.traces.importers import import_runs
+from looplab.traces.importers import import_runs, write_runs
 
 REPO = Path(__file__).resolve().parents[2]
-MINI_SWE = REPO.parent / "shared/fixtures/external-traces/mini-swe-agent"
+MINI_SWE = REPO / "tests/fixtures/external-traces/mini-swe-agent"
 
 
 @pytest.fixture(scope="session")
@@ -37,9 +36,7 @@ def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runner.prepare_directory(fresh=True)
     result = asyncio.run(runner.run())
     assert all(o.status == "done" for o in result.outcomes)
-    fixture = next(MINI_SWE.glob("*.traj.json"), None)
-    if fixture is None:
-        pytest.skip(f"no mini-swe-agent fixture under {MINI_SWE}")
+    fixture = MINI_SWE / "sqlfluff__sqlfluff-2419.traj.json"
     _, imported = import_runs("auto", fixture)
     write_runs(imported, root / "imported")
     return root

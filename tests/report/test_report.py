@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from looplab.cli.app import app
 from looplab.errors import ConfigError
 from looplab.report.build import build_report, write_report
-from looplab.report.commands import app
 from looplab.report.stats import bootstrap_speedup, quantile
 from looplab.report.synthetic import write_synthetic_experiment
 

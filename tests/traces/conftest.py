@@ -1,4 +1,4 @@
-"""Shared fixtures of the trace tests: the external traces other harnesses wrote."""
+"""Shared fixtures of the trace tests: real files other harnesses wrote (tests/fixtures/)."""
 
 from __future__ import annotations
 
@@ -6,13 +6,17 @@ from pathlib import Path
 
 import pytest
 
-EXTERNAL = Path(__file__).parents[2].parent / "shared" / "fixtures" / "external-traces"
-"""/work/shared/fixtures/external-traces locally; CI keeps a read-only shared/ beside the clone."""
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+"""tests/fixtures: copies of public runs, one row each in PROVENANCE.md."""
 
 
 @pytest.fixture
 def external() -> Path:
-    """The external-traces fixture directory (skips when shared/ is not beside the repo)."""
-    if not (EXTERNAL / "PROVENANCE.md").is_file():
-        pytest.skip(f"external trace fixtures not found at {EXTERNAL} (shared/ not checked out)")
-    return EXTERNAL
+    """The external-traces fixture directory (mini-swe-agent, OpenHands, Inspect, TraceLab)."""
+    return FIXTURES / "external-traces"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    """tests/fixtures (external-traces/ and corpus/ raw originals)."""
+    return FIXTURES

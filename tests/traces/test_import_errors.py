@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from looplab.errors import ConfigError, TraceError
-from looplab.traces.importers import detect_format, import_runs
+from looplab.traces.importers import REGISTRY, detect_format, import_runs
 from looplab.traces.importers.inspect import import_inspect
 from looplab.traces.importers.mini_swe_agent import import_mini_swe_agent
 from looplab.traces.importers.openhands import import_openhands
@@ -61,11 +61,13 @@ def test_unknown_json_and_lines_are_refused(tmp_path: Path) -> None:
 
 
 def test_unknown_format_name_lists_allowed(tmp_path: Path) -> None:
-    """A bad FORMAT is a ConfigError listing auto and the four formats."""
-    with pytest.raises(
-        ConfigError, match=r"allowed: auto, mini-swe-agent, openhands, inspect, tracelab"
-    ):
-        import_runs("swe-agent", tmp_path / "x.json")
+    """A bad FORMAT is a ConfigError listing auto and every format with what it expects."""
+    with pytest.raises(ConfigError) as caught:
+        import_runs("no-such-harness", tmp_path / "x.json")
+    message = str(caught.value)
+    assert "allowed: auto, " in message
+    for name, importer in REGISTRY.items():
+        assert f"{name}: {importer.expects}" in message
 
 
 def test_mini_corrupt_json_names_line(tmp_path: Path) -> None:

@@ -184,7 +184,7 @@ def test_openhands_trajectory_event_list(tmp_path: Path) -> None:
     ]
     [run] = import_openhands(_write(tmp_path / "trajectory.json", events))
     assert run.report.steps == 2 and run.report.end_reason == "finish"
-    assert run.header.run_id == "trajectory"
+    assert run.header.run_id.startswith("trajectory.")
 
 
 def _inspect_log(events: list[dict[str, Any]], key: str = "events") -> dict[str, Any]:
@@ -233,13 +233,16 @@ _OLD_EVENTS = [
 
 @pytest.mark.parametrize("key", ["events", "transcript"])
 def test_inspect_older_events_without_completed(tmp_path: Path, key: str) -> None:
-    """Older logs: output.time (measured) or next event time (estimated); transcript.events too."""
+    """Older logs: output.time (measured), or no end at all: stamped when the event ended."""
     [run] = import_inspect(_write(tmp_path / "old.json", _inspect_log(_OLD_EVENTS, key)))
     first, second = _kinds(run.events, ModelCallEvent)
     [tool] = _kinds(run.events, ToolCallEvent)
     assert first.duration_s == 2.5 and first.estimated["end"] == "timestamp plus output.time"
-    assert second.duration_s == 2.0 and second.estimated["end"] == "the next event's timestamp"
-    assert tool.duration_s == 4.0 and "next event" in tool.estimated["end"]
+    # the tool (stamped 10:00:03) began when the first call ended (10:00:02.5)
+    assert tool.duration_s == 0.5 and "previous event" in tool.estimated["start"]
+    # the second call (stamped 10:00:07) began at the tool's stamp (10:00:03)
+    assert second.duration_s == 4.0 and "stamped it when it ended" in second.estimated["start"]
+    assert second.end == 7.0 and "end" not in second.estimated
     assert run.report.success is False and run.report.prompt_tokens == 110
 
 
@@ -254,7 +257,7 @@ def test_inspect_eval_zip(tmp_path: Path) -> None:
         archive.writestr("samples/7_epoch_1.json", json.dumps(log["samples"][0]))
         archive.writestr("samples/7_epoch_2.json", json.dumps({**log["samples"][0], "epoch": 2}))
     runs = import_inspect(path)
-    assert [r.header.run_id for r in runs] == ["t-7-epoch1", "t-7-epoch2"]
+    assert [r.header.run_id.rsplit(".", 1)[0] for r in runs] == ["t-7-epoch1", "t-7-epoch2"]
     assert runs[0].report.model_calls == 2
 
 

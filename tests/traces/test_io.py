@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from looplab.errors import TraceError
+from looplab.traces.inputs import load_traces
 from looplab.traces.io import TraceWriter, read_trace, write_trace
 from looplab.traces.schema import (
     Attempt,
@@ -132,3 +134,19 @@ def test_published_schema_validates_every_line_and_refuses_garbage(tmp_path: Pat
     assert [list(validator.iter_errors(line)) for line in lines] == [[]] * len(lines)
     assert not validator.is_valid({"garbage": True})
     assert not validator.is_valid({**lines[1], "kind": "no_such_event"})
+
+
+def test_gzip_traces_read_and_damage_is_named(tmp_path: Path) -> None:
+    """`*.jsonl.gz` reads like the plain file; a cut-off gzip is a TraceError, and a
+    directory listing finds compressed traces too."""
+    plain = tmp_path / "t.jsonl"
+    write_trace(plain, HEADER, _events())
+    packed = tmp_path / "traces" / "t.jsonl.gz"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_trace(packed).events == read_trace(plain).events
+    assert [t.path for t in load_traces([packed.parent])] == [packed]
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(packed.read_bytes()[:40])
+    with pytest.raises(TraceError, match="cut-off or damaged gzip"):
+        read_trace(broken)

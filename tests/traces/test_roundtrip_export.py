@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from looplab.cli.app import app
 from looplab.errors import ConfigError
-from looplab.traces.commands import app, write_runs
+from looplab.traces.commands import write_runs
 from looplab.traces.importers import import_runs
 from looplab.traces.io import read_trace
 from looplab.traces.otel import export_otel
@@ -79,16 +81,17 @@ def test_otlp_export_structure(external: Path) -> None:
 
 
 def test_import_and_export_commands(external: Path, tmp_path: Path) -> None:
-    """`import auto PATH -o DIR` writes <run_id>.jsonl per run; `export otel DIR -o FILE`."""
+    """`import auto PATH -o DIR` writes <source id>.<digest>.jsonl per run; `export otel`."""
     runner = CliRunner()
     out = tmp_path / "traces"
     result = runner.invoke(
         app, ["import", "auto", str(external / "tracelab" / "round_trace.jsonl"), "-o", str(out)]
     )
     assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in out.glob("*.jsonl")) == [
-        "claude_92ee5b8a-429c-e80b-5db6-5381512f4697.jsonl",
-        "codex_a611041f-625d-6fad-5e59-845850dc6543.jsonl",
+    names = sorted(p.name for p in out.glob("*.jsonl"))
+    assert [re.sub(r"\.[0-9a-f]{8}\.jsonl$", "", n) for n in names] == [
+        "claude_92ee5b8a-429c-e80b-5db6-5381512f4697",
+        "codex_a611041f-625d-6fad-5e59-845850dc6543",
     ]
     assert "model time" in result.output and "measured" in result.output
     otlp = tmp_path / "otel.json"

@@ -31,21 +31,22 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.importers._common import (
-    ImportedRun,
-    ModelDraft,
-    RunDraft,
-    StepDraft,
-    ToolDraft,
+from looplab.traces.importers.build import build_run
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.importers.imported import ImportedRun
+from looplab.traces.importers.sniff import peek
+from looplab.traces.importers.source import (
+    as_float,
     as_int,
-    build_run,
+    as_str,
+    dig,
     load_json,
     obj,
     parse_time,
     safe_run_id,
 )
 
-__all__ = ["import_mini_swe_agent", "looks_like_mini_swe_agent"]
+__all__ = ["MiniSweAgentImporter", "import_mini_swe_agent", "looks_like_mini_swe_agent"]
 
 FORMAT = "mini-swe-agent"
 _BASH_BLOCK = re.compile(r"```(?:bash|mswea_bash_command)\s*\n(.*?)\n```", re.DOTALL)
@@ -90,8 +91,8 @@ def import_mini_swe_agent(path: Path) -> list[ImportedRun]:
     if isinstance(data, dict):
         messages = data.get("messages")
         info = obj(data.get("info"))
-        version = str(data.get("trajectory_format") or "unversioned")
-        instance = data.get("instance_id")
+        version = as_str(data.get("trajectory_format")) or "unversioned"
+        instance = as_str(data.get("instance_id"))
     else:
         messages, info, version, instance = data, {}, "message list", None
     if not isinstance(messages, list):
@@ -102,13 +103,12 @@ def import_mini_swe_agent(path: Path) -> list[ImportedRun]:
         run_id=safe_run_id(instance or stem),
         source_path=path,
         task=instance or stem,
-        agent=f"mini-swe-agent {info.get('mini_version', '')}".strip(),
-        model=_dig(info, "config", "model", "model_name"),
+        agent=f"mini-swe-agent {as_str(info.get('mini_version')) or ''}".strip(),
+        model=as_str(dig(info, "config", "model", "model_name")),
     )
     draft.notes.append(f"trajectory_format: {version}")
     _walk(messages, draft, path)
-    exit_status = info.get("exit_status") or draft.end_reason
-    draft.end_reason = str(exit_status) if exit_status else None
+    draft.end_reason = as_str(info.get("exit_status")) or draft.end_reason
     if draft.end_reason:
         draft.notes.append("run_end.end_reason is mini-swe-agent's exit_status, verbatim")
     _timing_notes(draft)
@@ -136,7 +136,7 @@ def _walk(messages: list[Any], draft: RunDraft, path: Path) -> None:
             pending = list(actions)
             by_id = {t.call_id: t for t in actions if t.call_id}
         elif role == "exit":
-            draft.end_reason = extra.get("exit_status") or draft.end_reason
+            draft.end_reason = as_str(extra.get("exit_status")) or draft.end_reason
             for tool in pending:  # the submitting command's output became the exit message
                 _observe(tool, message, extra, when, prev_time)
                 tool.estimated["end"] = "not in the source: the exit message has no timestamp"
@@ -173,20 +173,20 @@ def _model_call(
         prompt_tokens=as_int(usage.get("prompt_tokens", usage.get("input_tokens"))),
         cached_tokens=_cached(usage),
         completion_tokens=as_int(usage.get("completion_tokens", usage.get("output_tokens"))),
-        reasoning_tokens=as_int(_dig(usage, "completion_tokens_details", "reasoning_tokens")),
-        finish_reason=first.get("finish_reason") if isinstance(first, dict) else None,
-        model=response.get("model"),
-        request_id=response.get("id"),
+        reasoning_tokens=as_int(dig(usage, "completion_tokens_details", "reasoning_tokens")),
+        finish_reason=as_str(obj(first).get("finish_reason")),
+        model=as_str(response.get("model")),
+        request_id=as_str(response.get("id")),
         message={
             k: message[k] for k in ("role", "content", "tool_calls") if message.get(k) is not None
         },
     )
-    created = response.get("created")
+    created = as_float(response.get("created"))
     if prev_time is not None and when is not None:
         model.start = prev_time
         model.estimated["start"] = _PREV
-    elif isinstance(created, int | float) and not isinstance(created, bool):
-        model.start = float(created) if when is None else min(float(created), when)
+    elif created is not None:
+        model.start = created if when is None else min(created, when)
         model.estimated["start"] = "response.created (provider clock, whole seconds)"
     return model, _actions(message, extra, where, path)
 
@@ -204,8 +204,8 @@ def _actions(
             arguments = function.get("arguments", "")
             tools.append(
                 ToolDraft(
-                    name=str(function.get("name") or "unknown"),
-                    call_id=call.get("id"),
+                    name=as_str(function.get("name")) or "unknown",
+                    call_id=as_str(call.get("id")),
                     arguments=arguments if isinstance(arguments, str) else json.dumps(arguments),
                 )
             )
@@ -219,7 +219,7 @@ def _actions(
             tools.append(
                 ToolDraft(
                     name="bash",
-                    call_id=action.get("tool_call_id") if isinstance(action, dict) else None,
+                    call_id=as_str(obj(action).get("tool_call_id")),
                     arguments=str(command or ""),
                 )
             )
@@ -281,7 +281,7 @@ def _timing_notes(draft: RunDraft) -> None:
 
 
 def _cached(usage: dict[str, Any]) -> int | None:
-    cached = as_int(_dig(usage, "prompt_tokens_details", "cached_tokens"))
+    cached = as_int(dig(usage, "prompt_tokens_details", "cached_tokens"))
     if cached is None:
         cached = as_int(usage.get("prompt_cache_hit_tokens", usage.get("cache_read_input_tokens")))
     return cached
@@ -295,9 +295,30 @@ def _text(content: Any) -> str | None:
     return str(content)
 
 
-def _dig(data: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(data, dict):
-            return None
-        data = data.get(key)
-    return data
+class MiniSweAgentImporter:
+    """The registry entry for mini-swe-agent trajectories."""
+
+    name = FORMAT
+    expects = (
+        "a .traj.json trajectory (an object with `messages`, `info`, `trajectory_format`) "
+        "or a JSON list of chat messages"
+    )
+
+    def sniff(self, path: Path) -> bool:
+        """`trajectory_format: mini-swe-agent...`, `mini_version`, `info` + `messages`, or
+        a list of role-tagged messages that are not OpenHands events."""
+        head = peek(path)
+        if head.has_value("trajectory_format", "mini-swe-agent") or head.has_key("mini_version"):
+            return True
+        if head.start == "{":
+            return head.has_key("info") and head.has_list("messages")
+        return (
+            head.start == "["
+            and head.has_value("role", "(system|user|assistant|tool)")
+            and not head.has_key("observation")
+            and not head.has_value("action", "")
+        )
+
+    def load(self, path: Path) -> list[ImportedRun]:
+        """One run (see `import_mini_swe_agent`)."""
+        return import_mini_swe_agent(path)

@@ -9,108 +9,105 @@ outputs: `reasoning`, `text`, `tool_call`, `usage_report`, each with a timestamp
 `tools[]` (`emitted_at`, `result_at`, `tool_wall_latency_ms`, `is_error`, sizes).
 Its sanitizer removed all content: prompts, messages, tool arguments and results are
 absent (their sizes are kept). Rows lacking the Claude-only fields (Codex rows) and rows
-with or without `turn_id` / `project` are all accepted.
+with or without `turn_id` / `project` are all accepted, as JSON lines or in TraceLab's
+readable rendering (`round_trace.expanded.json`: `===== round 0001 | ... =====` blocks).
 
-Timing: the request is taken to leave at the round's last input event (estimated) and
-the model call to end at its last output event (estimated: the harness logs content
-blocks as they complete); the first output event bounds the first token from above.
-Tool times are TraceLab's measured wall latencies (`emitted_at` -> `result_at`). Rounds
-that start with a user message follow human think time, which belongs to no step.
+Timing (`round_step`, also used for raw sessions by `sessions.py`): the request is taken
+to leave at the round's last input event (estimated) and the model call to end at its
+last output event (estimated: the harness logs content blocks as they complete); the
+first output event bounds the first token from above. Tool times are TraceLab's measured
+wall latencies (`emitted_at` -> `result_at`). Rounds that start with a user message follow
+human think time, which belongs to no step.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.importers._common import (
-    ImportedRun,
-    ModelDraft,
-    RunDraft,
-    StepDraft,
-    ToolDraft,
+from looplab.traces.importers.build import build_run
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.importers.imported import ImportedRun
+from looplab.traces.importers.sniff import peek
+from looplab.traces.importers.source import (
+    as_float,
     as_int,
-    build_run,
+    as_str,
+    json_records,
     parse_time,
-    read_text,
     safe_run_id,
 )
 
-__all__ = ["import_tracelab", "looks_like_tracelab"]
+__all__ = [
+    "TraceLabImporter",
+    "add_rounds",
+    "import_tracelab",
+    "looks_like_tracelab",
+    "round_step",
+]
 
 FORMAT = "tracelab"
 _INPUTS = {"user_message", "tool_result"}
 _REQUIRED = ("session_id", "round_index", "timing_events")
+_PROVIDERS = {"claude": "Claude Code", "codex": "Codex"}
 
 
 def looks_like_tracelab(record: Any) -> bool:
-    """True for one parsed line shaped like a TraceLab round."""
+    """True for one parsed record shaped like a TraceLab round."""
     return isinstance(record, dict) and all(k in record for k in _REQUIRED)
 
 
 def import_tracelab(path: Path) -> list[ImportedRun]:
-    """Import a TraceLab round-trace JSONL file.
+    """Import a TraceLab round trace.
 
     Args:
-        path: one round per line, any number of sessions.
+        path: one round per line (or per readable block), any number of sessions.
 
     Returns:
         One run per session, rounds in `round_index` order.
 
     Raises:
-        TraceError: a line that is not JSON or not a round (named `line N`).
+        TraceError: a record that is not JSON or not a round (named `line N`).
     """
-    sessions: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise TraceError(f"line {number}: not valid JSON ({exc.msg})", path=str(path)) from None
+    records = json_records(path)
+    if len(records) == 1 and isinstance(records[0][1], list):  # a JSON array of rounds
+        records = [(f"rounds[{i}]: ", r) for i, r in enumerate(records[0][1])]
+    sessions: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for where, record in records:
         if not looks_like_tracelab(record):
             missing = [k for k in _REQUIRED if not isinstance(record, dict) or k not in record]
             raise TraceError(
-                f"line {number}: not a TraceLab round (missing {', '.join(missing)})",
+                f"{where or 'line 1: '}not a TraceLab round (missing {', '.join(missing)})",
                 path=str(path),
             )
-        sessions.setdefault(str(record["session_id"]), []).append((number, record))
+        session = as_str(record["session_id"]) or str(record["session_id"])
+        sessions.setdefault(session, []).append((where.removesuffix(": ") or "line 1", record))
     if not sessions:
         raise TraceError("no TraceLab rounds in the file", path=str(path))
     return [build_run(_session(sid, rows, path)) for sid, rows in sessions.items()]
 
 
-def _session(session_id: str, rows: list[tuple[int, dict[str, Any]]], path: Path) -> RunDraft:
+def _session(session_id: str, rows: list[tuple[str, dict[str, Any]]], path: Path) -> RunDraft:
     rows.sort(key=lambda item: as_int(item[1].get("round_index")) or 0)
     first = rows[0][1]
+    provider = as_str(first.get("provider"))
     draft = RunDraft(
         fmt=FORMAT,
         run_id=safe_run_id(session_id),
         source_path=path,
-        task=str(first.get("project") or session_id),
-        agent={"claude": "Claude Code", "codex": "Codex"}.get(
-            str(first.get("provider")), str(first.get("provider") or "") or None
-        ),
-        model=first.get("model"),
+        source_key=session_id,
+        task=as_str(first.get("project")) or session_id,
+        agent=_PROVIDERS.get(provider or "", provider),
+        model=as_str(first.get("model")),
     )
-    user_rounds = 0
-    for number, row in rows:
-        step, from_user = _round(row, f"line {number}", path)
-        user_rounds += from_user
-        draft.steps.append(step)
-    turns = {row.get("turn_id") for _, row in rows if row.get("turn_id")}
-    draft.notes.append(
-        f"{user_rounds} rounds start at a user message (human think time before them is "
-        "not part of any step)" + (f"; {len(turns)} user turns" if turns else "")
-    )
-    draft.notes.append("content removed by TraceLab's sanitizer: sizes kept, text absent")
+    add_rounds(draft, rows, path)
     draft.model_timing = (
         "estimated: last input event (tool result / user message) -> last output event "
         "(content blocks are logged as they complete)"
     )
     draft.tool_timing = "measured: TraceLab tool_wall_latency_ms (emitted_at -> result_at)"
+    draft.notes.append("content removed by TraceLab's sanitizer: sizes kept, text absent")
     draft.absent.update(
         {
             "run_start.prompt",
@@ -123,7 +120,26 @@ def _session(session_id: str, rows: list[tuple[int, dict[str, Any]]], path: Path
     return draft
 
 
-def _round(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool]:
+def add_rounds(draft: RunDraft, rows: list[tuple[str, dict[str, Any]]], path: Path) -> None:
+    """Append one step per round (`(where, row)` pairs, in order) and note the user turns."""
+    user_rounds = 0
+    for where, row in rows:
+        step, from_user = round_step(row, where, path)
+        user_rounds += from_user
+        draft.steps.append(step)
+    turns = {turn for _, row in rows if (turn := as_str(row.get("turn_id")))}
+    draft.notes.append(
+        f"{user_rounds} rounds start at a user message (human think time before them is "
+        "not part of any step)" + (f"; {len(turns)} user turns" if turns else "")
+    )
+
+
+def round_step(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool]:
+    """One TraceLab round as a step, and whether it starts at a user message.
+
+    Raises:
+        TraceError: `timing_events` or `tools` malformed (named `where: ...`).
+    """
     events = row.get("timing_events")
     if not isinstance(events, list):
         raise TraceError(f"{where}: timing_events is not a list", path=str(path))
@@ -134,11 +150,22 @@ def _round(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool
         if not isinstance(event, dict) or "timestamp" not in event:
             raise TraceError(f"{where}: timing_events[{k}] has no timestamp", path=str(path))
         when = parse_time(event["timestamp"], f"{where}: timing_events[{k}].timestamp", path)
-        if event.get("event_type") in _INPUTS:
+        kind = as_str(event.get("event_type"))
+        if kind in _INPUTS:
             inputs.append(when)
-            from_user |= event.get("event_type") == "user_message"
+            from_user |= kind == "user_message"
         else:
             outputs.append(when)
+    step = StepDraft(model=_round_model(row, inputs, outputs))
+    tools = row.get("tools")
+    for k, tool in enumerate(tools if isinstance(tools, list) else []):
+        if not isinstance(tool, dict):
+            raise TraceError(f"{where}: tools[{k}] is not an object", path=str(path))
+        step.tools.append(_tool(tool, f"{where}: tools[{k}]", path))
+    return step, from_user
+
+
+def _round_model(row: dict[str, Any], inputs: list[float], outputs: list[float]) -> ModelDraft:
     model = ModelDraft(
         start=max(inputs) if inputs else (min(outputs) if outputs else None),
         end=max(outputs) if outputs else None,
@@ -147,8 +174,8 @@ def _round(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool
         cached_tokens=as_int(row.get("prefix_tokens")),
         completion_tokens=as_int(row.get("output_tokens")),
         reasoning_tokens=as_int(row.get("reasoning_output_tokens")),
-        model=row.get("model"),
-        request_id=str(row.get("round_id")) if row.get("round_id") is not None else None,
+        model=as_str(row.get("model")),
+        request_id=as_str(row.get("round_id")),
     )
     model.sent = model.start
     model.last_token = model.end
@@ -163,34 +190,46 @@ def _round(row: dict[str, Any], where: str, path: Path) -> tuple[StepDraft, bool
     )
     if not inputs:
         model.estimated["start"] = "the first output event (the round has no input event)"
-    step = StepDraft(model=model)
-    for k, tool in enumerate(row.get("tools") or []):
-        if not isinstance(tool, dict):
-            raise TraceError(f"{where}: tools[{k}] is not an object", path=str(path))
-        step.tools.append(_tool(tool, f"{where}: tools[{k}]", path))
-    return step, from_user
+    return model
 
 
 def _tool(tool: dict[str, Any], where: str, path: Path) -> ToolDraft:
-    start = (
-        parse_time(tool["emitted_at"], f"{where}.emitted_at", path)
-        if tool.get("emitted_at")
-        else None
-    )
-    end = (
-        parse_time(tool["result_at"], f"{where}.result_at", path) if tool.get("result_at") else None
-    )
-    latency = tool.get("tool_wall_latency_ms")
+    emitted, result = tool.get("emitted_at"), tool.get("result_at")
+    start = parse_time(emitted, f"{where}.emitted_at", path) if emitted else None
+    end = parse_time(result, f"{where}.result_at", path) if result else None
+    latency = as_float(tool.get("tool_wall_latency_ms"))
+    is_error = tool.get("is_error")
     draft = ToolDraft(
-        name=str(tool.get("tool_name") or "unknown"),
+        name=as_str(tool.get("tool_name")) or "unknown",
         start=start,
         end=end,
-        call_id=tool.get("tool_call_id"),
-        ok=None if tool.get("is_error") is None else not tool["is_error"],
+        call_id=as_str(tool.get("tool_call_id")),
+        ok=(not is_error) if isinstance(is_error, bool) else None,
         output_chars=as_int(tool.get("result_chars")),
         duration_measured=True,
     )
-    if end is None and start is not None and isinstance(latency, int | float):
+    if end is None and start is not None and latency is not None:
         draft.end = start + latency / 1000.0
         draft.estimated["end"] = "emitted_at plus tool_wall_latency_ms"
     return draft
+
+
+class TraceLabImporter:
+    """The registry entry for TraceLab round traces."""
+
+    name = FORMAT
+    expects = (
+        "a TraceLab round trace: JSON lines (or TraceLab's readable `===== round` blocks), "
+        "one LLM round each (`session_id`, `round_index`, `timing_events`, `tools`)"
+    )
+
+    def sniff(self, path: Path) -> bool:
+        """The first line is a round, or the head has a round's three keys."""
+        head = peek(path)
+        return looks_like_tracelab(head.first_line) or (
+            head.start in ("{", "[", "#") and head.has_key(*_REQUIRED)
+        )
+
+    def load(self, path: Path) -> list[ImportedRun]:
+        """One run per session (see `import_tracelab`)."""
+        return import_tracelab(path)

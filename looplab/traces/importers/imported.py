@@ -1,0 +1,68 @@
+"""What an import produces: the trace's header and events, and a report of what was recovered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from looplab.traces.schema import TraceEvent, TraceHeader
+
+__all__ = ["ImportReport", "ImportedRun"]
+
+
+@dataclass
+class ImportReport:
+    """What an import recovered from one run (printed by `looplab import`)."""
+
+    fmt: str
+    run_id: str
+    source_path: str
+    steps: int
+    model_calls: int
+    tool_calls: int
+    sandbox_ops: int
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+    model_s: float | None
+    tool_s: float | None
+    model_timing: str
+    tool_timing: str
+    end_reason: str
+    success: bool | None
+    absent: list[str]
+    notes: list[str]
+
+    def rows(self) -> list[tuple[str, str]]:
+        """(what, value) pairs for a two-column table."""
+
+        def opt(value: object) -> str:
+            return "absent" if value is None else str(value)
+
+        def timed(value: float | None, how: str) -> str:
+            if value is None:
+                return "absent" if how == "absent" else f"absent ({how})"
+            return f"{value:.2f} s ({how})"
+
+        return [
+            ("source", f"{self.source_path} ({self.fmt})"),
+            ("steps", str(self.steps)),
+            ("model calls", str(self.model_calls)),
+            ("tool calls", str(self.tool_calls)),
+            ("sandbox operations", str(self.sandbox_ops)),
+            ("prompt tokens", opt(self.prompt_tokens)),
+            ("cached tokens", opt(self.cached_tokens)),
+            ("completion tokens", opt(self.completion_tokens)),
+            ("model time", timed(self.model_s, self.model_timing)),
+            ("tool time", timed(self.tool_s, self.tool_timing)),
+            ("end", f"{self.end_reason}, success={opt(self.success)}"),
+            ("absent", ", ".join(self.absent) or "-"),
+        ]
+
+
+@dataclass
+class ImportedRun:
+    """One imported run: the trace's header and events, and what could be recovered."""
+
+    header: TraceHeader
+    events: list[TraceEvent]
+    report: ImportReport
