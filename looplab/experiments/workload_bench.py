@@ -1,7 +1,8 @@
 """`looplab bench workload`: trace-driven live runs against virtual re-timing, run by run.
 
-For each recorded trace and each profile (default slow-80 and fast-750), the trace's
-shape runs LIVE (wall clock: the simulator paces the recorded token counts, the workload
+For each recorded trace (default: from the shipped corpus, per harness, the shortest run
+of at least 5 steps with token counts on every call) and each profile (default slow-80
+and fast-750), the trace's shape runs LIVE (wall clock: the simulator paces the recorded token counts, the workload
 agent's synthetic tools really work in the sandbox, the harness time is emulated) as an
 ordinary experiment (`trace:PATH` tasks, all cells concurrently by default), and the
 same recorded trace is re-timed virtually at the same profile with the function
@@ -31,11 +32,12 @@ from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import replay_virtual
 from looplab.experiments.runner import ExperimentRunner
 from looplab.tasks.references import TRACE_PREFIX
+from looplab.traces.corpus import list_corpus, load_corpus, select
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace, read_trace
 from looplab.workloads.shape import shape_from_trace
 
-__all__ = ["BenchRow", "WorkloadBench", "run_workload_bench", "split_times"]
+__all__ = ["BenchRow", "WorkloadBench", "bench_traces", "run_workload_bench", "split_times"]
 
 
 @dataclass(frozen=True)
@@ -100,8 +102,13 @@ def _label(profile: str) -> str:
     return Path(profile).stem if profile.endswith((".yaml", ".yml")) else profile
 
 
-def _usable(traces: Sequence[Trace], limit: int | None) -> tuple[list[Trace], list[str]]:
-    """Traces with a shape, shortest recorded first, at most `limit`."""
+DEFAULT_MIN_STEPS = 5
+"""Default corpus picks have at least this many steps: a one-call run says more about a
+run's fixed start-up cost than about how per-step latency compounds."""
+
+
+def _usable(traces: Sequence[Trace]) -> tuple[list[Trace], list[str]]:
+    """Traces with a shape, shortest recorded first; and why the others were left out."""
     usable, skipped = [], []
     for trace in traces:
         try:
@@ -111,30 +118,52 @@ def _usable(traces: Sequence[Trace], limit: int | None) -> tuple[list[Trace], li
             continue
         usable.append(trace)
     usable.sort(key=lambda t: t.end.end if t.end else 0.0)
-    return (usable[:limit] if limit else usable), skipped
+    return usable, skipped
 
 
-def run_workload_bench(
-    inputs: Sequence[Path],
-    *,
-    profiles: Sequence[str] = ("slow-80", "fast-750"),
-    tool_scale: float = 1.0,
-    concurrency: int | None = None,
-    limit: int | None = None,
-    sandbox: str = "local",
-    output: Path | None = None,
-) -> WorkloadBench:
-    """Run the benchmark (module docstring); keeps the live runs in `output` if given.
+def bench_traces(inputs: Sequence[Path] | None, limit: int) -> tuple[list[Trace], list[str]]:
+    """The traces to run: from `inputs` the `limit` shortest usable ones; without inputs,
+    from the shipped corpus, per harness, the shortest run of at least `DEFAULT_MIN_STEPS`
+    steps whose every call has token counts (at most `limit`).
 
     Raises:
-        ConfigError: no usable trace, or a bad profile, scale or sandbox.
+        ConfigError: an input without traces, or no usable trace at all.
     """
-    traces, skipped = _usable(load_traces(inputs), limit)
-    if not traces:
+    if inputs:
+        usable, skipped = _usable(load_traces(inputs))
+        chosen = usable[:limit]
+    else:
+        usable, skipped = _usable(load_corpus(select(list_corpus(), timed=True)))
+        per_harness: dict[str, Trace] = {}
+        for trace in usable:
+            shape = shape_from_trace(trace)
+            if len(shape.steps) >= DEFAULT_MIN_STEPS and not shape.notes:
+                per_harness.setdefault(trace.header.source, trace)
+        chosen = sorted(per_harness.values(), key=lambda t: t.end.end if t.end else 0.0)
+        chosen, skipped = chosen[:limit], []
+    if not chosen:
         raise ConfigError(
             "no usable trace (a trace-driven run needs complete traces with token counts)",
             field="TRACES",
         )
+    return chosen, skipped
+
+
+def run_workload_bench(
+    traces: Sequence[Trace],
+    *,
+    profiles: Sequence[str] = ("slow-80", "fast-750"),
+    tool_scale: float = 1.0,
+    concurrency: int | None = None,
+    sandbox: str = "local",
+    output: Path | None = None,
+) -> WorkloadBench:
+    """Run the benchmark (module docstring) on `traces` (see `bench_traces`); keeps the
+    live runs in `output` if given.
+
+    Raises:
+        ConfigError: a bad profile, scale or sandbox.
+    """
     by_task = {f"{TRACE_PREFIX}{t.path}": t for t in traces}
     directory = output or Path(tempfile.mkdtemp(prefix="looplab-bench-workload-"))
     config = validate_model(
@@ -150,7 +179,7 @@ def run_workload_bench(
         },
         source="looplab bench workload",
     )
-    result = WorkloadBench(skipped=skipped, directory=output)
+    result = WorkloadBench(directory=output)
     try:
         runner = ExperimentRunner(config)
         runner.prepare_directory(fresh=True)

@@ -90,6 +90,8 @@ def reference_slug(name: str) -> str:
         rest = name.removeprefix(BUNDLED_WORKLOAD_PREFIX)
         return "workload-" + _SLUG.sub("-", rest).strip("-")
     kind = "trace" if name.startswith(TRACE_PREFIX) else "workload"
-    stem = Path(name.partition(":")[2]).name.removesuffix(".jsonl").removesuffix(".yaml")
+    stem = Path(name.partition(":")[2]).name
+    for suffix in (".gz", ".jsonl", ".yaml", ".yml"):
+        stem = stem.removesuffix(suffix)
     digest = hashlib.sha256(name.encode()).hexdigest()[:6]
     return f"{kind}-{_SLUG.sub('-', stem).strip('-')[:40]}-{digest}"

@@ -97,8 +97,9 @@ def bench_workload_command(
     inputs: Annotated[
         list[Path] | None,
         typer.Argument(
-            help="Recorded traces (files, directories, experiment dirs); `looplab import` "
-            "converts other harnesses' runs.",
+            help="Recorded traces (files, directories, experiment dirs; `looplab import` "
+            "converts other harnesses' runs). Default: from the shipped corpus, the shortest "
+            "run of each harness.",
             show_default=False,
         ),
     ] = None,
@@ -111,7 +112,7 @@ def bench_workload_command(
     ] = 1.0,
     limit: Annotated[
         int, typer.Option(min=1, help="Run at most this many traces (the shortest recorded).")
-    ] = 4,
+    ] = 5,
     concurrency: Annotated[
         int | None,
         typer.Option(min=1, max=64, help="Runs at once (default: all).", show_default=False),
@@ -138,24 +139,22 @@ def bench_workload_command(
     if sandbox not in ("local", "docker"):
         raise ConfigError(f"unknown sandbox {sandbox!r}", field="--sandbox",
                           allowed=["local", "docker"])  # fmt: skip
-    if not inputs:
-        raise ConfigError(
-            "give recorded traces (e.g. `looplab import auto RUN -o DIR`, then DIR)",
-            field="TRACES",
-        )
-    from looplab.experiments.workload_bench import run_workload_bench
+    from looplab.experiments.workload_bench import bench_traces, run_workload_bench
 
     names = [p.strip() for p in profiles.split(",") if p.strip()]
     if not names:
         raise ConfigError("give at least one profile", field="--profiles")
+    traces, skipped = bench_traces(inputs, limit)
     err_console().print(
-        f"running {min(limit, 10**6)} trace(s) at most x {len(names)} profile(s) live ...",
+        f"running {len(traces)} trace(s) x {len(names)} profile(s) live: "
+        + ", ".join(t.header.run_id[:24] for t in traces),
         highlight=False,
     )
     bench = run_workload_bench(
-        inputs, profiles=names, tool_scale=tool_scale, concurrency=concurrency, limit=limit,
+        traces, profiles=names, tool_scale=tool_scale, concurrency=concurrency,
         sandbox=sandbox, output=output,
     )  # fmt: skip
+    bench.skipped = skipped
     _print_bench(bench, tool_scale)
     if bench.failed:
         err_console().print("[red]failed[/]: " + "; ".join(bench.failed[:5]), highlight=False)
