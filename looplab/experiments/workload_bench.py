@@ -2,13 +2,13 @@
 
 For each recorded trace (default: from the shipped corpus, per harness, the shortest run
 of at least 5 steps with token counts on every call) and each profile (default slow-80
-and fast-750), the trace's shape runs LIVE (wall clock: the simulator paces the recorded token counts, the workload
-agent's synthetic tools really work in the sandbox, the harness time is emulated) as an
-ordinary experiment (`trace:PATH` tasks, all cells concurrently by default), and the
-same recorded trace is re-timed virtually at the same profile with the function
-`looplab replay --mode virtual` uses. The benchmark prints both task times and their
-difference per run, the median and the worst case, and splits each difference into
-model, tool and other time so an outlier says where it comes from.
+and fast-750), the trace's shape runs LIVE (wall clock: the simulator paces the recorded
+token counts, the workload agent's synthetic tools really work in the sandbox, the
+harness time is emulated) as an ordinary experiment (`trace:PATH` tasks, all cells
+concurrently by default), and the same recorded trace is re-timed virtually at the same
+profile with the function `looplab replay --mode virtual` uses. The benchmark prints
+both task times and their difference per run, the median and the worst case, and splits
+each difference into model, tool and other time so an outlier says where it comes from.
 
 Tool times may be shortened by `tool_scale` (applied to both sides: the live shape's
 tool calls, and the prediction minus `(1 - tool_scale) x` the shape's tool time).
