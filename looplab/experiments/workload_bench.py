@@ -207,6 +207,12 @@ def _row(source: Trace, live: Trace, profile: LatencyProfile, tool_scale: float)
     notes = list(shape.notes)
     if kept:
         notes.append(f"{kept} call(s) without token counts keep their recorded time")
+    first = live.model_calls()[0] if live.model_calls() else None
+    if first is not None and first.sent is not None and first.sent - first.start > 0.05:
+        notes.append(
+            f"the live run's first call waited {first.sent - first.start:.2f} s before it "
+            "was sent (client start-up, more when many runs start at once)"
+        )
     end = live.end
     return BenchRow(
         run=source.header.run_id,
