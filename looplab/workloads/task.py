@@ -86,7 +86,15 @@ def expand_workload_entry(entry: str, where: str = "tasks") -> list[str]:
     if reference.kind == "trace" and reference.path.is_dir():
         names = [f"{TRACE_PREFIX}{file}" for file in find_trace_files(reference.path, flag=where)]
     for name in names:
-        load_shape(name, 0, where=where)
+        try:
+            load_shape(name, 0, where=where)
+        except ConfigError as exc:
+            if len(names) == 1:
+                raise
+            raise ConfigError(
+                f"{exc} (in {entry!r}: name the usable traces one by one, or move this one "
+                "out of the directory)"
+            ) from None
     return names
 
 
