@@ -13,7 +13,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from html import escape
 
-from looplab.report import charts
+from looplab.report import charts, charts_steps
 from looplab.report.svg import SVG_DEFS, fmt_s
 from looplab.report.views import GroupView, ReportModel
 
@@ -165,6 +165,10 @@ def _compounding(model: ReportModel) -> str:
         items += [charts.family_chart(model, i) for i in range(len(model.families))]
     else:
         items.append(charts.length_chart(model))
+    if model.step_latency is not None:
+        items += [charts_steps.step_latency_chart(model, by) for by in ("step", "context")]
+    if model.slowdown:
+        items.append(charts_steps.slowdown_chart(model))
     return _grid(items)
 
 
