@@ -497,8 +497,8 @@ def sweep(
         f"(medians; speedup vs {reference or min(rate_list):g} tok/s)"
     )
     for column in (
-        "tok/s", "TTFT s", "task s", "speedup", "decode", "TTFT+prefill", "tools", "other",
-        "Amdahl ceiling",
+        "tok/s", "TTFT s", "task s", "speedup", "decode", "reasoning", "TTFT+prefill", "tools",
+        "other", "Amdahl ceiling",
     ):  # fmt: skip
         table.add_column(column, justify="right")
     for entry in summaries:
@@ -508,6 +508,7 @@ def sweep(
             f"{entry.task_s:.2f}",
             f"{entry.speedup:.2f}x",
             f"{entry.decode_share:.0%}",
+            f"{entry.reasoning_share:.0%}",
             f"{entry.ttft_share:.0%}",
             f"{entry.tool_share:.0%}",
             f"{entry.other_share:.0%}",

@@ -112,7 +112,7 @@ def ttft_points(calls: Iterable[ModelCallEvent]) -> list[tuple[int, int, float]]
         ttft = call.ttft_s
         if ttft is None or call.prompt_tokens is None or "ttft_s" in call.estimated:
             continue
-        if call.reasoning_tokens and getattr(call, "reasoning_s", None) is None:
+        if call.reasoning_tokens and call.reasoning_s is None:
             continue  # hidden reasoning of unknown duration inside the TTFT
         points.append((call.prompt_tokens, call.cached_tokens or 0, ttft))
     return points

@@ -20,7 +20,10 @@ from looplab.report.views import GroupView, ReportModel
 __all__ = ["render_page"]
 
 _METRICS = (
-    "TTFT: request sent -> first streamed token. Decode: first -> last token. Model time: "
+    "TTFT: request sent -> first token of any kind (with hidden reasoning, the first token "
+    "the model generated: hidden reasoning decode is shown apart, and time to the first "
+    "visible token = TTFT + prefill + reasoning). Decode: first -> last visible token. "
+    "Model time: "
     "request scheduled -> stream end. Tool time: tool started -> result ready. Overhead: step "
     "wall time minus model and tool time. Task time: first request -> the agent's finish "
     "(sandbox start excluded, shown apart). Speedup: the slowest profile's median task time "

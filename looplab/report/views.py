@@ -38,6 +38,7 @@ FIXED_COLORS = {"slow-80": "#D55E00", "fast-750": "#0072B2"}
 
 COMPONENTS: dict[str, tuple[str, str]] = {
     "ttft": ("TTFT + prefill", "#8E6BBF"),
+    "reasoning": ("reasoning (hidden decode)", "#B8D8A8"),
     "decode": ("decode", "#3B9C6E"),
     "model": ("model call (not split)", "#7FA7C9"),
     "tools": ("tools", "#E8A33D"),
@@ -163,9 +164,10 @@ def components(record: RunRecord) -> dict[str, float]:
     parts = {key: 0.0 for key in COMPONENTS}
     if record.ttft_s is not None and record.decode_s is not None:
         parts["ttft"] = record.ttft_s
+        parts["reasoning"] = record.reasoning_s
         parts["decode"] = record.decode_s
         # client queueing, the stream's tail and failed attempts are harness-side time
-        model_rest = max(0.0, record.model_s - record.ttft_s - record.decode_s)
+        model_rest = max(0.0, record.model_s - record.ttft_s - record.reasoning_s - record.decode_s)
     else:
         parts["model"] = record.model_s
         model_rest = 0.0

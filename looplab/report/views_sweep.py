@@ -35,6 +35,8 @@ class SweepView:
     rates: list[float]
     speedups: list[float]
     decode_share: float
+    """Median share of task time the decode rate scales: visible decode plus hidden
+    reasoning (the Amdahl f)."""
     ceiling: float
     measured: list[tuple[str, float, float, float | None, float | None]]
     """(group, decode rate, measured speedup, CI low, CI high)."""
@@ -79,7 +81,7 @@ def sweep_view(by_group: dict[str, list[RunRecord]], groups: list[GroupView]) ->
         reference = at[reference_tps]
         if reference.task_s <= 0:
             continue
-        shares.append(reference.decode_s / reference.task_s)
+        shares.append(reference.rate_scaled_s / reference.task_s)
         for rate, point in at.items():
             speedups[rate].append(reference.task_s / point.task_s)
         for point in sweep_trace(run.trace, ttft_rates, TTFT_GRID, base):
