@@ -58,7 +58,9 @@ def calibrate_command(
     Per parameter: observed vs fitted p10/p50/p90/p99, the KS distance and flags (poor
     fit, few observations, estimated, absent); then per-task totals of tasks drawn from
     the model against the observed tasks. Each parameter keeps its provenance (measured,
-    estimated or absent, and the source traces). Imported traces work as they are.
+    estimated or absent, and the source traces). Imported traces work as they are. When
+    enough calls have measured token times, the recorded backend's serving curves (decode
+    vs context, TTFT vs prompt) are printed as profile overrides too.
     """
     from looplab.traces.inputs import load_traces
     from looplab.workloads.fit import calibrate
@@ -85,12 +87,50 @@ def calibrate_command(
     console.print(_fit_table(title, result.totals, "total", "drawn"))
     for line in result.skipped:
         console.print(f"[yellow]skipped[/]: {line}", highlight=False)
+    backend = _serving_fit(traces)
+    for line in backend:
+        console.print(line, highlight=False)
+    result.model.notes.extend(backend)
     text = dump_workload(result.model)
     if write_output(output, text):
         console.print(
             f"workload model: {output} ({len(result.model.fitted_from.traces)} traces)",
             highlight=False,
         )
+
+
+_TIMES = ("sent", "first_token", "last_token", "ttft_s", "decode_s")
+_MIN_POINTS = 5
+
+
+def _serving_fit(traces: list[Any]) -> list[str]:
+    """The recorded backend's decode-vs-context and TTFT-vs-prompt fits (serving model),
+    from calls whose token times were measured, as profile overrides; [] when too few."""
+    from looplab.analysis.fit import (
+        decode_points,
+        fit_decode_vs_context,
+        fit_ttft_vs_prompt,
+        ttft_points,
+    )
+
+    calls = [
+        c for t in traces for c in t.model_calls() if not any(key in c.estimated for key in _TIMES)
+    ]
+    lines = []
+    decode, ttft = decode_points(calls), ttft_points(calls)
+    if len(decode) >= _MIN_POINTS:
+        fit = fit_decode_vs_context(decode)
+        lines.append(
+            f"recorded backend, decode vs context ({fit.points} measured calls, r2 "
+            f"{fit.r2:.2f}): --profile-set " + " --profile-set ".join(fit.as_overrides())
+        )
+    if len(ttft) >= _MIN_POINTS:
+        fitted = fit_ttft_vs_prompt(ttft)
+        lines.append(
+            f"recorded backend, TTFT vs prompt ({fitted.points} measured calls, r2 "
+            f"{fitted.r2:.2f}): --profile-set " + " --profile-set ".join(fitted.as_overrides())
+        )
+    return lines
 
 
 def bench_workload_command(
