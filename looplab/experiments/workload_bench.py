@@ -10,6 +10,11 @@ profile with the function `looplab replay --mode virtual` uses. The benchmark pr
 both task times and their difference per run, the median and the worst case, and splits
 each difference into model, tool and other time so an outlier says where it comes from.
 
+The runs of one profile share one simulator. With a profile whose decode slows with
+concurrent streams (`batch_slowdown`, `server_max_tps`) they would slow each other, which
+re-timing one trace at a time does not do: run such profiles with `concurrency=1` (the
+shipped pair, slow-80 and fast-750, is flat).
+
 Tool times may be shortened by `tool_scale` (applied to both sides: the live shape's
 tool calls, and the prediction minus `(1 - tool_scale) x` the shape's tool time).
 """
