@@ -11,6 +11,7 @@ then ignored. Errors use OpenAI's JSON shape: `{"error": {"message", "type", "pa
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -33,6 +34,7 @@ __all__ = [
     "StreamOptions",
     "ToolSpec",
     "describe_validation_error",
+    "parse_request",
 ]
 
 
@@ -276,3 +278,26 @@ def _param(loc: tuple[int | str, ...]) -> str | None:
         else:
             text += f".{part}" if text else part
     return text or None
+
+
+def parse_request(body: bytes) -> ChatRequest:
+    """Parse and validate a chat-completion body.
+
+    Raises:
+        ApiError: 400 for bad JSON, a non-object body or an invalid field.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(
+            400,
+            f"We could not parse the JSON body of your request ({exc}). "
+            "The body must be a JSON object.",
+            code="invalid_json",
+        ) from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        raise describe_validation_error(exc) from None

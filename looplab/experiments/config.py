@@ -8,7 +8,7 @@ name: quickstart
 backends:
   - {name: slow-80, profile: slow-80}
   - {name: fast-750, profile: fast-750, overrides: {reasoning_tokens: 0}}
-tasks: [coding/fix-pager, coding/nbugs-4]
+tasks: [coding/fix-pager, coding/nbugs-4]   # or trace-driven: trace:PATH, workload:PATH
 repetitions: 2
 sandbox: {kind: local}
 budgets: {max_steps: 40}
@@ -25,6 +25,7 @@ from pydantic import Field, field_validator, model_validator
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
 from looplab.sandbox import SandboxConfig
+from looplab.workloads.task import WorkloadSettings
 
 __all__ = [
     "MAX_SEED",
@@ -36,7 +37,7 @@ __all__ = [
     "path_component",
 ]
 
-AgentName = Literal["auto", "coding", "computer_use"]
+AgentName = Literal["auto", "coding", "computer_use", "workload"]
 
 MAX_SEED = 2**63 - 1
 """Largest seed: what the results index (a DuckDB BIGINT column) holds."""
@@ -119,9 +120,13 @@ class ExperimentConfig(StrictModel):
     backends: list[BackendSpec] = Field(min_length=1)
     """Backends to compare (names unique)."""
     agents: list[AgentName] = Field(default_factory=_auto_agent)
-    """Agents (unique); `auto` picks the task kind's agent."""
+    """Agents (unique); `auto` picks the task kind's agent (`workload` for trace-driven tasks)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
-    """Task ids, globs (`coding/*`), or families with parameter lists."""
+    """Task ids, globs (`coding/*`), families with parameter lists, or trace-driven tasks
+    (see `looplab.workloads.task`): `trace:PATH` (a trace file, or a directory: one task
+    per trace) replays a recorded run's shape; `workload:PATH` (a workload model YAML from
+    `looplab calibrate`) or `workload/<id>` (a bundled one) draws a shape per repetition,
+    the same for every backend. Trace-driven tasks need simulated backends."""
     repetitions: int = Field(default=1, ge=1)
     """Runs per (backend, agent, task)."""
     max_cells: int = Field(default=10_000, ge=1)
@@ -136,6 +141,9 @@ class ExperimentConfig(StrictModel):
     """Agent loop settings (tool concurrency, retries, completion cap)."""
     budgets: Budgets = Field(default_factory=Budgets)
     """Per-run limits."""
+    workload: WorkloadSettings = Field(default_factory=WorkloadSettings)
+    """How trace-driven tasks run: tool-time scale, CPU share of the synthetic work,
+    harness-time emulation."""
     concurrency: int = Field(default=1, ge=1, le=64)
     """Runs in flight at once."""
     clock: Literal["wall", "virtual"] = "wall"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 
@@ -10,6 +11,8 @@ from looplab.agents.runner import TASK_KIND_AGENTS
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
+from looplab.tasks.references import is_trace_driven, reference_slug
+from looplab.workloads.task import expand_workload_entry
 
 __all__ = ["Cell", "expand_cells", "expand_tasks"]
 
@@ -40,12 +43,16 @@ def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
     """Task ids from ids, globs and families, in order, without duplicates.
 
     Raises:
-        ConfigError: a glob that matches nothing, or an unknown task/family value.
+        ConfigError: a glob that matches nothing, an unknown task/family value, or a
+            trace-driven entry whose file is missing or wrong.
     """
     known = list_tasks()
     out: list[str] = []
     for index, entry in enumerate(entries):
         where = f"tasks.{index}"
+        if isinstance(entry, str) and is_trace_driven(entry):
+            out.extend(name for name in expand_workload_entry(entry, where) if name not in out)
+            continue
         if isinstance(entry, TaskFamily):
             names = [f"{entry.family}-{value}" for value in entry.values]
         elif any(ch in entry for ch in "*?["):
@@ -65,9 +72,12 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
     """Every cell of the experiment, in a deterministic order.
 
     Raises:
-        ConfigError: unknown tasks, or more cells than `max_cells` once globs expand.
+        ConfigError: a bad task (see `expand_tasks`), an agent that cannot run a task
+            (trace-driven tasks need the `workload` agent and simulated backends), or more
+            cells than `max_cells` once globs expand.
     """
     tasks = expand_tasks(config.tasks)
+    _check_trace_driven(config, tasks)
     count = config.repetitions * len(tasks) * len(config.agents) * len(config.backends)
     if count > config.max_cells:
         raise ConfigError(
@@ -75,14 +85,14 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
             f"than max_cells={config.max_cells}; set max_cells to run that many",
             field="max_cells",
         )
-    kinds = {task: load_task(task).spec.kind for task in tasks}
     cells: list[Cell] = []
     for repetition in range(config.repetitions):
         for task in tasks:
             for agent in config.agents:
                 for backend in config.backends:
-                    agent_name = TASK_KIND_AGENTS[kinds[task]] if agent == "auto" else agent
-                    cell_id = "__".join([backend.name, agent_name, _slug(task), f"r{repetition}"])
+                    agent_name = _agent_for(agent, task)
+                    slug = reference_slug(task) if is_trace_driven(task) else _slug(task)
+                    cell_id = "__".join([backend.name, agent_name, slug, f"r{repetition}"])
                     cells.append(
                         Cell(
                             id=cell_id,
@@ -94,6 +104,45 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
                         )
                     )
     return cells
+
+
+def _agent_for(agent: str, task: str) -> str:
+    """The agent of a cell: the named one, or for `auto` the task kind's (one registry)."""
+    if agent != "auto":
+        return agent
+    if is_trace_driven(task):
+        return "workload"
+    return TASK_KIND_AGENTS[_task_kind(task)]
+
+
+@functools.cache
+def _task_kind(task: str) -> str:
+    return load_task(task).spec.kind
+
+
+def _check_trace_driven(config: ExperimentConfig, tasks: list[str]) -> None:
+    driven = [t for t in tasks if is_trace_driven(t)]
+    plain = [t for t in tasks if not is_trace_driven(t)]
+    for agent in config.agents:
+        if agent == "workload" and plain:
+            raise ConfigError(
+                f"the workload agent runs trace-driven tasks only, not {plain[0]!r}",
+                field="agents",
+                allowed=["auto", "coding", "computer_use"],
+            )
+        if agent in ("coding", "computer_use") and driven:
+            raise ConfigError(
+                f"{driven[0]!r} is a trace-driven task: it runs with the workload agent",
+                field="agents",
+                allowed=["auto", "workload"],
+            )
+    real = [b.name for b in config.backends if b.kind == "real"]
+    if driven and real:
+        raise ConfigError(
+            f"trace-driven tasks need simulated backends (the simulator plays the shape); "
+            f"{real[0]!r} is a real one",
+            field="backends",
+        )
 
 
 def _slug(text: str) -> str:

@@ -174,6 +174,7 @@ def _step_events(
                 error=tool.error,
                 output=None if output is None else output[:OUTPUT_LIMIT],
                 output_chars=tool.output_chars,
+                synthetic=tool.synthetic,
             )
         )
     events.extend(_setup_event(run_id, e, at, step.index) for e in step.sandbox_events)
