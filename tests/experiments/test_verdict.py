@@ -26,7 +26,8 @@ def _record(group: str, task: str, seconds: float, success: bool | None) -> RunR
         family=None, size=None, agent="coding", source="looplab", clock="wall",
         complete=True, success=success, end_reason="finish", steps=3, task_s=seconds,
         model_s=seconds * 0.8, tool_s=seconds * 0.2, overhead_s=0.0, ttft_s=None,
-        decode_s=None, sandbox_start_s=None, step_ends=[seconds], ttfts=[], decodes=[],
+        decode_s=None, reasoning_s=None, sandbox_start_s=None, step_ends=[seconds], ttfts=[],
+        decodes=[],
         tool_times=[], bars=[], group=group,
     )  # fmt: skip
 
