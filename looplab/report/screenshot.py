@@ -1,4 +1,9 @@
-"""PNG screenshots of reports in a real Chromium (Playwright), for docs and tests."""
+"""PNG screenshots of reports in a real Chromium (Playwright), for docs and tests.
+
+Targets (`SCREENSHOT_TARGETS`): `top` (the page's top, headline first), `diff` (the
+first step-aligned diff), `transcript` (the featured pair's last run with a transcript:
+its timeline, where the time goes, and the transcript's first steps).
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,32 @@ from pathlib import Path
 from looplab.chromium import CHROMIUM_ARGS, INSTALL_FIX, require_chromium
 from looplab.errors import PrerequisiteError
 
-__all__ = ["screenshot"]
+__all__ = ["SCREENSHOT_TARGETS", "screenshot"]
+
+SCREENSHOT_TARGETS: dict[str, str] = {
+    "top": "",
+    "diff": "(document.querySelector('section.diff-view') || {}).id || ''",
+    "transcript": (
+        "(() => { const f = document.querySelector('figure[data-chart=timeline]');"
+        " const ids = f ? f.dataset.gantt.split(' ').reverse() : [];"
+        " return ids.find(id => document.getElementById(id)?.querySelector('.transcript'))"
+        " || ''; })()"
+    ),
+}
+"""Target -> a script giving the id of the section to open (empty: the page's top)."""
 
 
 def screenshot(
-    page_path: Path, output: Path, *, width: int = 1280, height: int = 2000, full: bool = False
+    page_path: Path,
+    output: Path,
+    *,
+    width: int = 1280,
+    height: int = 2000,
+    full: bool = False,
+    at: str = "top",
 ) -> Path:
-    """Open `page_path` in headless Chromium and save a PNG of its top (or all of it).
+    """Open `page_path` in headless Chromium and save a PNG of `at` (`SCREENSHOT_TARGETS`),
+    `height` pixels tall (or the whole page with `full`).
 
     Raises:
         PrerequisiteError: no usable Chromium (`looplab.chromium` says where it looks).
@@ -28,6 +52,10 @@ def screenshot(
             try:
                 page = browser.new_page(viewport={"width": width, "height": height})
                 page.goto(page_path.resolve().as_uri())
+                anchor = str(page.evaluate(SCREENSHOT_TARGETS[at])) if at != "top" else ""
+                if anchor:
+                    page.goto(f"{page_path.resolve().as_uri()}#{anchor}")
+                    page.wait_for_timeout(200)
                 page.screenshot(path=str(output), full_page=full)
             finally:
                 browser.close()
