@@ -183,7 +183,7 @@ class Reports:
         try:
             found.model, found.records = build_model_for([path], title=f"looplab report: {name}")
         except (LooplabError, OSError, ValueError) as exc:
-            found.error = str(exc)
+            found.error, found.running = str(exc), False
         with self._lock:
             self._experiments[path] = found
         return found

@@ -266,12 +266,22 @@ class DashboardServer:
         root: the directory whose experiments are listed (nothing outside it is served).
         port: TCP port (0: any free port; see `url`).
         host: interface to bind (loopback by default; the dashboard has no authentication).
+        idle_s: close a connection silent this long (`IDLE_S`).
+        max_connections: connections served at once (`MAX_CONNECTIONS`).
 
     Raises:
         ConfigError: the address cannot be bound (names --port / --host).
     """
 
-    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        root: Path,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        idle_s: float = IDLE_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self.root = root.resolve()
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.socket(family, socket.SOCK_STREAM)
@@ -283,6 +293,9 @@ class DashboardServer:
             raise ConfigError(
                 f"cannot bind {host}:{port}: {exc.strerror}", field="--port"
             ) from None
+        # listening from here on: a client that connects before uvicorn accepts waits in
+        # the backlog instead of being refused
+        self._socket.listen(64)
         self.host = host
         self.port = int(self._socket.getsockname()[1])
         app = create_app(self.root, host_check(host, self.port))
@@ -292,8 +305,8 @@ class DashboardServer:
             lifespan="off",
             access_log=False,
             log_level="warning",
-            limit_concurrency=MAX_CONNECTIONS,
-            timeout_keep_alive=int(IDLE_S),
+            limit_concurrency=max_connections,
+            timeout_keep_alive=max(1, round(idle_s)),
             timeout_graceful_shutdown=3,
             backlog=64,
         )

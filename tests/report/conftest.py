@@ -1,5 +1,6 @@
 """Fixtures: one small real experiment (virtual clock, seconds), an imported trace, and a
-pair of hand-written runs with known step timings (`known_pair`): A (`slow`) and B (`fast`) call the same tools except one extra step in B.
+pair of hand-written runs with known step timings (`known_pair`): A (`slow`) and B
+(`fast`) call the same tools except one extra step in B.
 
 | step | A: tools (TTFT, decode, tool s)   | B: tools (TTFT, decode, tool s)   |
 |------|-----------------------------------|-----------------------------------|
