@@ -19,62 +19,67 @@ from looplab.report.views_detail import TRANSCRIPTS
 __all__ = ["bench_report_command", "dashboard_command", "report_command"]
 
 
+RunDirsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="RUN_DIR",
+        help="Experiment directories (runs/<name>), directories of traces, or trace files.",
+    ),
+]
+ReportOutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="File to write, '-' for stdout (default: RUN_DIR/report.html or .json for one "
+        "directory, else ./report.html or .json).",
+        show_default=False,
+    ),
+]
+FormatOpt = Annotated[
+    str, typer.Option("--format", help="html (the page) or json (its data, for scripts).")
+]
+TitleOpt = Annotated[str | None, typer.Option(help="Page title (default: the experiment names).")]
+ByInputOpt = Annotated[
+    bool,
+    typer.Option("--by-input", help="Label groups by input as well as profile (compare inputs)."),
+]
+TranscriptsOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Embed the transcripts of at most this many runs (the dashboard shows every run's).",
+    ),
+]
+ScreenshotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also save a PNG of the report (needs Chromium); see --screenshot-at.",
+        show_default=False,
+    ),
+]
+ScreenshotHeightOpt = Annotated[
+    int, typer.Option(help="Height in pixels of the screenshot (width 1280).")
+]
+ScreenshotAtOpt = Annotated[
+    str,
+    typer.Option(
+        help="What to photograph: top (the page's top), diff (the first step-aligned diff) or "
+        "transcript (the featured run's timeline and transcript)."
+    ),
+]
+
+
 def report_command(
-    run_dirs: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="RUN_DIR",
-            help="Experiment directories (runs/<name>), directories of traces, or trace files.",
-        ),
-    ],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="File to write, '-' for stdout (default: RUN_DIR/report.html or .json for "
-            "one directory, else ./report.html or .json).",
-            show_default=False,
-        ),
-    ] = None,
-    format: Annotated[
-        str,
-        typer.Option("--format", help="html (the page) or json (its data, for scripts)."),
-    ] = "html",
-    title: Annotated[
-        str | None, typer.Option(help="Page title (default: the experiment names).")
-    ] = None,
-    by_input: Annotated[
-        bool,
-        typer.Option(
-            "--by-input", help="Label groups by input as well as profile (compare inputs)."
-        ),
-    ] = False,
-    transcripts: Annotated[
-        int,
-        typer.Option(
-            min=0,
-            help="Embed the transcripts of at most this many runs (the dashboard shows every "
-            "run's).",
-        ),
-    ] = TRANSCRIPTS,
-    screenshot: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also save a PNG of the report (needs Chromium); see --screenshot-at.",
-            show_default=False,
-        ),
-    ] = None,
-    screenshot_height: Annotated[
-        int, typer.Option(help="Height in pixels of the screenshot (width 1280).")
-    ] = 2000,
-    screenshot_at: Annotated[
-        str,
-        typer.Option(
-            help="What to photograph: top (the page's top), diff (the first step-aligned "
-            "diff) or transcript (the featured run's timeline and transcript)."
-        ),
-    ] = "top",
+    run_dirs: RunDirsArg,
+    output: ReportOutputOpt = None,
+    format: FormatOpt = "html",
+    title: TitleOpt = None,
+    by_input: ByInputOpt = False,
+    transcripts: TranscriptsOpt = TRANSCRIPTS,
+    screenshot: ScreenshotOpt = None,
+    screenshot_height: ScreenshotHeightOpt = 2000,
+    screenshot_at: ScreenshotAtOpt = "top",
 ) -> None:
     """Write one self-contained report comparing the profiles of recorded runs.
 

@@ -132,27 +132,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     steps = trace.steps()
     calls = trace.model_calls()
     tools = trace.tool_calls()
-    estimated: set[str] = set()
-    computed = _computed(header.clock)
-    for event in trace.events:
-        if not event.estimated:
-            continue
-        if isinstance(event, ModelCallEvent):
-            guessed = set(event.estimated) - computed
-            if guessed:
-                estimated.add("model")
-            for key in ("ttft", "decode", "reasoning"):
-                if f"{key}_s" in guessed:
-                    estimated.add(key)
-        elif isinstance(event, ToolCallEvent):
-            estimated.add("tool")
-        elif hasattr(event, "model_s"):
-            estimated.update(k.removesuffix("_s") for k in event.estimated if k.endswith("_s"))
-    for absent in header.absent:
-        if absent.startswith("model_call."):
-            estimated.add("model")
-        elif absent.startswith("tool_call."):
-            estimated.add("tool")
+    estimated = _estimated(trace)
     ttfts = [t for t in (c.ttft_s for c in calls) if t is not None]
     decodes = [d for d in (c.decode_s for c in calls) if d is not None]
     task_s = end.end
@@ -191,13 +171,40 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         ttfts=ttfts,
         decodes=decodes,
         tool_times=[t.duration_s for t in tools if t.name != "finish"],
-        bars=_bars(calls, tools, computed),
+        bars=_bars(calls, tools, _computed(header.clock)),
         estimated=estimated,
         absent=list(header.absent),
         notes=list(header.notes),
         trace=trace,
         group=profile,
     )
+
+
+def _estimated(trace: Trace) -> set[str]:
+    """The quantities an importer estimated (`model`, `tool`, `ttft`, `decode`,
+    `reasoning`, ...), from the events' `estimated` and the header's `absent`."""
+    estimated: set[str] = set()
+    computed = _computed(trace.header.clock)
+    for event in trace.events:
+        if not event.estimated:
+            continue
+        if isinstance(event, ModelCallEvent):
+            guessed = set(event.estimated) - computed
+            if guessed:
+                estimated.add("model")
+            for key in ("ttft", "decode", "reasoning"):
+                if f"{key}_s" in guessed:
+                    estimated.add(key)
+        elif isinstance(event, ToolCallEvent):
+            estimated.add("tool")
+        elif hasattr(event, "model_s"):
+            estimated.update(k.removesuffix("_s") for k in event.estimated if k.endswith("_s"))
+    for absent in trace.header.absent:
+        if absent.startswith("model_call."):
+            estimated.add("model")
+        elif absent.startswith("tool_call."):
+            estimated.add("tool")
+    return estimated
 
 
 def _computed(clock: str) -> set[str]:
