@@ -1,8 +1,9 @@
 """PNG screenshots of reports in a real Chromium (Playwright), for docs and tests.
 
 Targets (`SCREENSHOT_TARGETS`): `top` (the page's top, headline first), `diff` (the
-first step-aligned diff), `transcript` (the featured pair's last run with a transcript:
-its timeline, where the time goes, and the transcript's first steps).
+featured task's step-aligned diff, else the first one), `transcript` (the featured pair's
+last run with a transcript: its timeline, where the time goes, and the transcript's first
+steps). A section is photographed from its top, `height` pixels down.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ __all__ = ["SCREENSHOT_TARGETS", "screenshot"]
 
 SCREENSHOT_TARGETS: dict[str, str] = {
     "top": "",
-    "diff": "(document.querySelector('section.diff-view') || {}).id || ''",
+    "diff": (
+        "((document.querySelector('#timeline a[href^=\"#diff-\"]') || {}).hash || '#'"
+        " + ((document.querySelector('section.diff-view') || {}).id || '')).slice(1)"
+    ),
     "transcript": (
         "(() => { const f = document.querySelector('figure[data-chart=timeline]');"
         " const ids = f ? f.dataset.gantt.split(' ').reverse() : [];"
@@ -42,7 +46,7 @@ def screenshot(
     Raises:
         PrerequisiteError: no usable Chromium (`looplab.chromium` says where it looks).
     """
-    from playwright.sync_api import Error, sync_playwright
+    from playwright.sync_api import Error, FloatRect, sync_playwright
 
     output.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -53,10 +57,16 @@ def screenshot(
                 page = browser.new_page(viewport={"width": width, "height": height})
                 page.goto(page_path.resolve().as_uri())
                 anchor = str(page.evaluate(SCREENSHOT_TARGETS[at])) if at != "top" else ""
+                box = None
                 if anchor:
                     page.goto(f"{page_path.resolve().as_uri()}#{anchor}")
-                    page.wait_for_timeout(200)
-                page.screenshot(path=str(output), full_page=full)
+                    box = page.locator(f"[id='{anchor}']").bounding_box()
+                if box is not None and not full:
+                    top = box["y"] + page.evaluate("window.scrollY") - 8
+                    clip = FloatRect(x=0, y=top, width=width, height=height)
+                    page.screenshot(path=str(output), full_page=True, clip=clip)
+                else:
+                    page.screenshot(path=str(output), full_page=full)
             finally:
                 browser.close()
     except Error as exc:
