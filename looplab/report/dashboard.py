@@ -115,6 +115,8 @@ class Experiment:
     """Trace files without their `run_end` (runs in progress, or cut off)."""
     running: bool = False
     signature: tuple[int, float] = (0, 0.0)
+    html: str | None = None
+    """Its report page, once rendered (dropped with the experiment when a trace changes)."""
 
 
 def _config(path: Path) -> dict[str, object]:

@@ -70,6 +70,7 @@ def diff_chart(diff: DiffView) -> str:
     low = min([*bottoms, *gaps, 0.0])
     pad = (high - low) * 0.06 or 1.0
     chart.set_scales((0.3, len(diff.rows) + 0.7), (low - pad, high + pad))
+    chart.data = {"export": diff.key}  # its data is the aligned table's
     chart.axes(x_fmt=lambda v: f"{v:g}" if v == int(v) else "")
     chart.parts.append(
         f'<line class="axis" x1="{chart.left}" x2="{chart.plot_right}" '

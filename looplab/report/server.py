@@ -187,17 +187,18 @@ class _Routes:
     def report(self, request: Request) -> Response:
         relative = request.path_params["path"]
         target = resolve_inside(self.reports.root, relative)
-        if target.is_dir():
-            experiment = self.reports.experiment(target)
-            if experiment.model is None:
-                raise ConfigError(experiment.error or "no report")
-            model, records = experiment.model, experiment.records
-            extra = pages.live("/api/state?" + urlencode({"path": relative}))
-        else:
+        if not target.is_dir():
             model, records = build_model_for([target])
-            extra = ""
-        links = {r.run_id: pages.run_url(self.reports, r) for r in records}
-        return HTMLResponse(render_page(model, run_pages=links, extra=extra))
+            links = {r.run_id: pages.run_url(self.reports, r) for r in records}
+            return HTMLResponse(render_page(model, run_pages=links))
+        experiment = self.reports.experiment(target)
+        if experiment.model is None:
+            raise ConfigError(experiment.error or "no report")
+        if experiment.html is None:
+            links = {r.run_id: pages.run_url(self.reports, r) for r in experiment.records}
+            live = pages.live("/api/state?" + urlencode({"path": experiment.rel}))
+            experiment.html = render_page(experiment.model, run_pages=links, extra=live)
+        return HTMLResponse(experiment.html)
 
     def task(self, request: Request) -> Response:
         return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))

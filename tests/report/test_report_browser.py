@@ -104,6 +104,7 @@ def test_report_renders_offline_without_errors(browser: Browser, quick_report: P
     page = watch.open(browser, quick_report.as_uri())
     drawn = _assert_charts_drawn(page, minimum=10)
     assert "faster decode" in page.inner_text(".sentence")
+    assert page.locator("figure.chart:not([data-exports])").count() == 0  # all downloadable
     page.click("table.tasks .runs a >> nth=0")
     target = page.locator(".run:target")
     assert target.count() == 1 and target.is_visible()

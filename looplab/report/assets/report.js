@@ -157,7 +157,7 @@
   looplab.exportLinks = exportLinks;
   function addExports(scope) {
     all("figure.chart[data-chart]:not([data-exports])", scope).forEach(function (figure) {
-      var name = figure.dataset.chart;
+      var name = figure.dataset.export || figure.dataset.chart;
       var known = (DATA.tables && DATA.tables[name]) || figure.dataset.gantt || figure.dataset.flame;
       if (!known) return;
       figure.setAttribute("data-exports", "");
