@@ -8,7 +8,7 @@ name: quickstart
 backends:
   - {name: slow-80, profile: slow-80}
   - {name: fast-750, profile: fast-750, overrides: {reasoning_tokens: 0}}
-tasks: [coding/fix-pager, coding/nbugs-4]
+tasks: [coding/fix-pager, coding/nbugs-4]   # or trace-driven: trace:PATH, workload:PATH
 repetitions: 2
 sandbox: {kind: local}
 budgets: {max_steps: 40}
@@ -25,10 +25,11 @@ from pydantic import Field, model_validator
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
 from looplab.sandbox import SandboxConfig
+from looplab.workloads.task import WorkloadSettings
 
 __all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamily"]
 
-AgentName = Literal["auto", "coding", "computer_use"]
+AgentName = Literal["auto", "coding", "computer_use", "workload"]
 
 
 def _auto_agent() -> list[AgentName]:
@@ -96,9 +97,13 @@ class ExperimentConfig(StrictModel):
     backends: list[BackendSpec] = Field(min_length=1)
     """Backends to compare."""
     agents: list[AgentName] = Field(default_factory=_auto_agent)
-    """Agents; `auto` picks the task kind's agent."""
+    """Agents; `auto` picks the task kind's agent (`workload` for trace-driven tasks)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
-    """Task ids, globs (`coding/*`), or families with parameter lists."""
+    """Task ids, globs (`coding/*`), families with parameter lists, or trace-driven tasks
+    (see `looplab.workloads.task`): `trace:PATH` (a trace file, or a directory: one task
+    per trace) replays a recorded run's shape; `workload:PATH` (a workload model YAML from
+    `looplab calibrate`) or `workload/<id>` (a bundled one) draws a shape per repetition,
+    the same for every backend. Trace-driven tasks need simulated backends."""
     repetitions: int = Field(default=1, ge=1)
     """Runs per (backend, agent, task)."""
     seed: int = 0
@@ -109,6 +114,9 @@ class ExperimentConfig(StrictModel):
     """Agent loop settings (tool concurrency, retries, completion cap)."""
     budgets: Budgets = Field(default_factory=Budgets)
     """Per-run limits."""
+    workload: WorkloadSettings = Field(default_factory=WorkloadSettings)
+    """How trace-driven tasks run: tool-time scale, CPU share of the synthetic work,
+    harness-time emulation."""
     concurrency: int = Field(default=1, ge=1, le=64)
     """Runs in flight at once."""
     clock: Literal["wall", "virtual"] = "wall"
