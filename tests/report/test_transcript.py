@@ -7,10 +7,12 @@ from __future__ import annotations
 from html import unescape
 from pathlib import Path
 
+from looplab.analysis.divergence import LIVE_REPLAY_NOTE
 from looplab.report.build import build_report
 from looplab.report.model import record_from_trace
 from looplab.report.render_transcript import PREVIEW_CHARS, transcript_html
 from looplab.report.views_transcript import transcript
+from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.io import read_trace
 
 
@@ -60,3 +62,36 @@ def test_imported_runs_without_content_say_what_they_lack(runs_root: Path) -> No
     view = next(iter(model.transcripts.values()))
     assert view.steps and view.absent
     assert 'class="transcript"' in html
+
+
+def test_a_source_without_content_shows_timings_and_says_so(tmp_path: Path) -> None:
+    """TraceLab rounds carry no text: the transcript lists tool names and timings and
+    names what the source lacked."""
+    source = Path(__file__).parents[1] / "fixtures/external-traces/tracelab/round_trace.jsonl"
+    _, runs = import_runs("auto", source)
+    write_runs(runs, tmp_path / "tracelab")
+    html, model = build_report([tmp_path / "tracelab"])
+    view = next(iter(model.transcripts.values()))
+    assert not view.has_content and "tool_call.output" in view.absent
+    assert "holds no message or tool output text" in html
+    assert "(output not in the trace)" in html
+
+
+def test_a_live_replay_marks_its_diverged_step(known_pair: Path) -> None:
+    """The transcript of a live replay whose read_file failed highlights that step."""
+    recorded = read_trace(known_pair / "traces/known-a.jsonl")
+    replay = read_trace(known_pair / "traces/known-a.jsonl")
+    replay.header = replay.header.model_copy(
+        update={"run_id": "known-a.live", "notes": [f"{LIVE_REPLAY_NOTE}known-a"]}
+    )
+    replay.events = [
+        e.model_copy(update={"ok": False, "error": "boom"})
+        if getattr(e, "name", "") == "read_file"
+        else e
+        for e in replay.events
+    ]
+    view = transcript(record_from_trace(replay, "k"), recorded=record_from_trace(recorded, "k"))
+    assert view is not None and view.replay_of == "known-a"
+    assert [s.index for s in view.steps if s.diverged] == [0]
+    html = transcript_html(view)
+    assert 'class="tstep diverged"' in html and "Diverged from the recording" in html
