@@ -14,11 +14,15 @@ token, one chunk per token. It exists so `looplab bench backend` can show the di
 side by side; it loses about a third of the rate at 750 tok/s.
 
 Both record, per released chunk, which slots it carried and the intended and actual
-release times (`PacingRecord`), so fidelity is measurable per request.
+release times (`PacingRecord`), so fidelity is measurable per request. When the server's
+load changes mid-reply (a load-dependent profile), the simulator re-plans each in-flight
+record (`PacingRecord.replan`), which wakes its pacer: the intended times are always
+those of the final plan, and the pacer follows it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -40,7 +44,7 @@ class Release:
     actual: float
 
 
-@dataclass
+@dataclass(eq=False)
 class PacingRecord:
     """Intended vs actual release times of one request's visible token slots.
 
@@ -55,6 +59,36 @@ class PacingRecord:
     slots: int
     offset: int = 0
     releases: list[Release] = field(default_factory=list)
+    version: int = 0
+    """Bumped by every `replan`; a pacer that slept across one re-reads the plan."""
+    _waker: asyncio.Future[None] | None = None
+
+    def replan(self, t: float, streams: int) -> None:
+        """The server runs `streams` streams from `t` on: re-plan the rest of the track and
+        wake the pacer, whose next slot may now be due sooner (or later)."""
+        before = len(self.track.segments), self.track.segments[-1].streams
+        self.track.replan(t, streams)
+        if (len(self.track.segments), self.track.segments[-1].streams) == before:
+            return
+        self.version += 1
+        if self._waker is not None and not self._waker.done():
+            self._waker.set_result(None)
+
+    async def sleep_until(self, clock: Clock, deadline: float) -> None:
+        """Wait until `deadline` on `clock`, or until the next `replan` (wall clock only:
+        on a virtual clock time does not pass while waiting)."""
+        if clock.virtual:
+            await clock.sleep_until(deadline)
+            return
+        loop = asyncio.get_running_loop()
+        waker: asyncio.Future[None] = loop.create_future()
+        self._waker = waker
+        handle = loop.call_later(max(0.0, deadline - clock.now()), _wake, waker)
+        try:
+            await waker
+        finally:
+            handle.cancel()
+            self._waker = None
 
     @classmethod
     def fixed(cls, received: float, first: float, interval: float, slots: int) -> PacingRecord:
@@ -131,6 +165,11 @@ class PacingRecord:
         }
 
 
+def _wake(waker: asyncio.Future[None]) -> None:
+    if not waker.done():
+        waker.set_result(None)
+
+
 class Pacer(Protocol):
     """Releases `slots` token slots of one request on its schedule."""
 
@@ -168,11 +207,15 @@ class SchedulePacer:
         while slot < record.slots:
             # The floor never holds a token past the stream's last due time, so the final
             # token (which fixes the measured rate) is not delayed by batching.
+            version = record.version
             last_due = record.intended(record.slots - 1)
             target = max(record.intended(slot), min(not_before, last_due))
-            await clock.sleep_until(target - lead)
+            await record.sleep_until(clock, target - lead)
             now = clock.now()
-            stop = min(record.slots, max(slot + 1, record.due(now + lead)))
+            due = record.due(now + lead)
+            if due <= slot and record.version != version:
+                continue  # re-planned while asleep (the server got busier): not due yet
+            stop = min(record.slots, max(slot + 1, due))
             release = Release(slot, stop, now)
             record.releases.append(release)
             yield release

@@ -283,6 +283,10 @@ class Simulator:
             "usage": prepared.usage(),
         }
 
+    def paced(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
+        """The paced releases of `prepared` (for other wire formats: the Responses API)."""
+        return self._run(prepared)
+
     async def _run(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
         waited = await self.admission.acquire()
         # The schedule starts at the request's own arrival, or when a queued one got a slot.
