@@ -163,7 +163,9 @@ def output_items(
         items.append(reasoning_item(response_id))
     if text is not None:
         items.append(message_item(response_id, text, status))
-    items.extend(function_item(response_id, index, call, status) for index, call in enumerate(calls))
+    items.extend(
+        function_item(response_id, index, call, status) for index, call in enumerate(calls)
+    )
     return items
 
 

@@ -229,7 +229,9 @@ async def responses_endpoint(simulator: Simulator, request: Request) -> Response
         try:
             body = json.loads(await request.body())
         except (ValueError, UnicodeDecodeError, RecursionError):
-            raise ApiError(400, "The request body is not valid JSON.", code="invalid_json") from None
+            raise ApiError(
+                400, "The request body is not valid JSON.", code="invalid_json"
+            ) from None
         if not isinstance(body, dict):
             raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
         prepared = simulator.prepare(json.dumps(chat_body(body)).encode())
@@ -249,9 +251,7 @@ async def responses_endpoint(simulator: Simulator, request: Request) -> Response
         pass
     writer = ResponsesWriter(prepared, body)
     status = "incomplete" if prepared.finish_reason == "length" else "completed"
-    return JSONResponse(
-        writer.snapshot(status, responses_usage(prepared.usage())), headers=headers
-    )
+    return JSONResponse(writer.snapshot(status, responses_usage(prepared.usage())), headers=headers)
 
 
 async def _events(
