@@ -38,7 +38,13 @@ from pydantic import Field
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
 
-__all__ = ["CallTiming", "EndpointConfig", "InstrumentedClient", "ModelResponse"]
+__all__ = [
+    "CallTiming",
+    "EndpointConfig",
+    "InstrumentedClient",
+    "ModelResponse",
+    "StreamAssembler",
+]
 
 
 class EndpointConfig(StrictModel):
@@ -405,3 +411,7 @@ class _Assembler:
             visible_chunks=self.token_chunks,
             request_id=request_id,
         )
+
+
+StreamAssembler = _Assembler
+"""Folds chat-completion chunks into one message (also the proxy's, for its records)."""

@@ -1,0 +1,472 @@
+"""The pacing proxy, HTTP-free: one exchange in, a re-timed reply out.
+
+`Proxy.handle(endpoint, body, headers)` takes a client's request (`chat` =
+`/v1/chat/completions`, `responses` = `/v1/responses`), gets the reply from a `Source`
+(the upstream, or a recording in replay mode) and returns a `Reply` whose tokens come out
+on the profile's schedule (`gate.GatedRecord` + the simulator's `SchedulePacer`; the
+schedule is `TimingModel.plan` of the call's tokens, as in the simulator):
+
+- prompt tokens are counted and the prefix cache consulted as the simulator does, so the
+  profile's TTFT (base, jitter, pipeline, network, prefill of the uncached prompt) is the
+  simulator's for the same request;
+- streaming: slots are paced as they arrive (module `gate`); the response headers go out
+  with the first token, carrying `x-looplab-upstream-slower: ttft` when the upstream's
+  first token came after the profile's; an SSE comment line before the end says
+  `upstream-slower decode` when later tokens did;
+- non-streaming: the body is held until the profile's whole-call time (its usage gives
+  the token counts), or sent when it arrives if the upstream is slower (the header says so);
+- errors (any non-2xx status) pass through with the upstream's status and body, wrapped
+  into OpenAI's error shape if they are not in it.
+
+Hidden reasoning: in replay (and non-streaming) replies the usage's reasoning tokens are
+decoded at the profile's rate before the first visible token; a live stream learns them
+only at its end, so there they take whatever time the upstream took.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import structlog
+
+from looplab.backends.distributions import rate_factor
+from looplab.backends.pacing import SchedulePacer
+from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.protocol import ApiError
+from looplab.backends.proxy.calls import CallRecord, assemble_message
+from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, Usage, make_item
+from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
+from looplab.backends.proxy.replies import (
+    Cursor,
+    body_message,
+    data_of,
+    is_reasoning,
+    json_object,
+    prepend,
+    streams_reasoning,
+    usage_of_body,
+    usage_of_events,
+)
+from looplab.backends.proxy.store import Recorder, Recording, canonical, request_hash
+from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source, error_body
+from looplab.backends.responses import chat_body
+from looplab.backends.timing import CallSchedule, CallTokens, TimingModel
+from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
+from looplab.clock import WallClock, utc_now
+
+__all__ = ["Proxy", "Reply"]
+
+log = structlog.get_logger(__name__)
+
+_HISTORY = 10_000
+
+
+@dataclass
+class Reply:
+    """What goes back to the client: status, headers, and a body or a byte stream."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
+
+
+@dataclass
+class _Exchange:
+    """One request on its way through the proxy."""
+
+    endpoint: str
+    body: dict[str, Any]
+    call: CallRecord
+    plan: CallSchedule
+    items: list[Item] = field(default_factory=list)
+    record: GatedRecord | None = None
+
+
+class Proxy:
+    """The pacing proxy (see the module docstring).
+
+    Args:
+        profile: the latency profile to pace to.
+        upstream: the upstream's API root (`https://api.openai.com/v1`); None: replay only.
+        record: a directory to record every exchange into.
+        replay: a recording to serve from (with `upstream`, unrecorded requests go there).
+        api_key: a key for the upstream, replacing the client's (never logged or stored).
+        tokenizer: prompt and reply token counter (default: the simulator's).
+    """
+
+    def __init__(
+        self,
+        profile: LatencyProfile,
+        *,
+        upstream: str | None = None,
+        record: Path | None = None,
+        replay: Path | None = None,
+        api_key: str | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        self.profile = profile
+        self.timing = TimingModel.from_profile(profile)
+        self.clock = WallClock()
+        self.upstream = upstream.rstrip("/") if upstream else None
+        self.recorder = Recorder(record) if record is not None else None
+        self.recording = Recording(replay) if replay is not None else None
+        self._api_key = api_key
+        self.tokenizer = tokenizer or default_tokenizer()
+        self.cache = PrefixCache(
+            profile.prefix_cache_ttl_s,
+            profile.prefix_cache_block_tokens,
+            profile.prefix_cache_min_tokens,
+        )
+        self.active = 0
+        self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
+        self.calls: list[CallRecord] = []
+        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._http: httpx2.AsyncClient | None = None
+
+    async def aclose(self) -> None:
+        """Close the upstream connections."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # -- entry ---------------------------------------------------------------------------
+
+    async def handle(self, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        """Answer one request to `endpoint` (`chat` or `responses`)."""
+        received = self.clock.now()
+        call = CallRecord(
+            request_id=secrets.token_hex(12),
+            endpoint=endpoint,
+            stream=False,
+            model=None,
+            received=received,
+            received_wall=utc_now(),
+            source="none",
+        )
+        try:
+            body = json_object(raw)
+            call.model = str(body.get("model")) if body.get("model") is not None else None
+            call.stream = bool(body.get("stream"))
+            exchange = _Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            source = self._source(exchange, headers)
+            await source.open()
+        except ApiError as error:
+            call.status, call.error, call.end = error.status, error.message, self.clock.now()
+            self._remember(call)
+            return Reply(error.status, {**error.headers, **self._headers(call)},
+                         json.dumps(error.body()).encode())  # fmt: skip
+        call.status = source.status
+        if source.status >= 300:
+            return await self._error(exchange, source)
+        if call.stream:
+            return await self._stream(exchange, source)
+        return await self._complete(exchange, source)
+
+    def _source(self, exchange: _Exchange, headers: Mapping[str, str]) -> Source:
+        endpoint, body = exchange.endpoint, exchange.body
+        if self.recording is not None:
+            recorded = self.recording.lookup(endpoint, body)
+            if recorded is not None:
+                exchange.call.source = "replay"
+                return RecordedSource(
+                    int(recorded.get("status", 200)),
+                    list(recorded.get("events") or []),
+                    json.dumps(recorded.get("body")).encode() if "body" in recorded else b"",
+                )
+            if self.upstream is None:
+                raise ApiError(
+                    400,
+                    "replay: this request is not in the recording "
+                    f"({self.recording.directory}), and the proxy has no upstream to ask. "
+                    f"Divergence: {self.recording.divergences[-1].describe()}",
+                    code="replay_miss",
+                )
+        if self.upstream is None:
+            raise ApiError(500, "the proxy has neither an upstream nor a recording")
+        upstream_body = dict(body)
+        if body.get("stream") and endpoint == "chat":
+            upstream_body["stream_options"] = {
+                **(body.get("stream_options") or {}),
+                "include_usage": True,
+            }
+        exchange.call.source = "upstream"
+        return HttpUpstream(
+            self._client(),
+            self.upstream + PROTOCOLS[endpoint].path,
+            json.dumps(upstream_body).encode(),
+            headers,
+            self._api_key,
+        )
+
+    def _client(self) -> httpx2.AsyncClient:
+        if self._http is None:
+            self._http = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(600.0, connect=10.0),
+                limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
+            )
+        return self._http
+
+    # -- the profile's schedule -----------------------------------------------------------
+
+    def _plan(self, endpoint: str, body: dict[str, Any], received: float) -> CallSchedule:
+        """The profile's schedule for this request, before its reply is known: prompt and
+        cached tokens as the simulator counts them, the request's jitter draws."""
+        chat = chat_body(body) if endpoint == "responses" else body
+        messages = [m for m in chat.get("messages") or [] if isinstance(m, dict)]
+        tools = [t for t in chat.get("tools") or [] if isinstance(t, dict)]
+        cumulative = self.tokenizer.count_messages(messages, tools)
+        prompt = (cumulative[-1] if cumulative else 0) + REPLY_PRIMING_TOKENS
+        cached = 0
+        if self.profile.prefix_cache and messages:
+            cached = self.cache.lookup_and_store(
+                prefix_hashes(messages, tools), cumulative, received
+            )
+        seed = int(request_hash(endpoint, body)[:16], 16) ^ self.profile.seed
+        rng = random.Random(seed)
+        return self.timing.plan(
+            CallTokens(prompt=prompt, cached=min(cached, prompt), output=UNKNOWN_SLOTS),
+            ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
+            decode_factor=rate_factor(self.profile.decode_jitter, rng),
+        )
+
+    # -- replies -------------------------------------------------------------------------
+
+    async def _error(self, exchange: _Exchange, source: Source) -> Reply:
+        call = exchange.call
+        try:
+            raw = await source.body()
+        finally:
+            await source.close()
+        body = error_body(source.status, raw)
+        call.error = str(body["error"].get("message"))[:500]
+        call.end = self.clock.now()
+        self._remember(call)
+        self._record(exchange, source, body=body)
+        headers = {**source.headers, **self._headers(call)}
+        return Reply(source.status, headers, json.dumps(body).encode())
+
+    async def _complete(self, exchange: _Exchange, source: Source) -> Reply:
+        """Non-streaming: hold the body until the profile's whole-call time."""
+        call = exchange.call
+        self.active += 1
+        try:
+            try:
+                raw = await source.body()
+            finally:
+                await source.close()
+            arrived = self.clock.now()
+            call.upstream_end = arrived
+            body = json_object(raw) if raw else {}
+            call.usage = usage_of_body(exchange.endpoint, body)
+            call.message, call.finish_reason = body_message(exchange.endpoint, body)
+            plan = self._replan(exchange.plan, call.usage, hidden_reasoning=True)
+            due = call.received + plan.total_s
+            call.scheduled_first_s, call.scheduled_last_s = plan.first_visible_s, plan.total_s
+            if arrived > due + 1e-3:
+                call.upstream_slower = ["ttft", "decode"]
+            await self.clock.sleep_until(due)
+            call.end = self.clock.now()
+            call.first_token = call.received + plan.first_visible_s
+            call.last_token = max(call.first_token, call.end)
+        finally:
+            self.active -= 1
+        self._remember(call)
+        self._record(exchange, source, body=body)
+        headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
+        return Reply(call.status, headers, raw)
+
+    def _replan(self, plan: CallSchedule, usage: Usage, hidden_reasoning: bool) -> CallSchedule:
+        reasoning = usage.reasoning or 0 if hidden_reasoning else 0
+        completion = usage.completion or 0
+        return self.timing.plan(
+            CallTokens(
+                prompt=plan.tokens.prompt,
+                cached=plan.tokens.cached,
+                reasoning=reasoning,
+                output=max(0, completion - reasoning),
+            ),
+            ttft_extra_s=plan.base_s - self.timing.ttft_s,
+            decode_factor=plan.decode_factor,
+        )
+
+    async def _stream(self, exchange: _Exchange, source: Source) -> Reply:
+        """Streaming: pace the slots as they arrive; headers go out with the first one."""
+        call = exchange.call
+        hidden = 0
+        if isinstance(source, RecordedSource):
+            # a recording knows its hidden reasoning tokens up front
+            recorded = usage_of_events(exchange.endpoint, source.events)
+            hidden = recorded.reasoning or 0 if not streams_reasoning(source.events) else 0
+        unknown = Usage(completion=hidden + UNKNOWN_SLOTS, reasoning=hidden)
+        plan = self._replan(exchange.plan, unknown, hidden_reasoning=True)
+        record = GatedRecord(
+            received=call.received,
+            track=plan.track(call.received),
+            slots=UNKNOWN_SLOTS,
+            offset=hidden,
+        )
+        exchange.record = record
+        call.scheduled_first_s = record.track.time_of(hidden) - call.received
+        self.active += 1
+        reader = asyncio.ensure_future(self._read(exchange, source, record))
+        body = self._release(exchange, source, record, reader)
+        try:
+            first = await body.__anext__()
+        except StopAsyncIteration:
+            first = b""
+        except BaseException:
+            await body.aclose()
+            raise
+        if record.anchored_s > 1e-3:
+            call.upstream_slower.append("ttft")
+        headers = {**source.headers, **self._headers(call), "cache-control": "no-cache",
+                   "content-type": "text/event-stream; charset=utf-8"}  # fmt: skip
+        return Reply(call.status, headers, stream=prepend(first, body))
+
+    async def _read(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
+        """Feed the upstream's events into the exchange as they arrive."""
+        protocol = PROTOCOLS[exchange.endpoint]
+        parser = SseParser()
+        call = exchange.call
+        streamed_reasoning = False
+        try:
+            async for line, arrived in source.lines():
+                event = parser.feed(line)
+                if event is None:
+                    continue
+                item = make_item(protocol, event[0], event[1], event[2], self.tokenizer)
+                item.first_slot = len(record.arrivals)
+                exchange.items.append(item)
+                if item.slots:
+                    if call.upstream_first_token is None:
+                        call.upstream_first_token = arrived
+                    call.upstream_last_token = arrived
+                    streamed_reasoning |= is_reasoning(item)
+                    record.arrive(item.tokens, arrived)
+                usage = protocol.usage(item.data) if item.data is not None else None
+                if usage is not None:
+                    call.usage = usage
+                    hidden = 0 if streamed_reasoning else (usage.reasoning or 0)
+                    record.settle((usage.completion or 0) - hidden)
+        except Exception as exc:  # a broken upstream stream: what came is still released
+            call.error = f"upstream stream failed: {type(exc).__name__}: {exc}"[:500]
+        finally:
+            call.upstream_end = self.clock.now()
+            record.finish()
+
+    async def _release(
+        self,
+        exchange: _Exchange,
+        source: Source,
+        record: GatedRecord,
+        reader: asyncio.Future[None],
+    ) -> AsyncGenerator[bytes, None]:
+        """The paced body: released slots with the passthrough events between them."""
+        call = exchange.call
+        wants_usage = exchange.endpoint != "chat" or bool(
+            (exchange.body.get("stream_options") or {}).get("include_usage")
+        )
+        cursor = Cursor(exchange.items, wants_usage)
+        try:
+            async for release in self.pacer.release(record, self.clock):
+                if call.first_token is None:
+                    call.first_token = release.actual
+                call.last_token = release.actual
+                yield cursor.upto(release.stop, len(record.arrivals))
+            await reader
+            if not record.releases:  # no token at all: not before the profile's TTFT
+                await self.clock.sleep_until(record.track.time_of(record.offset))
+            late = record.late_slots() - (1 if record.anchored_s > 1e-3 else 0)
+            tail = cursor.upto(len(record.arrivals), len(record.arrivals), final=True)
+            if late > 0:
+                call.upstream_slower.append("decode")
+                tail = f": looplab upstream-slower decode late_slots={late}\n\n".encode() + tail
+            call.end = self.clock.now()
+            yield tail
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            await source.close()
+            self.active -= 1
+            if call.end is None:
+                call.end = self.clock.now()
+                call.error = call.error or "the client disconnected"
+            call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
+            call.pacing = record.summary()
+            if record.arrivals:
+                call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
+            self._remember(call)
+            self._record(exchange, source)
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _headers(self, call: CallRecord) -> dict[str, str]:
+        headers = {
+            "x-looplab-request-id": call.request_id,
+            "x-looplab-profile": self.profile.name,
+            "x-looplab-source": call.source,
+        }
+        if call.upstream_slower:
+            headers["x-looplab-upstream-slower"] = ",".join(call.upstream_slower)
+        return headers
+
+    def _remember(self, call: CallRecord) -> None:
+        self.calls.append(call)
+        self.timings[call.request_id] = call.as_dict()
+        while len(self.timings) > _HISTORY:
+            self.timings.popitem(last=False)
+        if len(self.calls) > _HISTORY:
+            del self.calls[: len(self.calls) - _HISTORY]
+        log.debug(
+            "proxy.call",
+            request_id=call.request_id,
+            endpoint=call.endpoint,
+            status=call.status,
+            source=call.source,
+            upstream_slower=call.upstream_slower,
+        )
+
+    def _record(
+        self, exchange: _Exchange, source: Source, body: dict[str, Any] | None = None
+    ) -> None:
+        """Store the exchange when recording (upstream replies only)."""
+        call = exchange.call
+        if self.recorder is None or call.source != "upstream":
+            return
+        sent = source.sent
+
+        def rel(t: float | None) -> float | None:
+            return None if t is None else round(t - sent, 6)
+
+        entry: dict[str, Any] = {
+            "endpoint": exchange.endpoint,
+            "hash": request_hash(exchange.endpoint, exchange.body),
+            "request": canonical(exchange.body),
+            "stream": call.stream,
+            "status": call.status,
+            "usage": vars(call.usage),
+            "message": call.message,
+            "upstream": {
+                "first_token_s": rel(call.upstream_first_token),
+                "last_token_s": rel(call.upstream_last_token),
+                "total_s": rel(call.upstream_end),
+            },
+        }
+        if body is not None:
+            entry["body"] = body
+        else:
+            entry["events"] = [
+                {"event": item.event, "data": data_of(item.raw)} for item in exchange.items
+            ]
+        self.recorder.add(entry)
