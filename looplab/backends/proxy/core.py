@@ -378,6 +378,7 @@ class Proxy:
             (exchange.body.get("stream_options") or {}).get("include_usage")
         )
         cursor = Cursor(exchange.items, wants_usage)
+        done = False
         try:
             async for release in self.pacer.release(record, self.clock):
                 if call.first_token is None:
@@ -393,21 +394,27 @@ class Proxy:
                 call.upstream_slower.append("decode")
                 tail = f": looplab upstream-slower decode late_slots={late}\n\n".encode() + tail
             call.end = self.clock.now()
+            done = True
+            self._close_stream(exchange, source, record)  # recorded before the client's [DONE]
             yield tail
         finally:
             reader.cancel()
             await asyncio.gather(reader, return_exceptions=True)
             await source.close()
-            self.active -= 1
-            if call.end is None:
+            if not done:
                 call.end = self.clock.now()
                 call.error = call.error or "the client disconnected"
-            call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
-            call.pacing = record.summary()
-            if record.arrivals:
-                call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
-            self._remember(call)
-            self._record(exchange, source)
+                self._close_stream(exchange, source, record)
+
+    def _close_stream(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
+        call = exchange.call
+        self.active -= 1
+        call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
+        call.pacing = record.summary()
+        if record.arrivals:
+            call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
+        self._remember(call)
+        self._record(exchange, source)
 
     # -- bookkeeping ---------------------------------------------------------------------
 
