@@ -17,6 +17,8 @@ from looplab.backends.proxy.app import ProxyServer
 PACE = ["decode_tps=400", "ttft_s=0.15", "prefill_tps=null"]
 """The profile the proxy paces to: 400 tok/s after a 150 ms TTFT, no prefill."""
 
+QUESTION: list[Any] = [{"role": "user", "content": "x"}]
+
 TOOL = {
     "type": "function",
     "function": {
@@ -124,8 +126,7 @@ async def test_errors_pass_through_in_openai_shape(upstream: SimulatorServer) ->
     with _proxy(upstream) as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="k", max_retries=0)
         with pytest.raises(openai.NotFoundError) as missing:
-            await client.chat.completions.create(model="nope", messages=[{"role": "user",
-                                                                          "content": "x"}])  # fmt: skip
+            await client.chat.completions.create(model="nope", messages=QUESTION)
         await client.close()
         async with httpx2.AsyncClient() as http:
             bad = await http.post(proxy.base_url + "/chat/completions", content=b"{not json")
@@ -135,8 +136,7 @@ async def test_errors_pass_through_in_openai_shape(upstream: SimulatorServer) ->
     with nowhere:
         client = openai.AsyncOpenAI(base_url=nowhere.base_url, api_key="k", max_retries=0)
         with pytest.raises(openai.APIStatusError) as unreachable:
-            await client.chat.completions.create(model="m", messages=[{"role": "user",
-                                                                       "content": "x"}])  # fmt: skip
+            await client.chat.completions.create(model="m", messages=QUESTION)
         await client.close()
     assert unreachable.value.status_code == 502
     assert unreachable.value.body["code"] == "upstream_unreachable"  # type: ignore[index]
