@@ -277,8 +277,9 @@ class Proxy:
                 call.upstream_slower = ["ttft", "decode"]
             await self.clock.sleep_until(due)
             call.end = self.clock.now()
-            call.first_token = call.received + plan.first_visible_s
-            call.last_token = max(call.first_token, call.end)
+            # not streamed: the tokens' times are the schedule's (or the upstream's, later)
+            call.first_token = max(call.received + plan.first_visible_s, min(arrived, due))
+            call.last_token = max(due, arrived)
         finally:
             self.active -= 1
         self._remember(call)

@@ -87,7 +87,7 @@ def test_recording_replays_the_agent_without_upstream(
                      "--record", str(store), "-o", str(tmp_path / "recorded"),
                      "--", sys.executable, str(AGENT))  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr[-3000:]
-    for rate in (2000,):
+    for rate in (1000,):
         out = tmp_path / f"replay-{rate}"
         done = _wrap(tmp_path, "-p", "fast-750", "--profile-set", f"decode_tps={rate}",
                      "--replay", str(store), "-o", str(out),
