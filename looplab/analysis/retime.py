@@ -10,6 +10,12 @@ harness overhead keep their recorded durations and order. Three users:
   call recomputed from a latency profile and the call's recorded token counts;
 - `looplab sweep` (`sweep_trace`): the same, totals only, over a grid of rates and TTFTs.
 
+One convention for a call's phases everywhere (trace, store, report, sweep): TTFT +
+prefill (to the first token of any kind), hidden reasoning decode (to the first visible
+token), visible decode. Reasoning is decoded at the decode rate, so it scales with it
+(`SweepPoint.rate_scaled_s`), but it is reported as its own phase. For wall-clock runs
+against the simulator, `annotate_reasoning` takes the reasoning time from its schedule.
+
 Model timing from a profile comes from the one call-timing function,
 `looplab.backends.timing.TimingModel.plan` (its module docstring has the formula), fed
 with the call's recorded prompt, cached, reasoning and visible token counts and the TTFT
@@ -31,6 +37,7 @@ from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceE
 __all__ = [
     "ModelTiming",
     "SweepPoint",
+    "annotate_reasoning",
     "call_tokens",
     "compose_virtual_timeline",
     "profile_model_timing",
@@ -79,6 +86,10 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
         sent = start + queue
         first = sent + new.ttft_s + new.reasoning_s
         last = first + new.decode_s
+        reasoning = new.reasoning_s if call.reasoning_tokens else None
+        estimated = {**call.estimated, "ttft_s": note, "decode_s": note}
+        if reasoning is not None:
+            estimated["reasoning_s"] = note
         replaced[id(call)] = call.model_copy(
             update={
                 "start": start,
@@ -86,7 +97,8 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
                 "sent": sent if call.sent is not None else None,
                 "first_token": first,
                 "last_token": last,
-                "estimated": {**call.estimated, "ttft_s": note, "decode_s": note},
+                "reasoning_s": reasoning,
+                "estimated": estimated,
             }
         )
         total += delta
@@ -150,6 +162,25 @@ def compose_virtual_timeline(
     return retime_events(events, timing, "virtual clock: the simulator's intended schedule")
 
 
+def annotate_reasoning(
+    events: Sequence[TraceEvent], timings: Mapping[str, Mapping[str, Any]]
+) -> list[TraceEvent]:
+    """A wall-clock run against the simulator: each call's hidden reasoning time from the
+    simulator's schedule (the client cannot see hidden tokens), times left as measured.
+
+    Args:
+        events: a run recorded against a simulator on a `WallClock`.
+        timings: the simulator's timing records by request id.
+    """
+    out: list[TraceEvent] = []
+    for event in events:
+        record = timings.get(event.request_id or "") if isinstance(event, ModelCallEvent) else None
+        if isinstance(event, ModelCallEvent) and event.reasoning_tokens and record:
+            event = event.model_copy(update={"reasoning_s": float(record["reasoning_s"])})
+        out.append(event)
+    return out
+
+
 def call_tokens(call: ModelCallEvent) -> CallTokens | None:
     """The token counts of a recorded call, or None when it has no completion count."""
     if call.completion_tokens is None:
@@ -185,12 +216,21 @@ class SweepPoint:
     ttft_s: float
     task_s: float
     decode_s: float
-    """Decode time, hidden reasoning included (everything that scales with the rate)."""
+    """Visible decode time (first -> last visible token, summed over calls)."""
     ttft_total_s: float
-    """Fixed TTFT, pipeline, network and prefill time over all calls."""
+    """TTFT + prefill over all calls: fixed TTFT, pipeline, network, prefill (to the first
+    token of any kind)."""
     tool_s: float
     other_s: float
     kept_calls: int
+    reasoning_s: float = 0.0
+    """Hidden reasoning decode time over all calls (first token -> first visible token)."""
+
+    @property
+    def rate_scaled_s(self) -> float:
+        """Everything the decode rate scales: visible decode plus hidden reasoning (the
+        Amdahl `f` numerator)."""
+        return self.decode_s + self.reasoning_s
 
 
 def sweep_trace(
@@ -222,10 +262,10 @@ def sweep_trace(
         for ttft in ttfts:
             at = model.with_(decode_tps=rate, ttft_s=ttft)
             plans = [at.plan(tokens) for _, tokens in shapes]
-            # hidden reasoning is decoded too: it scales with the rate, so it counts as decode
-            decode = sum(p.reasoning_s + p.decode_s for p in plans)
+            decode = sum(p.decode_s for p in plans)
+            reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)
-            task = non_model + kept_time + queue_tail + ttft_total + decode
+            task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
             points.append(
                 SweepPoint(
                     decode_tps=rate,
@@ -234,8 +274,9 @@ def sweep_trace(
                     decode_s=decode,
                     ttft_total_s=ttft_total,
                     tool_s=tools,
-                    other_s=task - decode - ttft_total - tools,
+                    other_s=task - decode - reasoning - ttft_total - tools,
                     kept_calls=len(kept),
+                    reasoning_s=reasoning,
                 )
             )
     return points

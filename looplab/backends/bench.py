@@ -29,17 +29,23 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx2
 
+from looplab.backends.bench_costs import prepare_cost, tokenizer_agreement
 from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
-from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.errors import BackendError
 from looplab.stats import quantile
 
-__all__ = ["BackendBenchCell", "prepare_cost", "run_backend_bench", "tokenizer_agreement"]
+__all__ = [
+    "SERVING_MODELS",
+    "BackendBenchCell",
+    "prepare_cost",
+    "run_backend_bench",
+    "run_serving_bench",
+    "tokenizer_agreement",
+]
 
 
 @dataclass
@@ -63,6 +69,14 @@ class BackendBenchCell:
     server_cpu_s_per_1k_tokens: float
     client_cpu_s_per_1k_tokens: float
     wall_s: float
+    intended_tps_p50: float = 0.0
+    """Median intended mean rate of the streams (the target under a flat profile)."""
+    replans_p50: float = 0.0
+    """Median re-plans per stream (streams joining or leaving a load-dependent server)."""
+    lateness_ms_p99: float = 0.0
+    """p99 over streams of the server's per-token lateness p99."""
+    model: str = "flat"
+    """Serving model of the cell (`SERVING_MODELS`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -109,16 +123,91 @@ def run_backend_bench(
     return cells
 
 
+SERVING_MODELS: dict[str, tuple[str, list[str], int]] = {
+    "flat": ("750 tok/s, no slowdown", [], 0),
+    "context": (
+        "decode 2x slower at the end of each reply than at its start (context slope)",
+        ["decode_context_slowdown=200"],
+        0,
+    ),
+    "batch": (
+        "+5% per concurrent stream: streams join and leave mid-reply (re-plans)",
+        ["batch_slowdown=0.05"],
+        0,
+    ),
+    "ceiling": (
+        "server throughput ceiling 6,000 tok/s: 16 streams get ~375 tok/s each",
+        ["server_max_tps=6000"],
+        0,
+    ),
+    "prefill": (
+        "prefill 20k tok/s + 50x per 100K positions, ~2K-token prompts (TTFT curve)",
+        ["prefill_tps=20000", "prefill_context_slowdown=50"],
+        2000,
+    ),
+    "gpu-frontier": (
+        "gpu-frontier-batched-68's curves at 750 tok/s (context 0.56, batch 2%, ceiling)",
+        [
+            "decode_context_slowdown=0.56",
+            "batch_slowdown=0.02",
+            "server_max_tps=2500",
+            "prefill_tps=8000",
+            "prefill_context_slowdown=1.0",
+        ],
+        2000,
+    ),
+}
+"""Serving models measured by `run_serving_bench`: name -> (what, profile overrides,
+prompt words per request)."""
+
+
+def run_serving_bench(
+    *,
+    rate: float = 750.0,
+    concurrency: int = 16,
+    tokens: int = 500,
+    ttft_s: float = 0.05,
+    min_streams: int = 16,
+    models: Sequence[str] = tuple(SERVING_MODELS),
+    progress: Callable[[str], None] | None = None,
+) -> list[BackendBenchCell]:
+    """One cell per serving model: the schedule pacer against each stream's own intended
+    (possibly re-planned) schedule, with `concurrency` staggered streams.
+
+    Raises:
+        BackendError: when a server does not start or a request fails.
+    """
+    cells: list[BackendBenchCell] = []
+    for name in models:
+        _, overrides, prompt_words = SERVING_MODELS[name]
+        if progress:
+            progress(f"serving model {name}, {rate:g} tok/s, {concurrency} streams")
+        with _ServerProcess(rate, "schedule", tokens, ttft_s, overrides) as server:
+            rounds = max(1, -(-min_streams // concurrency))
+            cell = asyncio.run(
+                _measure(
+                    server, "schedule", rate, concurrency, rounds, tokens, ttft_s, prompt_words
+                )
+            )
+        cell.model = name
+        cells.append(cell)
+    return cells
+
+
 class _ServerProcess:
     """`looplab serve` in a child process on a free loopback port."""
 
-    def __init__(self, rate: float, pacer: str, tokens: int, ttft_s: float) -> None:
+    def __init__(
+        self, rate: float, pacer: str, tokens: int, ttft_s: float, extra: Sequence[str] = ()
+    ) -> None:
         self.args = [
             sys.executable, "-m", "looplab", "serve",
             "--profile", "fast-750", "--pacer", pacer, "--port", "0", "--port-file", "",
             "-s", f"decode_tps={rate}", "-s", f"ttft_s={ttft_s}", "-s", "prefill_tps=null",
             "-s", f"output_tokens={tokens}", "-s", "reasoning_tokens=0", "-s", "prefix_cache=false",
         ]  # fmt: skip
+        for override in extra:
+            self.args += ["-s", override]
         self.process: subprocess.Popen[bytes] | None = None
         self.base_url = ""
 
@@ -170,6 +259,7 @@ async def _measure(
     rounds: int,
     tokens: int,
     ttft_s: float,
+    prompt_words: int = 0,
 ) -> BackendBenchCell:
     endpoint = EndpointConfig(
         base_url=server.base_url, model="looplab-lorem", fetch_server_timing=True
@@ -201,7 +291,8 @@ async def _measure(
             # `concurrency` streams in flight, not a thundering herd of simultaneous sends.
             await asyncio.sleep(index * stream_s / concurrency)
             for turn in range(per_worker):
-                messages = [{"role": "user", "content": f"bench {index}-{turn}"}]
+                text = f"bench {index}-{turn}" + " context" * prompt_words
+                messages = [{"role": "user", "content": text}]
                 results.append(await client.complete(messages))
 
         await asyncio.gather(*(worker(i) for i in range(concurrency)))
@@ -215,12 +306,18 @@ async def _measure(
     deliveries: list[float] = []
     gaps: list[float] = []
     total_tokens = 0
+    replans: list[float] = []
+    intended: list[float] = []
     for result in results:
         achieved = result.decode_rate_tps
-        if achieved is None or result.server_timing is None or result.timing.ttft_s is None:
-            raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
-        rate_errors.append((achieved / rate - 1) * 100)
         record = result.server_timing
+        if achieved is None or record is None or result.timing.ttft_s is None:
+            raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
+        # against the request's own intended schedule (its mean rate over the visible
+        # tokens), which is the target rate itself under a flat profile
+        intended.append(record["intended_rate_tps"])
+        rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
+        replans.append(float(record.get("replans") or 0))
         ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
         # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.
         received = record["received_clock_s"]
@@ -249,62 +346,13 @@ async def _measure(
         server_cpu_s_per_1k_tokens=server_cpu * per_1k,
         client_cpu_s_per_1k_tokens=client_cpu * per_1k,
         wall_s=wall,
+        intended_tps_p50=statistics.median(intended),
+        replans_p50=statistics.median(replans),
+        lateness_ms_p99=quantile(
+            [(r.server_timing or {}).get("lateness_p99_s") or 0.0 for r in results], 0.99
+        )
+        * 1000,
     )
-
-
-def prepare_cost(steps: int = 60) -> tuple[int, float, float]:
-    """Server-side cost of accepting one request of a growing agent conversation.
-
-    Each step appends a ~2k-token tool result and a short reply, as an agent does; the
-    simulator validates, counts and hashes the whole conversation on its event loop, so
-    this is time other streams' pacing waits.
-
-    Returns:
-        (prompt tokens at the last step, last step's ms, median ms over the steps).
-    """
-    import json as _json
-
-    from looplab.backends.presets import resolve_profile
-    from looplab.backends.simulator import Simulator
-    from looplab.clock import VirtualClock
-
-    simulator = Simulator(resolve_profile("fast-750", ["output_tokens=50"]), clock=VirtualClock())
-    messages: list[dict[str, str]] = [
-        {"role": "system", "content": "You are a coding agent. " * 200}
-    ]
-    costs: list[float] = []
-    prompt = 0
-    for step in range(steps):
-        messages.append({"role": "user", "content": f"tool output line {step} " * 400})
-        body = _json.dumps({"model": "looplab-lorem", "messages": messages}).encode()
-        started = time.perf_counter()
-        prompt = simulator.prepare(body).prompt_tokens
-        costs.append((time.perf_counter() - started) * 1000)
-        messages.append({"role": "assistant", "content": "ok " * 100})
-    return prompt, costs[-1], statistics.median(costs)
-
-
-def tokenizer_agreement(root: Path) -> list[tuple[str, int, int, int]]:
-    """The approximate tokenizer against o200k on the project's own files.
-
-    Returns:
-        Per corpus (task code, task docs pages, READMEs): (name, files, o200k tokens,
-        approximate tokens). Empty when no exact encoding loads here.
-    """
-    exact = default_tokenizer()
-    if not exact.exact:
-        return []
-    approx = Tokenizer("approx-words-4c", None, None)
-    rows = []
-    for name, pattern in (
-        ("task code", "tasks/**/*.py"),
-        ("task docs", "tasks/**/*.html"),
-        ("READMEs", "**/README.md"),
-    ):
-        files = [p for p in sorted(root.glob(pattern)) if ".venv" not in p.parts]
-        text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in files)
-        rows.append((name, len(files), exact.count(text), approx.count(text)))
-    return rows
 
 
 def _own_cpu_s() -> float:

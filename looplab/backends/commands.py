@@ -204,6 +204,30 @@ def _bench_verdicts(cells: list[Any], concurrencies: list[int]) -> list[str]:
     return lines
 
 
+def _serving_table(models: list[Any]) -> Table:
+    from looplab.backends.bench import SERVING_MODELS
+
+    served = Table(title="serving models: error against each stream's intended schedule")
+    for column in (
+        "model", "intended tok/s", "re-plans", "rate err%", "worst%", "TTFT err ms", "p99",
+        "late p99 ms", "what",
+    ):  # fmt: skip
+        served.add_column(column, justify="left" if column in ("model", "what") else "right")
+    for cell in models:
+        served.add_row(
+            cell.model,
+            f"{cell.intended_tps_p50:.0f}",
+            f"{cell.replans_p50:g}",
+            f"{cell.rate_error_pct_p50:+.2f}",
+            f"{cell.rate_error_pct_worst:+.2f}",
+            f"{cell.ttft_error_ms_p50:.2f}",
+            f"{cell.ttft_error_ms_p99:.2f}",
+            f"{cell.lateness_ms_p99:.2f}",
+            SERVING_MODELS[cell.model][0],
+        )
+    return served
+
+
 def bench_backend_command(
     rates: Annotated[
         str, typer.Option(help="Comma-separated target decode rates, tok/s.")
@@ -213,9 +237,18 @@ def bench_backend_command(
     ] = "1,16,64",
     tokens: Annotated[int, typer.Option(min=2, help="Output tokens per stream.")] = 500,
     output: OutputOpt = Path("bench-results/backend.json"),
+    serving: Annotated[
+        bool,
+        typer.Option(help="Also measure each serving model (context, batch, ceiling, prefill)."),
+    ] = True,
 ) -> None:
     """Pacing fidelity through the real openai client: schedule pacer vs naive baseline."""
-    from looplab.backends.bench import prepare_cost, run_backend_bench, tokenizer_agreement
+    from looplab.backends.bench import (
+        prepare_cost,
+        run_backend_bench,
+        run_serving_bench,
+        tokenizer_agreement,
+    )
 
     rate_list = parse_numbers(rates, "--rates", float)
     conc_list = parse_numbers(concurrency, "--concurrency", int)
@@ -231,6 +264,12 @@ def bench_backend_command(
         console.print(table)
     for line in _bench_verdicts(cells, conc_list):
         console.print(line)
+    if serving:
+        models = run_serving_bench(progress=lambda line: errors.print(f"[dim]measuring {line}[/]"))
+        cells += models
+        console.print(_serving_table(models))
+        worst = max(abs(c.rate_error_pct_p50) for c in models)
+        console.print(f"serving models: worst |rate error| p50 {worst:.2f}% (target <= 0.5%)")
     prompt, last_ms, median_ms = prepare_cost()
     console.print(
         f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "

@@ -18,7 +18,8 @@ from typing import Any
 
 from looplab.backends.pacing import Release
 from looplab.backends.policies import Reply
-from looplab.backends.protocol import ChatRequest
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.protocol import ApiError, ChatRequest
 from looplab.backends.sse import ChunkWriter
 from looplab.backends.timing import CallSchedule
 
@@ -26,6 +27,7 @@ __all__ = [
     "PreparedCompletion",
     "assembled_calls",
     "chunks_for",
+    "completion_cap",
     "conversation_seed",
     "visible_slots",
 ]
@@ -160,3 +162,33 @@ def assembled_calls(prepared: PreparedCompletion) -> list[dict[str, Any]]:
         }
         for index, pieces in sorted(arguments.items())
     ]
+
+
+def completion_cap(profile: LatencyProfile, request: ChatRequest, prompt_tokens: int) -> int:
+    """The most completion tokens (reasoning + visible) this request may produce.
+
+    Raises:
+        ApiError: 400 when the requested limit or the context exceeds the profile's.
+    """
+    requested = request.completion_limit()
+    param = "max_completion_tokens" if request.max_completion_tokens else "max_tokens"
+    if requested is not None and requested > profile.max_output_tokens:
+        raise ApiError(
+            400,
+            f"{param} is too large: {requested}. This model supports at most "
+            f"{profile.max_output_tokens} completion tokens.",
+            param=param,
+            code="invalid_value",
+        )
+    if prompt_tokens + (requested or 0) > profile.context_window:
+        raise ApiError(
+            400,
+            f"This model's maximum context length is {profile.context_window} tokens. "
+            f"However, you requested {prompt_tokens + (requested or 0)} tokens "
+            f"({prompt_tokens} in the messages, {requested or 0} in the completion). "
+            "Please reduce the length of the messages or completion.",
+            param="messages",
+            code="context_length_exceeded",
+        )
+    room = profile.context_window - prompt_tokens
+    return min(requested or profile.max_output_tokens, profile.max_output_tokens, room)

@@ -1,19 +1,34 @@
 """The latency profile: everything that sets how long a simulated model call takes.
 
-One request's timeline, all offsets from the moment the server receives it:
+One request's timeline, all offsets from the moment the server receives it (the formula
+itself lives in `looplab.backends.timing`, the one call-timing function):
 
 ```
 queue wait (concurrency limit)                     -- measured, not computed
 + network_rtt_s                                    -- request + first byte back
 + ttft_s + jitter                                  -- fixed per-request cost
 + pipeline_stages * stage_latency_s                -- one-wafer-per-layer serving: TTFT only
-+ uncached prompt tokens / prefill_tps             -- prefix-cache hits are not prefilled
++ prefill of the uncached prompt tokens            -- prefix-cache hits are not prefilled
 = first token of the reply (hidden reasoning first, then visible)
-then token i (0-based, reasoning included) at first + i / decode_tps
+then token k >= 1 (reasoning included) after token_s(context + k, streams)
 ```
 
+The serving model (all neutral by default: a constant rate, linear prefill):
+
+- **context**: a token that reads `c` context tokens takes
+  `(1 / decode_tps) x (1 + decode_context_slowdown x c / 100,000)`: every new token reads
+  the whole KV cache, so decode slows as the context grows (`a + b x context`).
+- **load**: with `n` streams on the server (requests holding a slot, plus
+  `background_streams`), that time is multiplied by `1 + batch_slowdown x (n - 1)`
+  (continuous batching shares memory bandwidth) and is at least `n / server_max_tps`
+  (the server's decode throughput ceiling).
+- **prefill**: the prompt token at position `p` takes
+  `(1 / prefill_tps) x (1 + prefill_context_slowdown x p / 100,000)`, so prefilling the
+  uncached tokens `C..P-1` costs `(u + k x u (P + C - 1) / 2 / 100,000) / prefill_tps`
+  with `u = P - C`: linear plus quadratic in the prompt length (attention).
+
 Hidden reasoning tokens are decoded first and take decode time but are never sent, so
-the first *visible* token arrives `reasoning / decode_tps` after the first token slot.
+the first *visible* token arrives after the reasoning's decode time.
 """
 
 from __future__ import annotations
@@ -59,7 +74,20 @@ class LatencyProfile(StrictModel):
     """Which values are guesses rather than published figures."""
 
     decode_tps: float = Field(gt=0, le=1_000_000)
-    """Output tokens per second per stream, hidden reasoning tokens included."""
+    """Output tokens per second per stream, hidden reasoning tokens included: the rate of
+    one stream alone on the server at zero context (see the serving model above)."""
+    decode_context_slowdown: float = Field(default=0.0, ge=0)
+    """Relative growth of the per-token decode time per 100,000 context tokens
+    (0 = context does not slow decode)."""
+    batch_slowdown: float = Field(default=0.0, ge=0)
+    """Relative growth of the per-token decode time per additional concurrent stream
+    (0 = streams do not slow each other)."""
+    server_max_tps: float | None = Field(default=None, gt=0)
+    """Decode throughput ceiling of the server, tokens/s summed over its streams; None:
+    no ceiling."""
+    background_streams: int = Field(default=0, ge=0)
+    """Streams the server decodes for other clients (not simulated, always present):
+    `background_streams=32` is "as if 32 other agents shared the server"."""
     decode_jitter: float = Field(default=0.0, ge=0, lt=1)
     """Relative per-request spread of the decode rate (Gaussian sigma, clipped to +-3 sigma)."""
     ttft_s: float = Field(default=0.0, ge=0)
@@ -67,7 +95,11 @@ class LatencyProfile(StrictModel):
     ttft_jitter_s: Distribution = Field(default_factory=lambda: Fixed(value=0.0))
     """Extra time added to each request's TTFT, drawn per request (seeded)."""
     prefill_tps: float | None = Field(default=None, gt=0)
-    """Prompt tokens per second for uncached tokens; None means prefill is free."""
+    """Prompt tokens per second for uncached tokens at position 0; None means prefill is
+    free."""
+    prefill_context_slowdown: float = Field(default=0.0, ge=0)
+    """Relative growth of the per-token prefill time per 100,000 tokens of position in the
+    prompt (the quadratic attention term; 0 = prefill is linear in the prompt)."""
     prefix_cache: bool = True
     """Whether prompt prefixes seen before (within the TTL) skip prefill."""
     prefix_cache_ttl_s: float = Field(default=300.0, gt=0)
@@ -116,16 +148,13 @@ class LatencyProfile(StrictModel):
 
     def fixed_ttft_s(self) -> float:
         """TTFT before jitter, prefill and queueing: rtt + base + pipeline stages."""
-        return self.network_rtt_s + self.ttft_s + self.pipeline_stages * self.stage_latency_s
+        from looplab.backends.timing import TimingModel  # timing reads profiles: no cycle
+
+        model = TimingModel.from_profile(self)
+        return model.network_rtt_s + model.ttft_s + model.pipeline_s
 
     def frame_floor_for(self, active_streams: int) -> float:
         """The frame floor in force with `active_streams` streams decoding."""
         if self.max_chunks_per_s is None:
             return self.frame_floor_s
         return max(self.frame_floor_s, active_streams / self.max_chunks_per_s)
-
-    def prefill_s(self, uncached_tokens: int) -> float:
-        """Seconds to prefill `uncached_tokens` prompt tokens."""
-        if self.prefill_tps is None or uncached_tokens <= 0:
-            return 0.0
-        return uncached_tokens / self.prefill_tps

@@ -8,6 +8,7 @@ tool messages without `tool_call_id`, `n`, token limits). Errors use OpenAI's JS
 
 from __future__ import annotations
 
+import json
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -19,6 +20,7 @@ __all__ = [
     "StreamOptions",
     "ToolSpec",
     "describe_validation_error",
+    "parse_request",
 ]
 
 
@@ -183,3 +185,26 @@ def describe_validation_error(exc: ValidationError) -> ApiError:
     if exc.error_count() > 1:
         message += f" (and {exc.error_count() - 1} more problem(s))"
     return ApiError(400, message, param=param, code="invalid_value")
+
+
+def parse_request(body: bytes) -> ChatRequest:
+    """Parse and validate a chat-completion body.
+
+    Raises:
+        ApiError: 400 for bad JSON, a non-object body or an invalid field.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ApiError(
+            400,
+            f"We could not parse the JSON body of your request ({exc}). "
+            "The body must be a JSON object.",
+            code="invalid_json",
+        ) from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
+    try:
+        return ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        raise describe_validation_error(exc) from None

@@ -16,7 +16,6 @@ Request lifecycle:
 
 from __future__ import annotations
 
-import json
 import random
 import secrets
 from collections import OrderedDict
@@ -24,13 +23,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
 
 from looplab.backends.admission import Admission, QueueFull
 from looplab.backends.completion import (
     PreparedCompletion,
     assembled_calls,
     chunks_for,
+    completion_cap,
     conversation_seed,
     visible_slots,
 )
@@ -39,7 +38,7 @@ from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, Sc
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.profile import LatencyProfile
-from looplab.backends.protocol import ApiError, ChatRequest, describe_validation_error
+from looplab.backends.protocol import ApiError, parse_request
 from looplab.backends.sse import DONE, ChunkWriter
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
@@ -89,6 +88,7 @@ class Simulator:
         )
         self.admission = Admission(profile.max_concurrency, profile.max_queue)
         self.completed = 0
+        self._in_flight: set[PacingRecord] = set()
         self._fault_rng = random.Random(profile.faults.seed)
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
@@ -101,7 +101,7 @@ class Simulator:
             ApiError: 400 (bad JSON, bad field, n>1, limits, context), 404 (model), 429.
         """
         received = self.clock.now()
-        request = self._parse(body)
+        request = parse_request(body)
         policy = self.policies.get(request.model)
         if policy is None:
             raise ApiError(
@@ -123,7 +123,7 @@ class Simulator:
         tools = [t.model_dump(exclude_none=True) for t in request.tools or []]
         cumulative = self.tokenizer.count_messages(messages, tools)
         prompt_tokens = cumulative[-1] + REPLY_PRIMING_TOKENS
-        limit = self._completion_cap(request, prompt_tokens)
+        limit = completion_cap(self.profile, request, prompt_tokens)
         cached = 0
         if self.profile.prefix_cache:
             cached = self.cache.lookup_and_store(
@@ -189,48 +189,6 @@ class Simulator:
             headers={"retry-after": "1"} if status == 429 else None,
         )
 
-    def _parse(self, body: bytes) -> ChatRequest:
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ApiError(
-                400,
-                f"We could not parse the JSON body of your request ({exc}). "
-                "The body must be a JSON object.",
-                code="invalid_json",
-            ) from None
-        if not isinstance(data, dict):
-            raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
-        try:
-            return ChatRequest.model_validate(data)
-        except ValidationError as exc:
-            raise describe_validation_error(exc) from None
-
-    def _completion_cap(self, request: ChatRequest, prompt_tokens: int) -> int:
-        profile = self.profile
-        requested = request.completion_limit()
-        param = "max_completion_tokens" if request.max_completion_tokens else "max_tokens"
-        if requested is not None and requested > profile.max_output_tokens:
-            raise ApiError(
-                400,
-                f"{param} is too large: {requested}. This model supports at most "
-                f"{profile.max_output_tokens} completion tokens.",
-                param=param,
-                code="invalid_value",
-            )
-        if prompt_tokens + (requested or 0) > profile.context_window:
-            raise ApiError(
-                400,
-                f"This model's maximum context length is {profile.context_window} tokens. "
-                f"However, you requested {prompt_tokens + (requested or 0)} tokens "
-                f"({prompt_tokens} in the messages, {requested or 0} in the completion). "
-                "Please reduce the length of the messages or completion.",
-                param="messages",
-                code="context_length_exceeded",
-            )
-        room = profile.context_window - prompt_tokens
-        return min(requested or profile.max_output_tokens, profile.max_output_tokens, room)
-
     # -- execution ---------------------------------------------------------------------
 
     async def stream(self, prepared: PreparedCompletion) -> AsyncIterator[bytes]:
@@ -294,10 +252,14 @@ class Simulator:
         record: PacingRecord | None = None
         outcome = "cancelled"
         try:
+            self._load_changed(granted)
             record = self._schedule(prepared, granted)
+            self._in_flight.add(record)
             if not prepared.visible_slots:
                 # Reasoning used the whole budget: one empty release at the last token.
-                await self.clock.sleep_until(record.track.time_of(prepared.reasoning_tokens - 1))
+                await record.sleep_until(
+                    self.clock, record.track.time_of(prepared.reasoning_tokens - 1)
+                )
                 release = Release(0, 0, self.clock.now())
                 record.releases.append(release)
                 yield release
@@ -307,8 +269,18 @@ class Simulator:
             outcome = "completed"
             self.completed += 1
         finally:
+            if record is not None:
+                self._in_flight.discard(record)
             self.admission.release(self.clock.now() - granted)
+            self._load_changed(self.clock.now())
             self._remember(prepared, granted, record, outcome)
+
+    def _load_changed(self, now: float) -> None:
+        """Streams joined or left: in-flight replies go on at the new per-token time."""
+        if not self.timing.load_dependent:
+            return
+        for record in self._in_flight:
+            record.replan(now, self.admission.active)
 
     def _schedule(self, prepared: PreparedCompletion, granted: float) -> PacingRecord:
         """The request's intended schedule (`looplab.backends.timing`), from its slot."""
@@ -320,6 +292,7 @@ class Simulator:
         )
         plan = self.timing.plan(
             tokens,
+            streams=max(1, self.admission.active),
             ttft_extra_s=prepared.ttft_extra_s,
             decode_factor=prepared.decode_factor,
             queue_s=granted - prepared.received,
@@ -357,16 +330,20 @@ class Simulator:
         }
         if record is not None:
             timing.update(record.summary())
-        if prepared.plan is not None:
+        if prepared.plan is not None and record is not None:
             plan = prepared.plan
+            # the track's final plan: the load may have changed while the reply streamed
+            reasoning_s, decode_s = record.track.phases(plan.tokens.reasoning, plan.tokens.output)
             timing.update(
                 ttft_s=plan.ttft_s,
                 network_s=plan.network_s,
                 base_s=plan.base_s,
                 pipeline_s=plan.pipeline_s,
                 prefill_s=plan.prefill_s,
-                reasoning_s=plan.reasoning_s,
-                decode_s=plan.decode_s,
+                reasoning_s=reasoning_s,
+                decode_s=decode_s,
+                streams_at_start=plan.streams + self.timing.background_streams,
+                replans=record.version,
             )
         self.timings[prepared.request_id] = timing
         log.debug(
@@ -391,6 +368,7 @@ class Simulator:
             "tokenizer": self.tokenizer.name,
             "clock": "virtual" if self.clock.virtual else "wall",
             "active": self.admission.active,
+            "streams": self.admission.active + self.profile.background_streams,
             "queued": self.admission.queued,
             "completed": self.completed,
         }

@@ -22,26 +22,40 @@ streams)` after token k - 1: decode time per token depends on the context it rea
 prompt plus the tokens generated so far) and on how many streams share the server. So
 `reasoning_s` is the time of tokens 1..R and `decode_s` that of tokens R+1..N-1.
 
-`TokenTrack` holds one call's token release times as closed-form sums (no per-token
-array); when the server's load changes mid-reply, `replan` splits the track at that
-moment and the remaining tokens go on at the new per-token time (a fluid model: a token
-that is half done keeps its progress).
+The serving model (`LatencyProfile` documents each field; all neutral by default):
+
+```
+token_s(c, n)  = max(a + b c, n_total / server_max_tps)        n_total = n + background
+a              = (1 + batch_slowdown (n_total - 1)) / (decode_tps x jitter factor)
+b              = a x decode_context_slowdown / 100,000
+prefill(P, C)  = (u + prefill_context_slowdown x u (P + C - 1) / 2 / 100,000) / prefill_tps
+                 with u = P - C uncached tokens (positions C..P-1)
+```
+
+`span_s` sums `token_s` over a range of contexts in closed form (an arithmetic series,
+split where the line crosses the throughput ceiling).
+
+`TokenTrack` (`looplab.backends.token_track`) holds one call's token release times as
+closed-form sums of `span_s`; when the server's load changes mid-reply it splits at that
+moment and the remaining tokens go on at the new per-token time.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
+
+from looplab.backends.token_track import TokenTrack
 
 if TYPE_CHECKING:
     from looplab.backends.profile import LatencyProfile
 
-__all__ = ["CallSchedule", "CallTokens", "TimingModel", "TokenTrack", "plan_call"]
+__all__ = ["PER_CONTEXT", "CallSchedule", "CallTokens", "TimingModel", "TokenTrack", "plan_call"]
+# TokenTrack is re-exported: it is part of this function's answer (`CallSchedule.track`).
 
-_EPSILON_S = 1e-9
-"""Release times within this of a deadline count as due (float rounding)."""
+PER_CONTEXT = 100_000.0
+"""The context slowdowns are relative growth per this many tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +95,17 @@ class TimingModel:
     pipeline_s: float = 0.0
     """Pipeline stages x per-stage latency, added to TTFT."""
     prefill_tps: float | None = None
-    """Prefill rate of uncached prompt tokens at zero context; None: prefill is free."""
+    """Prefill rate of uncached prompt tokens at position 0; None: prefill is free."""
+    prefill_context_slowdown: float = 0.0
+    """Relative growth of the per-token prefill time per 100K tokens of position."""
+    decode_context_slowdown: float = 0.0
+    """Relative growth of the per-token decode time per 100K context tokens."""
+    batch_slowdown: float = 0.0
+    """Relative growth of the per-token decode time per additional stream."""
+    server_max_tps: float | None = None
+    """Server decode throughput ceiling (tokens/s over all streams); None: none."""
+    background_streams: int = 0
+    """Streams of other clients always on the server."""
 
     @classmethod
     def from_profile(cls, profile: LatencyProfile) -> TimingModel:
@@ -93,32 +117,64 @@ class TimingModel:
             network_rtt_s=profile.network_rtt_s,
             pipeline_s=profile.pipeline_stages * profile.stage_latency_s,
             prefill_tps=profile.prefill_tps,
+            prefill_context_slowdown=profile.prefill_context_slowdown,
+            decode_context_slowdown=profile.decode_context_slowdown,
+            batch_slowdown=profile.batch_slowdown,
+            server_max_tps=profile.server_max_tps,
+            background_streams=profile.background_streams,
         )
 
     def with_(self, **changes: float | None) -> TimingModel:
         """A copy with some fields changed (`model.with_(decode_tps=750)`)."""
         return replace(self, **changes)  # type: ignore[arg-type]  # fields checked by replace
 
+    @property
+    def load_dependent(self) -> bool:
+        """Whether the decode time depends on the number of streams on the server."""
+        return self.batch_slowdown > 0 or self.server_max_tps is not None
+
     # -- the pieces ---------------------------------------------------------------------
 
     def prefill_s(self, prompt: int, cached: int = 0) -> float:
-        """Seconds to prefill the `prompt - cached` uncached tokens of a prompt."""
+        """Seconds to prefill the uncached tokens `cached..prompt-1` of a prompt: each
+        costs `(1 + prefill_context_slowdown x position / 100K) / prefill_tps`."""
         uncached = prompt - cached
         if self.prefill_tps is None or uncached <= 0:
             return 0.0
-        return uncached / self.prefill_tps
+        positions = uncached * (prompt + cached - 1) / 2  # sum of cached..prompt-1
+        return (uncached + self.prefill_context_slowdown * positions / PER_CONTEXT) / (
+            self.prefill_tps
+        )
+
+    def _decode_line(self, streams: int, factor: float) -> tuple[float, float, float]:
+        """(a, b, floor): a token reading `c` tokens takes `max(a + b c, floor)` seconds."""
+        total = streams + self.background_streams
+        a = (1.0 + self.batch_slowdown * max(0, total - 1)) / (self.decode_tps * factor)
+        b = a * self.decode_context_slowdown / PER_CONTEXT
+        floor = total / self.server_max_tps if self.server_max_tps else 0.0
+        return a, b, floor
 
     def token_s(self, context: int, streams: int = 1, factor: float = 1.0) -> float:
-        """Decode time of one token that reads `context` tokens, with `streams` streams
-        on the server; `factor` scales this request's rate (decode jitter)."""
-        return 1.0 / (self.decode_tps * factor)
+        """Decode time of one token that reads `context` tokens with `streams` streams of
+        this server's own (itself included; `background_streams` are added), `factor`
+        this request's rate factor (decode jitter): the serving model of the profile."""
+        a, b, floor = self._decode_line(streams, factor)
+        return max(a + b * context, floor)
 
     def span_s(self, first: int, last: int, streams: int = 1, factor: float = 1.0) -> float:
-        """Decode time of the tokens reading contexts `first..last` (inclusive), closed form;
-        0 when `last < first`."""
+        """Decode time of the tokens reading contexts `first..last` (inclusive): the sum of
+        `token_s` in closed form; 0 when `last < first`."""
         if last < first:
             return 0.0
-        return (last - first + 1) * self.token_s(first, streams, factor)
+        a, b, floor = self._decode_line(streams, factor)
+        if b <= 0:
+            return (last - first + 1) * max(a, floor)
+        # contexts below the knee run at the throughput ceiling, the rest on the line
+        knee = max(first, math.ceil((floor - a) / b)) if floor > a else first
+        floored = max(0, min(last + 1, knee) - first)
+        count = last - knee + 1
+        line = count * a + b * (knee + last) * count / 2 if count > 0 else 0.0
+        return floored * floor + line
 
     def ttft_parts(
         self, tokens: CallTokens, ttft_extra_s: float | None = None
@@ -242,110 +298,3 @@ class CallSchedule:
             self.streams,
             self.decode_factor,
         )
-
-
-@dataclass(slots=True)
-class _Segment:
-    """From offset `t0` (progress `x0` tokens) on, tokens take their time at `streams`."""
-
-    t0: float
-    x0: float
-    streams: int
-
-
-@dataclass(slots=True)
-class TokenTrack:
-    """Release times of one call's completion tokens 0..count-1 (see the module doc).
-
-    Times are kept as offsets from `start` (so spans keep full float precision however
-    large the clock's values) and returned absolute by `time_of`.
-
-    Args:
-        model: the timing model.
-        start: time of token 0 (the first token of any kind).
-        context: the prompt length: token k reads `context + k` tokens.
-        count: completion tokens (reasoning + visible).
-        streams: server streams at the start.
-        factor: this request's decode-rate factor.
-    """
-
-    model: TimingModel
-    start: float
-    context: int
-    count: int
-    streams: int
-    factor: float = 1.0
-    segments: list[_Segment] = field(default_factory=list)
-    _x0s: list[float] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self.segments = [_Segment(0.0, 0.0, self.streams)]
-        self._x0s = [0.0]
-
-    def _token(self, k: int, streams: int) -> float:
-        return self.model.token_s(self.context + k, streams, self.factor)
-
-    def offset_of(self, k: int) -> float:
-        """Seconds from token 0 to token `k` (clamped to 0..count-1)."""
-        k = max(0, min(k, self.count - 1))
-        segment = self.segments[bisect.bisect_right(self._x0s, k) - 1]
-        x0, n = segment.x0, segment.streams
-        whole = math.ceil(x0)
-        t = segment.t0
-        if whole > x0:  # the rest of the token in progress when the segment began
-            t += (whole - x0) * self._token(whole, n)
-        return t + self.model.span_s(self.context + whole + 1, self.context + k, n, self.factor)
-
-    def time_of(self, k: int) -> float:
-        """Absolute release time of completion token `k` (clamped to 0..count-1)."""
-        return self.start + self.offset_of(k)
-
-    def due(self, t: float) -> int:
-        """How many tokens are released by time `t` (tokens 0..due-1)."""
-        offset = t - self.start + _EPSILON_S
-        if self.count <= 0 or offset < 0:
-            return 0
-        if self.offset_of(self.count - 1) <= offset:
-            return self.count
-        low, high = 0, self.count - 1  # offset_of(low) <= offset < offset_of(high)
-        while high - low > 1:
-            middle = (low + high) // 2
-            if self.offset_of(middle) <= offset:
-                low = middle
-            else:
-                high = middle
-        return low + 1
-
-    def _progress(self, offset: float) -> float:
-        segment = self.segments[-1]
-        if offset <= segment.t0:
-            return segment.x0
-        done = self.due(self.start + offset) - 1
-        if done >= self.count - 1:
-            return float(self.count - 1)
-        if done < segment.x0:
-            since, at = segment.x0, segment.t0
-        else:
-            since, at = float(done), self.offset_of(done)
-        token = math.floor(since) + 1
-        return min(since + (offset - at) / self._token(token, segment.streams), float(token))
-
-    def progress_at(self, t: float) -> float:
-        """Tokens done by time `t` (at or after the last re-plan), fractional within the
-        token in progress."""
-        return self._progress(t - self.start)
-
-    def replan(self, t: float, streams: int) -> None:
-        """From time `t` on, the server runs `streams` streams (earlier times unchanged)."""
-        last = self.segments[-1]
-        offset = t - self.start
-        if streams == last.streams:
-            return
-        if offset <= last.t0:
-            last.streams = streams  # before the segment started: it starts at the new load
-            return
-        x = self._progress(offset)
-        if x >= self.count - 1:
-            return
-        self.segments.append(_Segment(offset, x, streams))
-        self._x0s.append(x)

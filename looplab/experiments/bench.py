@@ -19,6 +19,7 @@ from pathlib import Path
 
 from looplab.analysis.retime import profile_model_timing, retime_events, sweep_trace
 from looplab.backends.presets import resolve_profile
+from looplab.backends.profile import LatencyProfile
 from looplab.clock import utc_now
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
@@ -135,15 +136,26 @@ class ClockPair:
     cell: str
     wall_s: float
     virtual_s: float
+    retimed_s: float | None = None
+    """The wall-clock trace re-timed virtually at its own profile (`replay --mode virtual`)."""
 
     @property
     def difference_pct(self) -> float:
         """(virtual - wall) / wall, in percent."""
         return (self.virtual_s - self.wall_s) / self.wall_s * 100
 
+    @property
+    def retimed_difference_pct(self) -> float | None:
+        """(re-timed - wall) / wall, in percent."""
+        if self.retimed_s is None:
+            return None
+        return (self.retimed_s - self.wall_s) / self.wall_s * 100
+
 
 def run_clock_bench(config_path: Path, overrides: list[str]) -> list[ClockPair]:
-    """Run one experiment twice, wall then virtual clock, and pair the cells' task times.
+    """Run one experiment twice, wall then virtual clock, and pair the cells' task times;
+    each wall-clock trace is also re-timed virtually at its own profile, from its token
+    counts (what `looplab replay --mode virtual` and `sweep` predict).
 
     Cells run one at a time (`concurrency=1` unless overridden): the virtual clock removes
     model waits, so concurrent cells' tools would overlap (and contend for CPU) more than
@@ -165,8 +177,23 @@ def run_clock_bench(config_path: Path, overrides: list[str]) -> list[ClockPair]:
             for outcome in result.outcomes:
                 if outcome.task_s is not None:
                     times.setdefault(outcome.cell.id, {})[clock] = outcome.task_s
+                if clock == "wall" and outcome.task_s is not None:
+                    retimed = _retimed_s(outcome.trace_path)
+                    if retimed is not None:
+                        times[outcome.cell.id]["retimed"] = retimed
     return [
-        ClockPair(cell, pair["wall"], pair["virtual"])
+        ClockPair(cell, pair["wall"], pair["virtual"], pair.get("retimed"))
         for cell, pair in sorted(times.items())
         if "wall" in pair and "virtual" in pair
     ]
+
+
+def _retimed_s(path: Path) -> float | None:
+    """Task time of a recorded trace re-timed at its own profile (None: no profile)."""
+    from looplab.experiments.replay import replay_virtual
+
+    trace = read_trace(path)
+    if trace.header.profile is None:
+        return None
+    replayed = replay_virtual(trace, LatencyProfile.model_validate(trace.header.profile))
+    return replayed.end.end if replayed.end is not None else None

@@ -194,8 +194,8 @@ def replay_command(
 def _sweep_table(summaries: list[Any], title: str) -> Table:
     table = Table(title=title)
     for column in (
-        "tok/s", "TTFT s", "task s", "speedup", "decode", "TTFT+prefill", "tools", "other",
-        "Amdahl ceiling",
+        "tok/s", "TTFT s", "task s", "speedup", "decode", "reasoning", "TTFT+prefill", "tools",
+        "other", "Amdahl ceiling",
     ):  # fmt: skip
         table.add_column(column, justify="right")
     for entry in summaries:
@@ -205,6 +205,7 @@ def _sweep_table(summaries: list[Any], title: str) -> Table:
             f"{entry.task_s:.2f}",
             f"{entry.speedup:.2f}x",
             f"{entry.decode_share:.0%}",
+            f"{entry.reasoning_share:.0%}",
             f"{entry.ttft_share:.0%}",
             f"{entry.tool_share:.0%}",
             f"{entry.other_share:.0%}",
@@ -224,7 +225,16 @@ def sweep_command(
         str | None, typer.Option(help="Comma-separated TTFT bases, s (default: the profile's).")
     ] = None,
     profile: ProfileOpt = "slow-80",
-    profile_set: ProfileSetOpt = None,
+    profile_set: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--profile-set",
+            help="Override a profile field (repeatable), e.g. decode_context_slowdown=0 "
+            "(as if context did not slow decode) or background_streams=32 (as if 32 other "
+            "agents shared the server).",
+            show_default=False,
+        ),
+    ] = None,
     reference: Annotated[
         float | None,
         typer.Option(help="Decode rate speedups are relative to (default: the lowest)."),
@@ -301,14 +311,26 @@ def bench_clock_command(
     if not pairs:
         raise ConfigError("no cell finished on both clocks", field="CONFIG")
     table = Table(title=f"wall vs virtual clock: {config}")
-    for column in ("cell", "wall s", "virtual s", "difference"):
+    for column in ("cell", "wall s", "virtual s", "difference", "re-timed s", "difference"):
         table.add_column(column, justify="right")
     for pair in pairs:
+        retimed = pair.retimed_difference_pct
+        retimed_s = "-" if pair.retimed_s is None else f"{pair.retimed_s:.2f}"
         table.add_row(
-            pair.cell, f"{pair.wall_s:.2f}", f"{pair.virtual_s:.2f}", f"{pair.difference_pct:+.2f}%"
-        )
+            pair.cell, f"{pair.wall_s:.2f}", f"{pair.virtual_s:.2f}",
+            f"{pair.difference_pct:+.2f}%", retimed_s,
+            "-" if retimed is None else f"{retimed:+.2f}%",
+        )  # fmt: skip
     console = out_console()
     console.print(table)
     median = statistics.median(abs(p.difference_pct) for p in pairs)
     worst = max(abs(p.difference_pct) for p in pairs)
-    console.print(f"median |difference| {median:.2f}% (target <= 3%), worst {worst:.2f}%")
+    console.print(
+        f"virtual clock: median |difference| {median:.2f}% (target <= 3%), worst {worst:.2f}%"
+    )
+    retimed_pcts = [abs(d) for p in pairs if (d := p.retimed_difference_pct) is not None]
+    if retimed_pcts:
+        console.print(
+            "virtual re-timing of the wall-clock runs: median |difference| "
+            f"{statistics.median(retimed_pcts):.2f}% (target <= 3%), worst {max(retimed_pcts):.2f}%"
+        )

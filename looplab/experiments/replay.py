@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.analysis.retime import profile_model_timing, retime_events
+from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
@@ -103,11 +103,13 @@ async def replay_live(
         origin_wall = utc_now()
         async with InstrumentedClient(endpoint) as client:
             run = await run_task(task, client, sandbox_config=sandbox)
+        recorded = run_events(
+            run_id, run, origin_wall=origin_wall, model=endpoint.model, profile=profile.name
+        )
+        recorded = annotate_reasoning(recorded, server.simulator.timings)
     events: list[TraceEvent] = [
         RunStartEvent(run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=task_id),
-        *run_events(
-            run_id, run, origin_wall=origin_wall, model=endpoint.model, profile=profile.name
-        ),
+        *recorded,
     ]
     header = trace.header.model_copy(
         update={

@@ -31,7 +31,7 @@ import structlog
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.taskset import load_task
-from looplab.analysis.retime import compose_virtual_timeline
+from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -340,6 +340,8 @@ class ExperimentRunner:
             )  # fmt: skip
             if self.config.clock == "virtual" and server is not None:
                 events = compose_virtual_timeline(events, server.simulator.timings)
+            elif server is not None:
+                events = annotate_reasoning(events, server.simulator.timings)
             for event in events:
                 writer.write(event)
             end = events[-1]

@@ -4,10 +4,11 @@ For each trace and grid point the totals come from `looplab.analysis.retime.swee
 (model calls recomputed from token counts, everything else as recorded). The summary per
 point is the median over traces of the predicted task time and of the speedup against a
 reference rate (the grid's lowest unless given) at the same TTFT, with the Amdahl
-decomposition: the share of predicted time in decode (hidden reasoning included), in
-TTFT/prefill, in tools, and the rest.
-`amdahl_ceiling` is the median over traces of `1 / (1 - f)`, `f` being a trace's decode
-share at the reference rate: the speedup over it an infinitely fast decode would give.
+decomposition: the share of predicted time in visible decode, in hidden reasoning decode
+(its own phase), in TTFT + prefill, in tools, and the rest.
+`amdahl_ceiling` is the median over traces of `1 / (1 - f)`, `f` being a trace's share
+of decode plus reasoning (all the rate scales) at the reference rate: the speedup over it
+an infinitely fast decode would give.
 """
 
 from __future__ import annotations
@@ -44,10 +45,14 @@ class SweepSummary:
     task_s: float
     speedup: float
     decode_share: float
+    """Visible decode."""
     ttft_share: float
+    """TTFT + prefill (to the first token of any kind)."""
     tool_share: float
     other_share: float
     amdahl_ceiling: float
+    reasoning_share: float = 0.0
+    """Hidden reasoning decode (its own phase; it scales with the rate like decode)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -91,7 +96,9 @@ def run_sweep(
         ]
         ceilings = [
             1 / (1 - f) if f < 1 else float("inf")
-            for f in (r.point.decode_s / r.point.task_s for r in reference_rows if r.point.task_s)
+            for f in (
+                r.point.rate_scaled_s / r.point.task_s for r in reference_rows if r.point.task_s
+            )
         ]
         for rate in rates:
             here = [r for r in rows if r.point.ttft_s == ttft and r.point.decode_tps == rate]
@@ -109,6 +116,7 @@ def run_sweep(
                     tool_share=_share(here, "tool_s"),
                     other_share=_share(here, "other_s"),
                     amdahl_ceiling=_median(ceilings),
+                    reasoning_share=_share(here, "reasoning_s"),
                 )
             )
     return rows, summaries

@@ -170,9 +170,11 @@ def breakdown_chart(model: ReportModel, *, per_task: bool) -> str:
     if any(g.estimated for g in model.groups):
         chart.legend("estimated (source lacked exact times)", "#555", "hatch")
     chart.caption = (
-        "TTFT + prefill: request sent -> first token; decode: first -> last token; "
-        "overhead: task time minus model and tool time (harness, queueing). Sandbox start is "
-        "outside task time and drawn last."
+        "TTFT + prefill: request sent -> first token of any kind; reasoning: hidden reasoning "
+        "decoded before the first visible token (time to first visible token = TTFT + "
+        "prefill + reasoning); decode: first -> last visible token; overhead: task time minus "
+        "model and tool time (harness, queueing). Sandbox start is outside task time and "
+        "drawn last."
     )
     return chart.render()
 
@@ -201,6 +203,7 @@ def gantt_chart(
     chart.row_labels([r[0] for r in rows])
     colors = {
         "ttft": COMPONENTS["ttft"][1],
+        "reasoning": COMPONENTS["reasoning"][1],
         "decode": COMPONENTS["decode"][1],
         "model": COMPONENTS["model"][1],
         "tool": COMPONENTS["tools"][1],
@@ -228,12 +231,13 @@ def gantt_chart(
         )
     names = {
         "ttft": "TTFT + prefill",
+        "reasoning": "reasoning (hidden decode)",
         "decode": "decode",
         "model": "model call (not split)",
         "tool": "tool call",
         "queue": "client queue",
     }
-    for kind in ("queue", "ttft", "decode", "model", "tool"):
+    for kind in ("queue", "ttft", "reasoning", "decode", "model", "tool"):
         if kind in kinds:
             chart.legend(names[kind], colors[kind], "box")
     if hatched_any:
@@ -279,7 +283,7 @@ def sweep_chart(model: ReportModel) -> str:
         chart.hline(
             sweep.ceiling,
             "#B22222",
-            f"Amdahl ceiling 1/(1-f), f = {sweep.decode_share:.0%} decode share",
+            f"Amdahl ceiling 1/(1-f), f = {sweep.decode_share:.0%} decode + reasoning share",
             f"Amdahl ceiling {sweep.ceiling:.2f}x (f = {sweep.decode_share:.0%})",
         )
         chart.legend("Amdahl ceiling 1/(1-f)", "#B22222", "dash")

@@ -7,7 +7,10 @@ directories have none), and reading them is fast: about 0.1-0.5 ms per run.
 
 Estimated values (imported traces: an event's `estimated`, the header's `absent`) are
 carried as the set `RunRecord.estimated` of the quantities they affect (`model`, `tool`,
-`ttft`, `decode`), so every view can mark them.
+`ttft`, `reasoning`, `decode`), so every view can mark them.
+
+A model call's phases follow the trace schema: TTFT + prefill (`ttft`), hidden reasoning
+decode (`reasoning`, when the trace knows it), visible decode (`decode`).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ class Bar:
     lane: str
     """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes)."""
     kind: str
-    """`queue`, `ttft`, `decode`, `model` (unsplit), `tool`."""
+    """`queue`, `ttft` (TTFT + prefill), `reasoning` (hidden reasoning decode), `decode`
+    (visible), `model` (unsplit), `tool`."""
     start: float
     end: float
     label: str
@@ -66,7 +70,10 @@ class RunRecord:
     tool_s: float
     overhead_s: float
     ttft_s: float | None
-    """Sum of TTFTs (None when the source had no first-token times)."""
+    """Sum of TTFTs, to the first token of any kind (None when the source had no
+    first-token times)."""
+    reasoning_s: float
+    """Sum of the calls' known hidden reasoning decode times (0 when none is known)."""
     decode_s: float | None
     sandbox_start_s: float | None
     step_ends: list[float]
@@ -133,6 +140,8 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
                 estimated.add("ttft")
             if "decode_s" in event.estimated:
                 estimated.add("decode")
+            if "reasoning_s" in event.estimated:
+                estimated.add("reasoning")
         elif isinstance(event, ToolCallEvent):
             estimated.add("tool")
         elif hasattr(event, "model_s"):
@@ -173,6 +182,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         tool_s=tool_s,
         overhead_s=max(0.0, task_s - model_s - tool_s),
         ttft_s=sum(ttfts) if len(ttfts) == len(calls) and calls else None,
+        reasoning_s=sum(c.reasoning_s or 0.0 for c in calls if c.first_token is not None),
         decode_s=sum(decodes) if len(decodes) == len(calls) and calls else None,
         sandbox_start_s=sandbox,
         step_ends=[s.end for s in steps],
@@ -196,16 +206,21 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent]) -> list[Bar]:
         if call.sent is not None and call.first_token is not None and call.last_token is not None:
             if call.sent - call.start > 1e-4:
                 bars.append(Bar("model", "queue", call.start, call.sent, f"{label} client queue"))
+            first_any = call.first_token - (call.reasoning_s or 0.0)
             bars.append(
                 Bar(
                     "model",
                     "ttft",
                     call.sent,
-                    call.first_token,
-                    f"{label} TTFT",
+                    first_any,
+                    f"{label} TTFT + prefill",
                     "ttft_s" in call.estimated,
                 )
             )
+            if call.reasoning_s:
+                text = f"{label} reasoning (hidden), {call.reasoning_tokens} tokens"
+                estimated = "reasoning_s" in call.estimated
+                bars.append(Bar("model", "reasoning", first_any, call.first_token, text, estimated))
             tokens = call.completion_tokens
             text = f"{label} decode" + (f", {tokens} tokens" if tokens is not None else "")
             bars.append(

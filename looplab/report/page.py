@@ -13,14 +13,17 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from html import escape
 
-from looplab.report import charts
+from looplab.report import charts, charts_steps
 from looplab.report.svg import SVG_DEFS, fmt_s
 from looplab.report.views import GroupView, ReportModel
 
 __all__ = ["render_page"]
 
 _METRICS = (
-    "TTFT: request sent -> first streamed token. Decode: first -> last token. Model time: "
+    "TTFT: request sent -> first token of any kind (with hidden reasoning, the first token "
+    "the model generated: hidden reasoning decode is shown apart, and time to the first "
+    "visible token = TTFT + prefill + reasoning). Decode: first -> last visible token. "
+    "Model time: "
     "request scheduled -> stream end. Tool time: tool started -> result ready. Overhead: step "
     "wall time minus model and tool time. Task time: first request -> the agent's finish "
     "(sandbox start excluded, shown apart). Speedup: the slowest profile's median task time "
@@ -165,6 +168,10 @@ def _compounding(model: ReportModel) -> str:
         items += [charts.family_chart(model, i) for i in range(len(model.families))]
     else:
         items.append(charts.length_chart(model))
+    if model.step_latency is not None:
+        items += [charts_steps.step_latency_chart(model, by) for by in ("step", "context")]
+    if model.slowdown:
+        items.append(charts_steps.slowdown_chart(model))
     return _grid(items)
 
 

@@ -1,4 +1,5 @@
-"""Small statistics for reports: quantiles, bootstrap confidence intervals, CDF points.
+"""Small statistics for reports: quantiles, bootstrap confidence intervals, CDF points,
+median-and-band curve points.
 
 Pure Python (the project has no numpy); fast enough for thousands of runs because the
 bootstrap works on per-task medians, not on every resample's full sort of all runs.
@@ -9,10 +10,11 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 from looplab.stats import median, quantile
 
-__all__ = ["bootstrap_speedup", "cdf_points", "median", "quantile"]
+__all__ = ["CurvePoint", "band", "bootstrap_speedup", "cdf_points", "median", "quantile"]
 
 
 def bootstrap_speedup(
@@ -74,3 +76,21 @@ def cdf_points(values: Sequence[float], max_points: int = 200) -> list[tuple[flo
         return [(v, (i + 1) / n) for i, v in enumerate(ordered)]
     indices = sorted({round(k * (n - 1) / (max_points - 1)) for k in range(max_points)})
     return [(ordered[i], (i + 1) / n) for i in indices]
+
+
+@dataclass
+class CurvePoint:
+    """A median with its band (p25-p75) over `n` runs at one x."""
+
+    x: float
+    median: float
+    low: float
+    high: float
+    n: int
+
+
+def band(x: float, values: list[float]) -> CurvePoint:
+    """The median and p25-p75 band of `values` at `x`."""
+    return CurvePoint(
+        x, median(values), quantile(values, 0.25), quantile(values, 0.75), len(values)
+    )

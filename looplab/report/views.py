@@ -12,11 +12,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from looplab.analysis.retime import sweep_trace
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
-from looplab.report.model import Bar, RunRecord
-from looplab.report.stats import bootstrap_speedup, cdf_points, median, quantile
+from looplab.report.model import RunRecord
+from looplab.report.stats import CurvePoint, band, bootstrap_speedup, cdf_points, median, quantile
+from looplab.report.views_runs import TaskRow, TimelineView, featured, task_rows, timeline
+from looplab.report.views_steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
+from looplab.report.views_sweep import SweepView, sweep_view
 
 __all__ = [
     "COMPONENTS",
@@ -38,6 +38,7 @@ FIXED_COLORS = {"slow-80": "#D55E00", "fast-750": "#0072B2"}
 
 COMPONENTS: dict[str, tuple[str, str]] = {
     "ttft": ("TTFT + prefill", "#8E6BBF"),
+    "reasoning": ("reasoning (hidden decode)", "#B8D8A8"),
     "decode": ("decode", "#3B9C6E"),
     "model": ("model call (not split)", "#7FA7C9"),
     "tools": ("tools", "#E8A33D"),
@@ -45,9 +46,6 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "sandbox": ("sandbox start (outside task time)", "#D0CCC4"),
 }
 """Where-the-time-goes components: key -> (label, colour); timelines use the same."""
-
-SWEEP_RATES = [20.0, 40.0, 80.0, 160.0, 320.0, 750.0, 1000.0, 2000.0, 5000.0]
-TTFT_GRID = [0.0, 0.1, 0.3, 0.5, 1.0, 2.0, 4.0]
 
 
 @dataclass
@@ -74,66 +72,11 @@ class GroupView:
 
 
 @dataclass
-class CurvePoint:
-    """A median with its band (p25-p75) over `n` runs at one x."""
-
-    x: float
-    median: float
-    low: float
-    high: float
-    n: int
-
-
-@dataclass
 class FamilyView:
     """Task time against the parameter of a parametric task family."""
 
     name: str
     series: dict[str, list[CurvePoint]]
-
-
-@dataclass
-class SweepView:
-    """Predicted speedup over decode rates, the Amdahl ceiling, and TTFT sensitivity."""
-
-    base_group: str
-    base_profile: str
-    reference_tps: float
-    traces: int
-    rates: list[float]
-    speedups: list[float]
-    decode_share: float
-    ceiling: float
-    measured: list[tuple[str, float, float, float | None, float | None]]
-    """(group, decode rate, measured speedup, CI low, CI high)."""
-    ttft_grid: list[float]
-    ttft_series: list[tuple[str, float, list[float], float]]
-    """(group, its decode rate, median predicted task s per TTFT, its own TTFT)."""
-    notes: list[str]
-
-
-@dataclass
-class TaskRow:
-    """One task of the per-task table: per group (runs, median s, solved, steps, links)."""
-
-    task: str
-    cells: dict[str, tuple[int, float, str, float, list[tuple[str, str]]]]
-    speedup: float | None
-
-
-@dataclass
-class TimelineView:
-    """One run's Gantt bars."""
-
-    anchor: str
-    run_id: str
-    group: str
-    task: str
-    task_s: float
-    steps: int
-    success: bool | None
-    bars: list[Bar]
-    estimated: bool
 
 
 @dataclass
@@ -152,6 +95,10 @@ class ReportModel:
     breakdown_groups: dict[str, dict[str, float]]
     breakdown_tasks: list[tuple[str, str, dict[str, float]]]
     sweep: SweepView | None
+    step_latency: StepLatencyView | None
+    """Model latency per step against step index and context length."""
+    slowdown: list[SlowdownRow]
+    """Task time split into "more steps" and "slower steps" (context growth)."""
     distributions: dict[str, dict[str, list[tuple[float, float]]]]
     tasks: list[TaskRow]
     featured: list[TimelineView]
@@ -185,7 +132,7 @@ def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str])
     """Compute every view from complete runs (`RunRecord.group` says how they compare)."""
     by_group, order = _grouped(records)
     groups = _groups(by_group, order)
-    timelines = [_timeline(r) for r in records]
+    timelines = [timeline(r) for r in records]
     return ReportModel(
         title=title,
         inputs=list(inputs),
@@ -197,14 +144,16 @@ def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str])
         length_points={g: [(float(r.steps), r.task_s, r.task) for r in by_group[g]] for g in order},
         breakdown_groups={g: _mean_components(by_group[g]) for g in order},
         breakdown_tasks=_task_breakdown(by_group, order),
-        sweep=_sweep(by_group, groups),
+        sweep=sweep_view(by_group, groups),
+        step_latency=step_latency(by_group, order),
+        slowdown=slowdown_rows(by_group, order),
         distributions={
             "ttft": {g: cdf_points([v for r in by_group[g] for v in r.ttfts]) for g in order},
             "decode": {g: cdf_points([v for r in by_group[g] for v in r.decodes]) for g in order},
             "tool": {g: cdf_points([v for r in by_group[g] for v in r.tool_times]) for g in order},
         },
-        tasks=_tasks(by_group, order),
-        featured=_featured(by_group, order),
+        tasks=task_rows(by_group, order),
+        featured=featured(by_group, order),
         timelines=sorted(timelines, key=lambda t: (t.task, order.index(t.group), t.run_id)),
         notes=_notes(records),
     )
@@ -215,9 +164,10 @@ def components(record: RunRecord) -> dict[str, float]:
     parts = {key: 0.0 for key in COMPONENTS}
     if record.ttft_s is not None and record.decode_s is not None:
         parts["ttft"] = record.ttft_s
+        parts["reasoning"] = record.reasoning_s
         parts["decode"] = record.decode_s
         # client queueing, the stream's tail and failed attempts are harness-side time
-        model_rest = max(0.0, record.model_s - record.ttft_s - record.decode_s)
+        model_rest = max(0.0, record.model_s - record.ttft_s - record.reasoning_s - record.decode_s)
     else:
         parts["model"] = record.model_s
         model_rest = 0.0
@@ -309,12 +259,6 @@ def _times_by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
     return dict(out)
 
 
-def _band(x: float, values: list[float]) -> CurvePoint:
-    return CurvePoint(
-        x, median(values), quantile(values, 0.25), quantile(values, 0.75), len(values)
-    )
-
-
 def _compounding(runs: list[RunRecord]) -> list[CurvePoint]:
     depth = max((len(r.step_ends) for r in runs), default=0)
     # a median over fewer than a quarter of the runs says more about one task than the group
@@ -324,7 +268,7 @@ def _compounding(runs: list[RunRecord]) -> list[CurvePoint]:
         values = [r.step_ends[step] for r in runs if len(r.step_ends) > step]
         if len(values) < floor:
             break
-        points.append(_band(step + 1, values))
+        points.append(band(step + 1, values))
     return points
 
 
@@ -343,7 +287,7 @@ def _families(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Fa
                 if run.family == family and run.size is not None:
                     by_size[run.size].append(run.task_s)
             if by_size:
-                series[group] = [_band(float(s), by_size[s]) for s in sorted(by_size)]
+                series[group] = [band(float(s), by_size[s]) for s in sorted(by_size)]
         views.append(FamilyView(family, series))
     return views
 
@@ -367,145 +311,6 @@ def _task_breakdown(
             if runs:
                 rows.append((task, group, _mean_components(runs)))
     return rows
-
-
-def _profile_of(runs: Sequence[RunRecord]) -> tuple[LatencyProfile, list[str]]:
-    for run in runs:
-        if run.profile_spec:
-            try:
-                return LatencyProfile.model_validate(run.profile_spec), []
-            except ValueError:
-                break
-    note = (
-        "these runs carry no latency profile: prefill, network and jitter of the slow-80 "
-        "preset are assumed, and the recorded speed is taken as 80 tok/s"
-    )
-    return resolve_profile("slow-80"), [note]
-
-
-def _sweep(by_group: dict[str, list[RunRecord]], groups: list[GroupView]) -> SweepView | None:
-    base_group = groups[0]
-    runs = [r for r in by_group[base_group.label] if r.trace is not None]
-    if not runs:
-        return None
-    base, notes = _profile_of(runs)
-    reference_tps = base.decode_tps
-    rates = sorted({*SWEEP_RATES, reference_tps, *(g.decode_tps for g in groups if g.decode_tps)})
-    ttft_rates = sorted({g.decode_tps or reference_tps for g in groups})
-    speedups: dict[float, list[float]] = defaultdict(list)
-    shares: list[float] = []
-    ttft_times: dict[tuple[float, float], list[float]] = defaultdict(list)
-    for run in runs:
-        assert run.trace is not None
-        points = sweep_trace(run.trace, rates, [base.ttft_s], base)
-        at = {p.decode_tps: p for p in points}
-        reference = at[reference_tps]
-        if reference.task_s <= 0:
-            continue
-        shares.append(reference.decode_s / reference.task_s)
-        for rate, point in at.items():
-            speedups[rate].append(reference.task_s / point.task_s)
-        for point in sweep_trace(run.trace, ttft_rates, TTFT_GRID, base):
-            ttft_times[(point.decode_tps, point.ttft_s)].append(point.task_s)
-    if not shares:
-        return None
-    share = median(shares)
-    ceilings = [1 / (1 - f) if f < 1 else math.inf for f in shares]
-    measured = [
-        (g.label, g.decode_tps, g.speedup, g.ci[0] if g.ci else None, g.ci[1] if g.ci else None)
-        for g in groups
-        if g.decode_tps
-    ]
-    ttft_series = []
-    for group in groups:
-        rate = group.decode_tps or reference_tps
-        own = base.ttft_s
-        for run in by_group[group.label]:
-            if run.profile_spec and isinstance(run.profile_spec.get("ttft_s"), int | float):
-                own = float(run.profile_spec["ttft_s"])  # type: ignore[arg-type]  # checked
-                break
-        series = [median(ttft_times[(rate, t)]) for t in TTFT_GRID]
-        ttft_series.append((group.label, rate, series, own))
-    if any(r.estimated for r in runs):
-        notes.append("the swept runs have estimated times: the prediction inherits them")
-    return SweepView(
-        base_group=base_group.label,
-        base_profile=base.name,
-        reference_tps=reference_tps,
-        traces=len(shares),
-        rates=rates,
-        speedups=[median(speedups[r]) for r in rates],
-        decode_share=share,
-        ceiling=median(ceilings),
-        measured=measured,
-        ttft_grid=list(TTFT_GRID),
-        ttft_series=ttft_series,
-        notes=notes,
-    )
-
-
-def _tasks(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[TaskRow]:
-    rows = []
-    tasks = sorted({r.task for runs in by_group.values() for r in runs})
-    for task in tasks:
-        cells = {}
-        medians = {}
-        for group in order:
-            runs = sorted((r for r in by_group[group] if r.task == task), key=lambda r: r.run_id)
-            if not runs:
-                continue
-            checked = [r for r in runs if r.success is not None]
-            solved = f"{sum(1 for r in checked if r.success)}/{len(checked)}" if checked else "?"
-            medians[group] = median([r.task_s for r in runs])
-            links = [(r.anchor, f"r{i}") for i, r in enumerate(runs)]
-            cells[group] = (
-                len(runs),
-                medians[group],
-                solved,
-                median([float(r.steps) for r in runs]),
-                links,
-            )
-        speedup = None
-        present = [g for g in order if g in medians]
-        if len(present) >= 2 and medians[present[-1]] > 0:
-            speedup = medians[present[0]] / medians[present[-1]]
-        rows.append(TaskRow(task, cells, speedup))
-    return rows
-
-
-def _timeline(run: RunRecord) -> TimelineView:
-    return TimelineView(
-        anchor=run.anchor,
-        run_id=run.run_id,
-        group=run.group,
-        task=run.task,
-        task_s=run.task_s,
-        steps=run.steps,
-        success=run.success,
-        bars=run.bars,
-        estimated=any(b.estimated for b in run.bars),
-    )
-
-
-def _featured(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[TimelineView]:
-    """One task at two speeds: the pair of groups furthest apart in speed that share a task,
-    and of their shared tasks the one with the most steps (compounding is most visible)."""
-    if not order:
-        return []
-    pairs = [(a, b) for i, a in enumerate(order) for b in order[i + 1 :]]
-    pairs.sort(key=lambda p: order.index(p[0]) - order.index(p[1]))
-    for slow_label, fast_label in pairs:
-        slow, fast = by_group[slow_label], by_group[fast_label]
-        shared = {r.task for r in slow} & {r.task for r in fast}
-        if not shared:
-            continue
-        task = max(shared, key=lambda t: (median([float(r.steps) for r in slow if r.task == t]), t))
-        return [
-            _timeline(min((r for r in runs if r.task == task), key=lambda r: r.run_id))
-            for runs in (slow, fast)
-        ]
-    runs = by_group[order[0]]
-    return [_timeline(max(runs, key=lambda r: (r.steps, r.run_id)))]
 
 
 def _notes(records: Sequence[RunRecord]) -> list[str]:

@@ -19,6 +19,11 @@ that had to be derived are named in the event's `estimated` with how (`{"ttft_s"
 "response latency minus output tokens / 40.7 tok/s"}`), so nothing absent is invented
 and nothing estimated passes for measured.
 
+A model call's phases: `sent` -> TTFT + prefill (`ttft_s`, to the first token of any
+kind) -> hidden reasoning decode (`reasoning_s`) -> `first_token` (first visible token)
+-> visible decode (`decode_s`) -> `last_token`. Traces written before `reasoning_s`
+existed read as calls whose reasoning time is unknown (inside `ttft_s`).
+
 A trace without a final `run_end` is incomplete (the run was cut off).
 """
 
@@ -139,7 +144,9 @@ class ModelCallEvent(_Event):
     sent: float | None = None
     """Request handed to the transport (run axis); client queueing = sent - start."""
     first_token: float | None = None
-    """First streamed token of any kind (run axis)."""
+    """First streamed token of any kind (run axis). Hidden reasoning is not streamed, so
+    with hidden reasoning this is the first visible token, `reasoning_s` after the first
+    token the model generated."""
     last_token: float | None = None
     """Last streamed token (run axis)."""
     prompt_tokens: int | None = None
@@ -150,6 +157,10 @@ class ModelCallEvent(_Event):
     """Completion tokens, reasoning included."""
     reasoning_tokens: int | None = None
     """Hidden reasoning tokens (part of completion_tokens)."""
+    reasoning_s: float | None = None
+    """Decode time of the hidden reasoning, which ends at `first_token`: the call's time to
+    its first visible token is TTFT (`ttft_s`) + reasoning + nothing else. None: no hidden
+    reasoning, or its duration unknown (then it stays inside `ttft_s`)."""
     finish_reason: str | None = None
     """`stop`, `length`, `tool_calls`, ..."""
     model: str | None = None
@@ -165,7 +176,15 @@ class ModelCallEvent(_Event):
 
     @property
     def ttft_s(self) -> float | None:
-        """sent -> first token."""
+        """sent -> first token of any kind (TTFT + prefill): `first_token - sent -
+        reasoning_s`, hidden reasoning tokens being tokens too."""
+        if self.sent is None or self.first_token is None:
+            return None
+        return self.first_token - self.sent - (self.reasoning_s or 0.0)
+
+    @property
+    def first_visible_s(self) -> float | None:
+        """sent -> first visible (streamed) token: TTFT + hidden reasoning decode."""
         if self.sent is None or self.first_token is None:
             return None
         return self.first_token - self.sent

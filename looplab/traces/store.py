@@ -1,5 +1,9 @@
 """The results store: an embedded DuckDB file indexing runs, steps, model and tool calls.
 
+`model_calls` splits each call as the trace does: `ttft_s` (sent -> first token of any
+kind: TTFT + prefill), `reasoning_s` (hidden reasoning decode, NULL when none or unknown),
+`first_visible_s` (= ttft_s + reasoning_s), `decode_s` (first -> last visible token).
+
 One file per experiment directory (`results.duckdb`), next to the traces it indexes. The
 traces are the source of truth; the store is rebuilt from them at any time
 (`ResultStore.rebuild`). Query it with SQL, or load tables into pandas/polars:
@@ -39,7 +43,7 @@ CREATE TABLE IF NOT EXISTS model_calls (
     run_id VARCHAR, step INTEGER, start_s DOUBLE, end_s DOUBLE, client_queue_s DOUBLE,
     ttft_s DOUBLE, decode_s DOUBLE, prompt_tokens BIGINT, cached_tokens BIGINT,
     completion_tokens BIGINT, reasoning_tokens BIGINT, finish_reason VARCHAR,
-    attempts INTEGER, estimated VARCHAR
+    attempts INTEGER, estimated VARCHAR, reasoning_s DOUBLE, first_visible_s DOUBLE
 );
 CREATE TABLE IF NOT EXISTS tool_calls (
     run_id VARCHAR, step INTEGER, name VARCHAR, start_s DOUBLE, end_s DOUBLE,
@@ -60,6 +64,15 @@ class ResultStore:
         self.path = path
         self.db = duckdb.connect(str(path))
         self.db.execute(_SCHEMA)
+        self._add_missing_columns()
+
+    def _add_missing_columns(self) -> None:
+        """A store written by an older looplab gets the columns added since (NULL until
+        its traces are indexed again)."""
+        present = {row[0] for row in self.db.execute("DESCRIBE model_calls").fetchall()}
+        for column in ("reasoning_s", "first_visible_s"):
+            if column not in present:
+                self.db.execute(f"ALTER TABLE model_calls ADD COLUMN {column} DOUBLE")
 
     def close(self) -> None:
         """Close the database."""
@@ -107,7 +120,9 @@ class ResultStore:
             self.db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?)", steps)
         if calls:
             self.db.executemany(
-                "INSERT INTO model_calls VALUES (" + ", ".join("?" * 14) + ")", calls
+                f"INSERT INTO model_calls ({', '.join(_CALL_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})",
+                calls,
             )
         if tools:
             self.db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", tools)
@@ -169,6 +184,15 @@ def _run_row(trace: Trace) -> list[Any]:
     ]
 
 
+_CALL_COLUMNS = (
+    "run_id", "step", "start_s", "end_s", "client_queue_s", "ttft_s", "decode_s",
+    "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens",
+    "finish_reason", "attempts", "estimated", "reasoning_s", "first_visible_s",
+)  # fmt: skip
+"""`model_calls` columns in `_call_row` order (named, so older stores with columns added
+at the end accept the same rows)."""
+
+
 def _call_row(run_id: str, e: ModelCallEvent) -> list[Any]:
     return [
         run_id,
@@ -185,6 +209,8 @@ def _call_row(run_id: str, e: ModelCallEvent) -> list[Any]:
         e.finish_reason,
         len(e.attempts),
         ",".join(sorted(e.estimated)) or None,
+        e.reasoning_s,
+        e.first_visible_s,
     ]
 
 
