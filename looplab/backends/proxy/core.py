@@ -129,6 +129,7 @@ class Proxy:
             profile.prefix_cache_min_tokens,
         )
         self.active = 0
+        self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.calls: list[CallRecord] = []
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
@@ -236,6 +237,7 @@ class Proxy:
         rng = random.Random(seed)
         return self.timing.plan(
             CallTokens(prompt=prompt, cached=min(cached, prompt), output=UNKNOWN_SLOTS),
+            streams=max(1, self.active + 1),
             ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
             decode_factor=rate_factor(self.profile.decode_jitter, rng),
         )
@@ -297,6 +299,7 @@ class Proxy:
                 reasoning=reasoning,
                 output=max(0, completion - reasoning),
             ),
+            streams=plan.streams,
             ttft_extra_s=plan.base_s - self.timing.ttft_s,
             decode_factor=plan.decode_factor,
         )
@@ -320,6 +323,8 @@ class Proxy:
         exchange.record = record
         call.scheduled_first_s = record.track.time_of(hidden) - call.received
         self.active += 1
+        self._load_changed(call.received)
+        self._in_flight.add(record)
         reader = asyncio.ensure_future(self._read(exchange, source, record))
         body = self._release(exchange, source, record, reader)
         try:
@@ -410,12 +415,22 @@ class Proxy:
     def _close_stream(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
         call = exchange.call
         self.active -= 1
+        self._in_flight.discard(record)
+        self._load_changed(self.clock.now())
         call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
         call.pacing = record.summary()
         if record.arrivals:
             call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
         self._remember(call)
         self._record(exchange, source)
+
+    def _load_changed(self, now: float) -> None:
+        """Streams joined or left: in-flight replies go on at the new per-token time (a
+        load-dependent profile), as in the simulator."""
+        if not self.timing.load_dependent:
+            return
+        for record in self._in_flight:
+            record.replan(now, self.active)
 
     # -- bookkeeping ---------------------------------------------------------------------
 

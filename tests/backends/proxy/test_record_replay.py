@@ -81,7 +81,8 @@ async def test_recording_replays_at_two_speeds_without_upstream(
             assert replayer.proxy.recording.divergences == []
         assert replayed == recorded
         assert [c.source for c in calls] == ["replay", "replay"]
-        assert _rate(calls[1]) == pytest.approx(rate, rel=0.01)
+        # in-process (client, proxy and upstream share one interpreter): 2%
+        assert _rate(calls[1]) == pytest.approx(rate, rel=0.02)
 
 
 async def test_unrecorded_request_is_a_clear_error_or_goes_upstream(
