@@ -1,33 +1,21 @@
-"""The pacing proxy, HTTP-free: one exchange in, a re-timed reply out.
+"""The pacing proxy, HTTP-free: one exchange in, a re-timed reply out (README.md has more).
 
-`Proxy.handle(endpoint, body, headers)` takes a client's request (`chat` =
-`/v1/chat/completions`, `responses` = `/v1/responses`), gets the reply from a `Source`
-(the upstream, or a recording in replay mode) and returns a `Reply` whose tokens come out
-on the profile's schedule (`gate.GatedRecord` + the simulator's `SchedulePacer`; the
-schedule is `TimingModel.plan` of the call's tokens, as in the simulator):
-
-- prompt tokens are counted and the prefix cache consulted as the simulator does, so the
-  profile's TTFT (base, jitter, pipeline, network, prefill of the uncached prompt) is the
-  simulator's for the same request;
-- streaming: slots are paced as they arrive (module `gate`); the response headers go out
-  with the first token, carrying `x-looplab-upstream-slower: ttft` when the upstream's
-  first token came after the profile's; an SSE comment line before the end says
-  `upstream-slower decode` when later tokens did;
-- non-streaming: the body is held until the profile's whole-call time (its usage gives
-  the token counts), or sent when it arrives if the upstream is slower (the header says so);
-- errors (any non-2xx status) pass through with the upstream's status and body, wrapped
-  into OpenAI's error shape if they are not in it.
-
-Hidden reasoning: in replay (and non-streaming) replies the usage's reasoning tokens are
-decoded at the profile's rate before the first visible token; a live stream learns them
-only at its end, so there they take whatever time the upstream took.
+`Proxy.handle(endpoint, body, headers)` takes a client's request (`chat` or `responses`),
+gets the reply from a `Source` (the upstream, or a recording) and returns a `Reply` whose
+tokens go out on the profile's schedule (`schedule.plan_request`, paced by `GatedRecord`
+on the simulator's `SchedulePacer`). Streaming: headers go out with the first token
+(`x-looplab-upstream-slower: ttft` if the upstream's first token was later than the
+profile's), an SSE comment before the end says `upstream-slower decode` when later tokens
+were. Non-streaming: the body is held to the profile's whole-call time. Errors pass
+through with the upstream's status, in OpenAI's shape. Hidden reasoning: known up front
+in replays and non-streamed replies (decoded at the profile's rate); a live stream learns
+it only at its end, so there it takes the upstream's time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import random
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
@@ -38,9 +26,8 @@ from typing import Any
 import httpx2
 import structlog
 
-from looplab.backends.distributions import rate_factor
 from looplab.backends.pacing import SchedulePacer
-from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
+from looplab.backends.prefix_cache import PrefixCache
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.calls import CallRecord, assemble_message
@@ -49,7 +36,6 @@ from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
-    data_of,
     is_reasoning,
     json_object,
     prepend,
@@ -57,11 +43,11 @@ from looplab.backends.proxy.replies import (
     usage_of_body,
     usage_of_events,
 )
-from looplab.backends.proxy.store import Recorder, Recording, canonical, request_hash
+from looplab.backends.proxy.schedule import plan_request, replan
+from looplab.backends.proxy.store import Recorder, Recording, exchange_entry
 from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source, error_body
-from looplab.backends.responses import chat_body
-from looplab.backends.timing import CallSchedule, CallTokens, TimingModel
-from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
+from looplab.backends.timing import CallSchedule, TimingModel
+from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
 
 __all__ = ["Proxy", "Reply"]
@@ -221,26 +207,10 @@ class Proxy:
     # -- the profile's schedule -----------------------------------------------------------
 
     def _plan(self, endpoint: str, body: dict[str, Any], received: float) -> CallSchedule:
-        """The profile's schedule for this request, before its reply is known: prompt and
-        cached tokens as the simulator counts them, the request's jitter draws."""
-        chat = chat_body(body) if endpoint == "responses" else body
-        messages = [m for m in chat.get("messages") or [] if isinstance(m, dict)]
-        tools = [t for t in chat.get("tools") or [] if isinstance(t, dict)]
-        cumulative = self.tokenizer.count_messages(messages, tools)
-        prompt = (cumulative[-1] if cumulative else 0) + REPLY_PRIMING_TOKENS
-        cached = 0
-        if self.profile.prefix_cache and messages:
-            cached = self.cache.lookup_and_store(
-                prefix_hashes(messages, tools), cumulative, received
-            )
-        seed = int(request_hash(endpoint, body)[:16], 16) ^ self.profile.seed
-        rng = random.Random(seed)
-        return self.timing.plan(
-            CallTokens(prompt=prompt, cached=min(cached, prompt), output=UNKNOWN_SLOTS),
-            streams=max(1, self.active + 1),
-            ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
-            decode_factor=rate_factor(self.profile.decode_jitter, rng),
-        )
+        return plan_request(
+            self.timing, self.profile, self.tokenizer, self.cache, endpoint, body,
+            received=received, streams=max(1, self.active + 1),
+        )  # fmt: skip
 
     # -- replies -------------------------------------------------------------------------
 
@@ -272,7 +242,7 @@ class Proxy:
             body = json_object(raw) if raw else {}
             call.usage = usage_of_body(exchange.endpoint, body)
             call.message, call.finish_reason = body_message(exchange.endpoint, body)
-            plan = self._replan(exchange.plan, call.usage, hidden_reasoning=True)
+            plan = replan(self.timing, exchange.plan, call.usage)
             due = call.received + plan.total_s
             call.scheduled_first_s, call.scheduled_last_s = plan.first_visible_s, plan.total_s
             if arrived > due + 1e-3:
@@ -289,21 +259,6 @@ class Proxy:
         headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
         return Reply(call.status, headers, raw)
 
-    def _replan(self, plan: CallSchedule, usage: Usage, hidden_reasoning: bool) -> CallSchedule:
-        reasoning = usage.reasoning or 0 if hidden_reasoning else 0
-        completion = usage.completion or 0
-        return self.timing.plan(
-            CallTokens(
-                prompt=plan.tokens.prompt,
-                cached=plan.tokens.cached,
-                reasoning=reasoning,
-                output=max(0, completion - reasoning),
-            ),
-            streams=plan.streams,
-            ttft_extra_s=plan.base_s - self.timing.ttft_s,
-            decode_factor=plan.decode_factor,
-        )
-
     async def _stream(self, exchange: _Exchange, source: Source) -> Reply:
         """Streaming: pace the slots as they arrive; headers go out with the first one."""
         call = exchange.call
@@ -313,7 +268,7 @@ class Proxy:
             recorded = usage_of_events(exchange.endpoint, source.events)
             hidden = recorded.reasoning or 0 if not streams_reasoning(source.events) else 0
         unknown = Usage(completion=hidden + UNKNOWN_SLOTS, reasoning=hidden)
-        plan = self._replan(exchange.plan, unknown, hidden_reasoning=True)
+        plan = replan(self.timing, exchange.plan, unknown)
         record = GatedRecord(
             received=call.received,
             track=plan.track(call.received),
@@ -353,6 +308,7 @@ class Proxy:
                     continue
                 item = make_item(protocol, event[0], event[1], event[2], self.tokenizer)
                 item.first_slot = len(record.arrivals)
+                item.arrived = arrived
                 exchange.items.append(item)
                 if item.slots:
                     if call.upstream_first_token is None:
@@ -464,32 +420,8 @@ class Proxy:
         self, exchange: _Exchange, source: Source, body: dict[str, Any] | None = None
     ) -> None:
         """Store the exchange when recording (upstream replies only)."""
-        call = exchange.call
-        if self.recorder is None or call.source != "upstream":
-            return
-        sent = source.sent
-
-        def rel(t: float | None) -> float | None:
-            return None if t is None else round(t - sent, 6)
-
-        entry: dict[str, Any] = {
-            "endpoint": exchange.endpoint,
-            "hash": request_hash(exchange.endpoint, exchange.body),
-            "request": canonical(exchange.body),
-            "stream": call.stream,
-            "status": call.status,
-            "usage": vars(call.usage),
-            "message": call.message,
-            "upstream": {
-                "first_token_s": rel(call.upstream_first_token),
-                "last_token_s": rel(call.upstream_last_token),
-                "total_s": rel(call.upstream_end),
-            },
-        }
-        if body is not None:
-            entry["body"] = body
-        else:
-            entry["events"] = [
-                {"event": item.event, "data": data_of(item.raw)} for item in exchange.items
-            ]
-        self.recorder.add(entry)
+        if self.recorder is not None and exchange.call.source == "upstream":
+            items = None if body is not None else exchange.items
+            entry = exchange_entry(exchange.endpoint, exchange.body, exchange.call, source.sent,
+                                   items=items, reply=body)  # fmt: skip
+            self.recorder.add(entry)

@@ -75,6 +75,8 @@ class Item:
     """Estimated tokens of each slot of this item (empty: a passthrough)."""
     first_slot: int = 0
     """Index of this item's first slot in the whole stream."""
+    arrived: float = 0.0
+    """When the upstream delivered it (clock seconds)."""
 
     @property
     def slots(self) -> int:

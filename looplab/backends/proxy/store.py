@@ -33,9 +33,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.events import Item
+from looplab.backends.proxy.replies import data_of
 from looplab.errors import ConfigError
 
-__all__ = ["CANONICAL_DROP", "STORE_FORMAT", "Divergence", "Recorder", "Recording", "request_hash"]
+__all__ = [
+    "CANONICAL_DROP",
+    "STORE_FORMAT",
+    "Divergence",
+    "Recorder",
+    "Recording",
+    "exchange_entry",
+    "request_hash",
+]
 
 STORE_FORMAT = "looplab-proxy-1"
 CANONICAL_DROP = (
@@ -64,6 +75,45 @@ def summary(body: dict[str, Any]) -> str:
         last = last.get("content") or last.get("output") or last.get("type") or ""
     text = json.dumps(last)[:80] if not isinstance(last, str) else last[:80]
     return f"{body.get('model')}: {text}"
+
+
+def exchange_entry(
+    endpoint: str,
+    body: dict[str, Any],
+    call: CallRecord,
+    sent: float,
+    *,
+    items: list[Item] | None = None,
+    reply: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One exchange as stored (module docstring): streamed `items` or a `reply` body;
+    times relative to `sent`. Never any request header."""
+
+    def rel(t: float | None) -> float | None:
+        return None if t is None else round(t - sent, 6)
+
+    entry: dict[str, Any] = {
+        "endpoint": endpoint,
+        "hash": request_hash(endpoint, body),
+        "request": canonical(body),
+        "stream": call.stream,
+        "status": call.status,
+        "usage": vars(call.usage),
+        "message": call.message,
+        "upstream": {
+            "first_token_s": rel(call.upstream_first_token),
+            "last_token_s": rel(call.upstream_last_token),
+            "total_s": rel(call.upstream_end),
+        },
+    }
+    if items is None:
+        entry["body"] = reply
+    else:
+        entry["events"] = [
+            {"t": rel(item.arrived), "event": item.event, "data": data_of(item.raw)}
+            for item in items
+        ]
+    return entry
 
 
 @dataclass(frozen=True)
