@@ -78,11 +78,13 @@ class LoadGenerator:
     def __init__(self, workers: int | None = None) -> None:
         self.workers = workers or max(1, min(4, os.cpu_count() or 1))
         self._pool: ProcessPoolExecutor | None = None
+        self.pids: set[int] = set()
+        """The worker processes' ids."""
 
     def __enter__(self) -> LoadGenerator:
         context = multiprocessing.get_context("spawn")
         self._pool = ProcessPoolExecutor(self.workers, mp_context=context)
-        list(self._pool.map(_ready, range(self.workers)))  # start (and import) them all now
+        self.pids = set(self._pool.map(_ready, range(self.workers)))  # start them all now
         return self
 
     def __exit__(
@@ -180,6 +182,7 @@ def attach_server_timing(base_url: str, responses: list[ModelResponse]) -> None:
 
 
 def _ready(_: int) -> int:
+    time.sleep(0.05)  # hold this worker so the next task starts another one
     return os.getpid()
 
 
