@@ -24,6 +24,7 @@ from pydantic import Field, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
+from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
 
 __all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamily"]
@@ -31,7 +32,7 @@ __all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamil
 AgentName = Literal["auto", "coding", "computer_use"]
 
 
-def _auto_agent() -> list[AgentName]:
+def _auto_agent() -> list[str]:
     return ["auto"]
 
 
@@ -95,8 +96,10 @@ class ExperimentConfig(StrictModel):
     """What the experiment asks."""
     backends: list[BackendSpec] = Field(min_length=1)
     """Backends to compare."""
-    agents: list[AgentName] = Field(default_factory=_auto_agent)
-    """Agents; `auto` picks the task kind's agent."""
+    agents: list[str] = Field(default_factory=_auto_agent)
+    """Agents; `auto` picks the task kind's agent; a `wrapped` agent's name runs it."""
+    wrapped: list[WrappedAgent] = Field(default_factory=list)
+    """Foreign agent commands, run through the pacing proxy (`looplab.experiments.wrapped`)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
     """Task ids, globs (`coding/*`), or families with parameter lists."""
     repetitions: int = Field(default=1, ge=1)
@@ -116,6 +119,17 @@ class ExperimentConfig(StrictModel):
     tools run for real, the timeline composed from both."""
     output_dir: Path | None = None
     """Where traces and the results database go (default `runs/<name>`)."""
+
+    @model_validator(mode="after")
+    def _known_agents(self) -> ExperimentConfig:
+        known = {"auto", "coding", "computer_use", *(w.name for w in self.wrapped)}
+        unknown = [a for a in self.agents if a not in known]
+        if unknown:
+            raise ValueError(
+                f"agents: unknown {unknown}; allowed: {sorted(known)} (a foreign agent "
+                "command is declared under `wrapped`)"
+            )
+        return self
 
     def resolved_output_dir(self) -> Path:
         """`output_dir`, or `runs/<name>`."""

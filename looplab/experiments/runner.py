@@ -41,6 +41,7 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
+from looplab.experiments.wrapped import FAST_UPSTREAM, WrappedAgent, run_wrapped_cell
 from looplab.stats import quantile
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
@@ -293,6 +294,9 @@ class ExperimentRunner:
     async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
         path = self.traces / f"{cell.id}.jsonl"
         run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
+        wrapped = {w.name: w for w in self.config.wrapped}
+        if cell.agent in wrapped:
+            return await self._run_wrapped(cell, wrapped[cell.agent], path, run_id)
         try:
             endpoint, server = await self._endpoint(cell)
             task = load_task(cell.task)
@@ -355,6 +359,31 @@ class ExperimentRunner:
             success=end.success,
             loop_lag_p99_ms=end.loop_lag_p99_ms,
         )
+
+    async def _run_wrapped(
+        self, cell: Cell, agent: WrappedAgent, path: Path, run_id: str
+    ) -> CellOutcome:
+        """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
+        backend = cell.backend
+        profile = self._profile(backend, cell.seed)
+        upstream = backend.base_url
+        try:
+            if profile is not None and not (agent.upstream or agent.replay):
+                overrides = {**backend.overrides, **FAST_UPSTREAM}
+                fast = backend.model_copy(
+                    update={"name": f"{backend.name}+up", "overrides": overrides}
+                )
+                upstream = (await self._server(fast, cell.seed)).base_url
+            await run_wrapped_cell(
+                agent, task_id=cell.task, profile=profile, upstream=upstream, trace=path,
+                run_id=run_id, experiment=self.config.name, cell=cell.describe(),
+            )  # fmt: skip
+            trace = read_trace(path)
+        except LooplabError as exc:
+            return CellOutcome(cell, "failed", path, error=str(exc))
+        end = trace.end
+        assert end is not None
+        return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
 
     def _observer(self, cell_id: str) -> Callable[[str], None] | None:
         """A client observer turning call start/end into (cell, phase, step) status."""

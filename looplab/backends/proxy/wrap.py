@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -78,6 +79,10 @@ def run_wrapped(
     cwd: Path | None = None,
     extra_env: Mapping[str, str] | None = None,
     timeout_s: float | None = None,
+    stop: threading.Event | None = None,
+    run_id: str | None = None,
+    experiment: str | None = None,
+    cell: Mapping[str, object] | None = None,
 ) -> WrapResult:
     """Run `command` against the proxy and write its trace to `output` (module doc).
 
@@ -91,6 +96,9 @@ def run_wrapped(
         cwd: the command's working directory.
         extra_env: more variables for the command.
         timeout_s: kill the command after this long (None: no limit).
+        stop: set it to end the command early (from another thread); the trace is still
+            written.
+        run_id, experiment, cell: the trace header's (an experiment cell's run).
 
     Raises:
         ConfigError: an empty command, or one that cannot be started.
@@ -98,7 +106,7 @@ def run_wrapped(
     if not command:
         raise ConfigError("give the agent command after --", field="COMMAND")
     agent = agent or Path(command[0]).name
-    run_id = f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
+    run_id = run_id or f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
     server = ProxyServer(profile, upstream=upstream, record=record, replay=replay,
                          api_key=api_key)  # fmt: skip
     server.start()
@@ -110,11 +118,7 @@ def run_wrapped(
         except OSError as exc:
             raise ConfigError(f"cannot start {command[0]!r}: {exc.strerror}",
                               field="COMMAND") from None  # fmt: skip
-        try:
-            code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _stop_group(process)
-            code = process.wait()
+        code = _wait(process, timeout_s, stop)
         exited = time.perf_counter()
     finally:
         if process is not None:
@@ -126,7 +130,10 @@ def run_wrapped(
         run_id=run_id,
         created=utc_now(),
         source="wrap",
-        cell={"backend": profile.name, "agent": agent, "task": task or agent},
+        experiment=experiment,
+        cell=dict(cell)
+        if cell
+        else {"backend": profile.name, "agent": agent, "task": task or agent},
         task=task or agent,
         agent=agent,
         model=next((c.model for c in calls if c.model), None),
@@ -152,6 +159,22 @@ def run_wrapped(
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())
     return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+
+
+def _wait(
+    process: subprocess.Popen[bytes], timeout_s: float | None, stop: threading.Event | None
+) -> int:
+    """The command's exit status; it is stopped at `timeout_s` or when `stop` is set."""
+    deadline = None if timeout_s is None else time.perf_counter() + timeout_s
+    while True:
+        try:
+            return process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            pass
+        expired = deadline is not None and time.perf_counter() > deadline
+        if expired or (stop is not None and stop.is_set()):
+            _stop_group(process)
+            return process.wait()
 
 
 def _stop_group(process: subprocess.Popen[bytes]) -> None:
