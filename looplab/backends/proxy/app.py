@@ -51,7 +51,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
         seen = sorted({c.model for c in proxy.calls if c.model})
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "upstream"} for m in seen]
         if proxy.upstream is not None:
-            client = proxy._client()
+            client = proxy.http_client()
             forwarded = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
             with contextlib.suppress(Exception):
                 answer = await client.get(proxy.upstream + "/models", headers=forwarded)

@@ -189,14 +189,15 @@ class Proxy:
             }
         exchange.call.source = "upstream"
         return HttpUpstream(
-            self._client(),
+            self.http_client(),
             self.upstream + PROTOCOLS[endpoint].path,
             json.dumps(upstream_body).encode(),
             headers,
             self._api_key,
         )
 
-    def _client(self) -> httpx2.AsyncClient:
+    def http_client(self) -> httpx2.AsyncClient:
+        """The upstream connection pool (created on first use, on the serving loop)."""
         if self._http is None:
             self._http = httpx2.AsyncClient(
                 timeout=httpx2.Timeout(600.0, connect=10.0),

@@ -61,7 +61,7 @@ def _rate(call: CallRecord) -> float:
 async def test_recording_replays_at_two_speeds_without_upstream(
     upstream: SimulatorServer, tmp_path: Path
 ) -> None:
-    """A session recorded once replays at 300 and at 1000 tok/s, identical, no upstream."""
+    """A session recorded once replays at 200 and at 400 tok/s, identical, no upstream."""
     store = tmp_path / "rec"
     fast = resolve_profile("fast-750", ["ttft_s=0", "prefill_tps=null"])
     with ProxyServer(fast, upstream=upstream.base_url, record=store) as recorder:
@@ -72,7 +72,7 @@ async def test_recording_replays_at_two_speeds_without_upstream(
     assert exchange["format"] == "looplab-proxy-1"
     assert exchange["usage"]["completion"] == 120
     assert exchange["upstream"]["total_s"] > 0
-    for rate in (300, 1000):
+    for rate in (200, 400):
         profile = resolve_profile("slow-80", [f"decode_tps={rate}", "ttft_s=0.05"])
         with ProxyServer(profile, replay=store) as replayer:
             replayed = await _session(replayer.base_url)
@@ -130,3 +130,27 @@ async def test_out_of_order_session_reports_its_step(
         divergences = replayer.proxy.recording.divergences
     assert len(divergences) == 1
     assert divergences[0].step == 0 and divergences[0].recorded
+
+
+async def test_replay_decodes_hidden_reasoning_at_the_profiles_rate(tmp_path: Path) -> None:
+    """Recorded hidden reasoning tokens delay the first visible token by reasoning / rate."""
+    store = tmp_path / "rec"
+    thinking = resolve_profile("fast-750", ["decode_tps=20000", "ttft_s=0", "prefill_tps=null",
+                                            "output_tokens=80", "reasoning_tokens=40"])  # fmt: skip
+    with (
+        SimulatorServer(thinking) as source,
+        ProxyServer(resolve_profile("fast-750"), upstream=source.base_url, record=store) as rec,
+    ):
+        client = openai.AsyncOpenAI(base_url=rec.base_url, api_key="k")
+        stream = await client.responses.create(model="looplab-lorem", input="Think.", stream=True)
+        [event async for event in stream]
+        await client.close()
+    profile = resolve_profile("slow-80", ["decode_tps=400", "ttft_s=0.05", "prefill_tps=null"])
+    with ProxyServer(profile, replay=store) as replayer:
+        client = openai.AsyncOpenAI(base_url=replayer.base_url, api_key="k")
+        stream = await client.responses.create(model="looplab-lorem", input="Think.", stream=True)
+        [event async for event in stream]
+        await client.close()
+        (call,) = replayer.proxy.calls
+    assert call.usage.reasoning == 40 and call.first_token is not None
+    assert call.first_token - call.received == pytest.approx(0.05 + 40 / 400, abs=0.01)

@@ -20,9 +20,9 @@ AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "openai_ag
 
 @pytest.fixture(scope="module")
 def agent_upstream() -> Iterator[SimulatorServer]:
-    """A fast simulator upstream whose text answers are 200 tokens."""
+    """A fast simulator upstream whose text answers are 400 tokens."""
     profile = resolve_profile(
-        "fast-750", ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=200"]
+        "fast-750", ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=400"]
     )
     with SimulatorServer(profile) as server:
         yield server
@@ -53,7 +53,7 @@ def test_foreign_agent_at_slow_80_and_fast_750(
         done = _wrap(tmp_path, "-p", name, "--upstream", agent_upstream.base_url,
                      "-o", str(tmp_path / name), "--", sys.executable, str(AGENT))  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
-        assert "answer words: 200" in done.stdout
+        assert "answer words: 400" in done.stdout
     for name, rate in rates.items():
         trace = _trace(tmp_path / name)
         assert trace.header.source == "wrap" and trace.complete
@@ -87,7 +87,7 @@ def test_recording_replays_the_agent_without_upstream(
                      "--record", str(store), "-o", str(tmp_path / "recorded"),
                      "--", sys.executable, str(AGENT))  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr[-3000:]
-    for rate in (1000,):
+    for rate in (400,):
         out = tmp_path / f"replay-{rate}"
         done = _wrap(tmp_path, "-p", "fast-750", "--profile-set", f"decode_tps={rate}",
                      "--replay", str(store), "-o", str(out),
