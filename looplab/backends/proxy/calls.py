@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from looplab.backends.client import StreamAssembler
 from looplab.backends.proxy.events import Item, Usage
 
 __all__ = ["CallRecord", "assemble_message"]
@@ -70,8 +71,6 @@ def assemble_message(endpoint: str, items: list[Item]) -> tuple[dict[str, Any], 
             if data.get("type") in ("response.completed", "response.incomplete"):
                 return responses_message(data.get("response") or {})
         return {"role": "assistant", "content": None}, None
-    from looplab.backends.client import StreamAssembler
-
     assembler = StreamAssembler()
     for item in items:
         if item.data is not None:

@@ -60,6 +60,10 @@ class GatedRecord(PacingRecord):
     anchored_s: float = 0.0
     """How far the track moved to wait for the upstream's first token (0: it did not)."""
     _waiting: bool = False
+    _cache: dict[int, float] = field(default_factory=dict)
+    """Scheduled times computed since the plan last changed (slot -> time)."""
+    _hint: int = 0
+    _hint_t: float = -math.inf
 
     # -- what the upstream does ----------------------------------------------------------
 
@@ -76,6 +80,7 @@ class GatedRecord(PacingRecord):
             if late > 0:
                 self.track.start += late
                 self.anchored_s = late
+                self._changed()
         if self._waiting:
             self._wake()
 
@@ -83,6 +88,7 @@ class GatedRecord(PacingRecord):
         """The upstream streamed `true_tokens` tokens in all: rescale the positions."""
         if self.cum and true_tokens > 0 and self.cum[-1] > 0:
             self.scale = true_tokens / self.cum[-1]
+            self._changed()
             self._wake()
 
     def finish(self) -> None:
@@ -99,7 +105,10 @@ class GatedRecord(PacingRecord):
 
     def scheduled(self, slot: int) -> float:
         """The profile's time for `slot` (ignoring when it arrived)."""
-        return self.track.time_of(self.offset + self.position(slot))
+        time = self._cache.get(slot)
+        if time is None:
+            time = self._cache[slot] = self.track.time_of(self.offset + self.position(slot))
+        return time
 
     def intended(self, slot: int) -> float:
         """max(scheduled, arrival); infinity for a slot not yet arrived."""
@@ -108,15 +117,30 @@ class GatedRecord(PacingRecord):
         return max(self.scheduled(slot), self.arrivals[slot])
 
     def due(self, t: float) -> int:
-        """How many slots are due (and arrived) by `t`."""
-        low, high = 0, len(self.arrivals)  # intended is non-decreasing in the slot
-        while low < high:
-            middle = (low + high) // 2
-            if self.intended(middle) <= t + 1e-9:
-                low = middle + 1
-            else:
-                high = middle
-        return low
+        """How many slots are due (and arrived) by `t`.
+
+        The pacer asks with growing `t`, so the answer is found by walking on from the last
+        one (amortised one look per slot); a changed plan or an earlier `t` restarts the
+        walk from the slots already released.
+        """
+        if t < self._hint_t:
+            self._changed()
+        k, n = self._hint, len(self.arrivals)  # intended is non-decreasing in the slot
+        while k < n and self.intended(k) <= t + 1e-9:
+            k += 1
+        self._hint, self._hint_t = k, t
+        return k
+
+    def replan(self, t: float, streams: int) -> None:
+        """The server's load changed: re-plan the rest (`PacingRecord.replan`)."""
+        self._changed()
+        super().replan(t, streams)
+
+    def _changed(self) -> None:
+        """The plan changed: forget computed times, walk `due` again from the released."""
+        self._cache.clear()
+        self._hint = self.releases[-1].stop if self.releases else 0
+        self._hint_t = -math.inf
 
     async def sleep_until(self, clock: Clock, deadline: float) -> None:
         """Wait until `deadline` (infinity: until the awaited slot arrives), or a wake."""
@@ -142,16 +166,22 @@ class GatedRecord(PacingRecord):
 
     # -- what happened -------------------------------------------------------------------
 
-    def late_slots(self) -> int:
+    def late_slots(self, scheduled: list[float] | None = None) -> int:
         """Slots the upstream delivered after the profile's time for them."""
-        return sum(1 for j, t in enumerate(self.arrivals) if t > self.scheduled(j) + 1e-9)
+        times = scheduled if scheduled is not None else self._scheduled_all()
+        return sum(1 for t, s in zip(self.arrivals, times, strict=True) if t > s + 1e-9)
+
+    def _scheduled_all(self) -> list[float]:
+        return [self.scheduled(j) for j in range(len(self.arrivals))]
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready: release lateness (the proxy's own), upstream-bound slots, rate."""
+        scheduled = self._scheduled_all()
+        intended = [max(s, a) for s, a in zip(scheduled, self.arrivals, strict=True)]
         lateness = [
-            r.actual - self.intended(s)
+            r.actual - intended[s]
             for r in self.releases
-            for s in range(r.start, min(r.stop, len(self.arrivals)))
+            for s in range(r.start, min(r.stop, len(intended)))
         ]
         first = self.releases[0].actual if self.releases else None
         last = self.releases[-1].actual if self.releases else None
@@ -161,11 +191,11 @@ class GatedRecord(PacingRecord):
             "chunks": len(self.releases),
             "scale": self.scale,
             "anchored_s": self.anchored_s,
-            "late_slots": self.late_slots(),
+            "late_slots": self.late_slots(scheduled),
             "first_release_s": None if first is None else first - self.received,
             "last_release_s": None if last is None else last - self.received,
-            "intended_first_s": (self.intended(0) - self.received) if self.arrivals else None,
-            "first_release_late_s": (first - self.intended(0)) if first is not None else None,
+            "intended_first_s": (intended[0] - self.received) if intended else None,
+            "first_release_late_s": (first - intended[0]) if first and intended else None,
             "lateness_p50_s": quantile(lateness, 0.5) if lateness else None,
             "lateness_p99_s": quantile(lateness, 0.99) if lateness else None,
         }
