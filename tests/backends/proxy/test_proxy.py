@@ -17,6 +17,10 @@ from looplab.backends.proxy.app import ProxyServer
 PACE = ["decode_tps=400", "ttft_s=0.15", "prefill_tps=null"]
 """The profile the proxy paces to: 400 tok/s after a 150 ms TTFT, no prefill."""
 
+SHARED = 0.03
+"""Rate tolerance here: client, proxy and upstream share this test's interpreter (GIL, GC
+pauses of its large heap); the 1% checks run the proxy in its own process (test_wrap)."""
+
 QUESTION: list[Any] = [{"role": "user", "content": "x"}]
 
 TOOL = {
@@ -46,8 +50,8 @@ async def test_stream_is_paced_to_the_profile(upstream: SimulatorServer) -> None
     assert response.decode_rate_tps == pytest.approx(400, rel=0.05)
     assert response.timing.ttft_s == pytest.approx(0.15, abs=0.03)
     assert call.first_token is not None and call.last_token is not None
-    assert call.first_token - call.received == pytest.approx(0.15, abs=0.005)
-    assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=0.005)
+    assert call.first_token - call.received == pytest.approx(0.15, abs=0.01)
+    assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=SHARED)
     assert call.upstream_slower == []
     assert call.upstream_end is not None and call.upstream_end < call.first_token
 
@@ -70,7 +74,7 @@ async def test_first_token_never_before_the_upstreams(upstream: SimulatorServer)
     assert call.upstream_first_token is not None
     assert call.first_token >= call.upstream_first_token
     assert call.first_token - call.received >= 0.4
-    assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=0.01)
+    assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=SHARED)
 
 
 async def test_slower_upstream_decode_is_reported(upstream: SimulatorServer) -> None:
@@ -162,4 +166,4 @@ async def test_responses_api_is_paced_too(upstream: SimulatorServer) -> None:
     assert final.output[-1].type == "function_call"
     assert first.usage.completion == 120
     assert first.first_token is not None and first.last_token is not None
-    assert 119 / (first.last_token - first.first_token) == pytest.approx(400, rel=0.01)
+    assert 119 / (first.last_token - first.first_token) == pytest.approx(400, rel=SHARED)

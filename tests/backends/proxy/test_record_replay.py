@@ -81,8 +81,8 @@ async def test_recording_replays_at_two_speeds_without_upstream(
             assert replayer.proxy.recording.divergences == []
         assert replayed == recorded
         assert [c.source for c in calls] == ["replay", "replay"]
-        # in-process (client, proxy and upstream share one interpreter): 2%
-        assert _rate(calls[1]) == pytest.approx(rate, rel=0.02)
+        # client, proxy and upstream share this interpreter (GIL, GC): 3%; test_wrap: 1%
+        assert _rate(calls[1]) == pytest.approx(rate, rel=0.03)
 
 
 async def test_unrecorded_request_is_a_clear_error_or_goes_upstream(
