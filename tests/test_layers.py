@@ -13,8 +13,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "looplab"
 LAYERS: list[set[str]] = [
     {"errors", "config", "clock", "stats", "bundled", "extras", "sandbox", "chromium", "tasks"},
     {"traces"},
+    {"workloads"},
     {"backends"},
-    {"analysis", "workloads"},
+    {"analysis"},
     {"sandboxes", "tools"},
     {"agents"},
     {"report"},

@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import time
+from collections.abc import Callable
 from typing import Any, TypedDict
 
 from langgraph.graph import END, START, StateGraph
@@ -57,6 +58,9 @@ class AgentLoop:
         context: what the tools act on (sandbox, services, browser).
         system_prompt: the agent's instructions.
         config: limits, budgets, concurrency, retries.
+        harness_time_s: emulated harness time of step k (trace-driven runs replay another
+            harness's own time): slept after the step's tools and counted as the step's
+            overhead. None: none (the loop's own overhead only).
     """
 
     def __init__(
@@ -66,8 +70,10 @@ class AgentLoop:
         context: ToolContext,
         system_prompt: str,
         config: AgentConfig | None = None,
+        harness_time_s: Callable[[int], float] | None = None,
     ) -> None:
         self.client = client
+        self.harness_time_s = harness_time_s
         self.toolbox = toolbox
         self.context = context
         self.config = config or AgentConfig()
@@ -186,6 +192,10 @@ class AgentLoop:
             # chat completions carry images in user messages only, never in tool results
             text = {"type": "text", "text": "Screenshot(s) from the tool calls above."}
             messages.append({"role": "user", "content": [text, *images]})
+        if self.harness_time_s is not None:
+            pause = self.harness_time_s(step.index)
+            if pause > 0:
+                await asyncio.sleep(pause)
         step.ended = time.perf_counter()
         return {"messages": messages, "end_reason": "finish" if finished else None}
 
@@ -209,6 +219,7 @@ class AgentLoop:
             ok=result.ok,
             error=error,
             output_chars=len(result.content),
+            synthetic=result.synthetic,
         )
         return record, result
 

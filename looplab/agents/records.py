@@ -64,6 +64,8 @@ class ToolCallRecord:
     ok: bool
     error: str | None
     output_chars: int
+    synthetic: bool = False
+    """Stand-in work of a trace-driven run (`tools/synthetic.py`)."""
 
     @property
     def duration_s(self) -> float:

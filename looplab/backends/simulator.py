@@ -144,6 +144,8 @@ class Simulator:
         self._maybe_inject_error()
         rng = random.Random(conversation_seed(self.profile.seed, request.model, messages, tools))
         reply = policy.reply(request, PolicyContext(self.profile, rng, self.tokenizer))
+        if reply.cached_tokens is not None:
+            cached = reply.cached_tokens
         reasoning = reply.reasoning_tokens
         if reasoning is None:
             reasoning = max(0, round(self.profile.reasoning_tokens.sample(rng)))

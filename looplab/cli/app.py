@@ -24,6 +24,7 @@ from looplab.experiments import commands as experiment_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
+from looplab.workloads import commands as workload_commands
 
 __all__ = ["COMMANDS", "GROUPS", "app", "build_app"]
 
@@ -34,6 +35,7 @@ COMMANDS: dict[str, Command] = {
     "replay": experiment_commands.replay_command,
     "sweep": experiment_commands.sweep_command,
     "import": trace_commands.import_command,
+    "calibrate": workload_commands.calibrate_command,
     "report": report_commands.report_command,
     "dashboard": report_commands.dashboard_command,
     "schema": trace_commands.schema_command,
@@ -64,6 +66,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "replay": experiment_commands.bench_replay_command,
             "report": report_commands.bench_report_command,
             "clock": experiment_commands.bench_clock_command,
+            "workload": workload_commands.bench_workload_command,
         },
     ),
 }

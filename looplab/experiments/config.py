@@ -8,7 +8,7 @@ name: quickstart
 backends:
   - {name: slow-80, profile: slow-80}
   - {name: fast-750, profile: fast-750, overrides: {reasoning_tokens: 0}}
-tasks: [coding/fix-pager, coding/nbugs-4]
+tasks: [coding/fix-pager, coding/nbugs-4]   # or trace-driven: trace:PATH, workload:PATH
 repetitions: 2
 sandbox: {kind: local}
 budgets: {max_steps: 40}
@@ -18,7 +18,7 @@ budgets: {max_steps: 40}
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -26,10 +26,11 @@ from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
 from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
+from looplab.workloads.task import WorkloadSettings
 
 __all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamily"]
 
-AgentName = Literal["auto", "coding", "computer_use"]
+AgentName = Literal["auto", "coding", "computer_use", "workload"]
 
 
 def _auto_agent() -> list[str]:
@@ -97,11 +98,16 @@ class ExperimentConfig(StrictModel):
     backends: list[BackendSpec] = Field(min_length=1)
     """Backends to compare."""
     agents: list[str] = Field(default_factory=_auto_agent)
-    """Agents; `auto` picks the task kind's agent; a `wrapped` agent's name runs it."""
+    """Agents; `auto` picks the task kind's agent (`workload` for trace-driven tasks); a
+    `wrapped` agent's name runs that command."""
     wrapped: list[WrappedAgent] = Field(default_factory=list)
     """Foreign agent commands, run through the pacing proxy (`looplab.experiments.wrapped`)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
-    """Task ids, globs (`coding/*`), or families with parameter lists."""
+    """Task ids, globs (`coding/*`), families with parameter lists, or trace-driven tasks
+    (see `looplab.workloads.task`): `trace:PATH` (a trace file, or a directory: one task
+    per trace) replays a recorded run's shape; `workload:PATH` (a workload model YAML from
+    `looplab calibrate`) or `workload/<id>` (a bundled one) draws a shape per repetition,
+    the same for every backend. Trace-driven tasks need simulated backends."""
     repetitions: int = Field(default=1, ge=1)
     """Runs per (backend, agent, task)."""
     seed: int = 0
@@ -112,6 +118,9 @@ class ExperimentConfig(StrictModel):
     """Agent loop settings (tool concurrency, retries, completion cap)."""
     budgets: Budgets = Field(default_factory=Budgets)
     """Per-run limits."""
+    workload: WorkloadSettings = Field(default_factory=WorkloadSettings)
+    """How trace-driven tasks run: tool-time scale, CPU share of the synthetic work,
+    harness-time emulation."""
     concurrency: int = Field(default=1, ge=1, le=64)
     """Runs in flight at once."""
     clock: Literal["wall", "virtual"] = "wall"
@@ -122,7 +131,7 @@ class ExperimentConfig(StrictModel):
 
     @model_validator(mode="after")
     def _known_agents(self) -> ExperimentConfig:
-        known = {"auto", "coding", "computer_use", *(w.name for w in self.wrapped)}
+        known = {*get_args(AgentName), *(w.name for w in self.wrapped)}
         unknown = [a for a in self.agents if a not in known]
         if unknown:
             raise ValueError(

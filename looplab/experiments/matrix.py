@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
+from looplab.tasks.references import is_trace_driven, reference_slug
+from looplab.workloads.task import expand_workload_entry
 
 __all__ = ["Cell", "expand_cells", "expand_tasks"]
 
@@ -39,12 +41,16 @@ def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
     """Task ids from ids, globs and families, in order, without duplicates.
 
     Raises:
-        ConfigError: a glob that matches nothing, or an unknown task/family value.
+        ConfigError: a glob that matches nothing, an unknown task/family value, or a
+            trace-driven entry whose file is missing or wrong.
     """
     known = list_tasks()
     out: list[str] = []
     for index, entry in enumerate(entries):
         where = f"tasks.{index}"
+        if isinstance(entry, str) and is_trace_driven(entry):
+            out.extend(name for name in expand_workload_entry(entry, where) if name not in out)
+            continue
         if isinstance(entry, TaskFamily):
             names = [f"{entry.family}-{value}" for value in entry.values]
         elif any(ch in entry for ch in "*?["):
@@ -61,15 +67,22 @@ def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
 
 
 def expand_cells(config: ExperimentConfig) -> list[Cell]:
-    """Every cell of the experiment, in a deterministic order."""
+    """Every cell of the experiment, in a deterministic order.
+
+    Raises:
+        ConfigError: a bad task (see `expand_tasks`), an agent that cannot run a task
+            (trace-driven tasks need the `workload` agent and simulated backends).
+    """
     tasks = expand_tasks(config.tasks)
+    _check_trace_driven(config, tasks)
     cells: list[Cell] = []
     for repetition in range(config.repetitions):
         for task in tasks:
             for agent in config.agents:
                 for backend in config.backends:
                     agent_name = _agent_for(agent, task)
-                    cell_id = "__".join([backend.name, agent_name, _slug(task), f"r{repetition}"])
+                    slug = reference_slug(task) if is_trace_driven(task) else _slug(task)
+                    cell_id = "__".join([backend.name, agent_name, slug, f"r{repetition}"])
                     cells.append(
                         Cell(
                             id=cell_id,
@@ -86,7 +99,34 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
 def _agent_for(agent: str, task: str) -> str:
     if agent != "auto":
         return agent
+    if is_trace_driven(task):
+        return "workload"
     return "computer_use" if task.startswith("web/") else "coding"
+
+
+def _check_trace_driven(config: ExperimentConfig, tasks: list[str]) -> None:
+    driven = [t for t in tasks if is_trace_driven(t)]
+    plain = [t for t in tasks if not is_trace_driven(t)]
+    for agent in config.agents:
+        if agent == "workload" and plain:
+            raise ConfigError(
+                f"the workload agent runs trace-driven tasks only, not {plain[0]!r}",
+                field="agents",
+                allowed=["auto", "coding", "computer_use"],
+            )
+        if agent in ("coding", "computer_use") and driven:
+            raise ConfigError(
+                f"{driven[0]!r} is a trace-driven task: it runs with the workload agent",
+                field="agents",
+                allowed=["auto", "workload"],
+            )
+    real = [b.name for b in config.backends if b.kind == "real"]
+    if driven and real:
+        raise ConfigError(
+            f"trace-driven tasks need simulated backends (the simulator plays the shape); "
+            f"{real[0]!r} is a real one",
+            field="backends",
+        )
 
 
 def _slug(text: str) -> str:

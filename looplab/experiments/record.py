@@ -149,6 +149,7 @@ def _step_events(
                 error=tool.error,
                 output=None if output is None else output[:OUTPUT_LIMIT],
                 output_chars=tool.output_chars,
+                synthetic=tool.synthetic,
             )
         )
     for event in step.sandbox_events:

@@ -41,11 +41,14 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
+from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
 from looplab.experiments.wrapped import FAST_UPSTREAM, WrappedAgent, run_wrapped_cell
 from looplab.stats import quantile
+from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.store import ResultStore
+from looplab.workloads.shape import TaskShape
 
 __all__ = [
     "CellOutcome",
@@ -288,7 +291,7 @@ class ExperimentRunner:
             )
             return endpoint, None
         server = await self._server(backend, cell.seed)
-        model = f"looplab-{backend.policy}"
+        model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
         return EndpointConfig(base_url=server.base_url, model=model), server
 
     async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
@@ -297,9 +300,13 @@ class ExperimentRunner:
         wrapped = {w.name: w for w in self.config.wrapped}
         if cell.agent in wrapped:
             return await self._run_wrapped(cell, wrapped[cell.agent], path, run_id)
+        shape: TaskShape | None = None
         try:
             endpoint, server = await self._endpoint(cell)
-            task = load_task(cell.task)
+            if is_trace_driven(cell.task):
+                shape = cell_shape(cell.task, cell.seed, self.config.workload)
+            else:
+                task = load_task(cell.task)
             profile = server.simulator.profile if server else None
             header = TraceHeader(
                 run_id=run_id,
@@ -314,6 +321,7 @@ class ExperimentRunner:
                          "base_url": endpoint.base_url},
                 sandbox={"kind": self.config.sandbox.kind},
                 clock=self.config.clock,
+                notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
             )  # fmt: skip
         except LooplabError as exc:
             return CellOutcome(cell, "failed", path, error=str(exc))
@@ -329,12 +337,18 @@ class ExperimentRunner:
                 InstrumentedClient(endpoint, observer=self._observer(cell.id))
             )
             try:
-                run = await run_task(
-                    task,
-                    client,
-                    agent_config=self._agent_config(),
-                    sandbox_config=self.config.sandbox,
-                )
+                if shape is not None:
+                    run = await run_workload_cell(
+                        shape, cell.task, server, client, agent_config=self._agent_config(),
+                        sandbox_config=self.config.sandbox, settings=self.config.workload,
+                    )  # fmt: skip
+                else:
+                    run = await run_task(
+                        task,
+                        client,
+                        agent_config=self._agent_config(),
+                        sandbox_config=self.config.sandbox,
+                    )
             except LooplabError as exc:
                 return CellOutcome(cell, "failed", path, error=str(exc))
             lag = monitor.p99_ms(run.result.started, run.result.ended)

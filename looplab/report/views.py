@@ -120,11 +120,19 @@ def headline(records: Sequence[RunRecord]) -> list[GroupView]:
 
 
 def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], list[str]]:
-    """Runs by group, and the groups ordered slowest (median task time) first."""
+    """Runs by group; groups ordered by decode rate, lowest (the reference) first.
+
+    The reference is the experimental factor, never the noise: groups are ordered by their
+    profile's decode rate when every group has one, else slowest median task time first.
+    """
     by_group: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
         by_group[record.group].append(record)
-    order = sorted(by_group, key=lambda g: -median([r.task_s for r in by_group[g]]))
+    rates = {g: by_group[g][0].decode_tps for g in by_group}
+    if all(rate for rate in rates.values()):
+        order = sorted(by_group, key=lambda g: (rates[g] or 0.0, g))
+    else:
+        order = sorted(by_group, key=lambda g: -median([r.task_s for r in by_group[g]]))
     return by_group, order
 
 

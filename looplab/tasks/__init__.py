@@ -1,5 +1,6 @@
 """The task format: `task.yaml` (`TaskSpec`), `solution.yaml` (`Solution`), placeholders,
-parametric families and discovery of task directories.
+parametric families, discovery of task directories, and trace-driven task names
+(`trace:PATH`, `workload:PATH`, `workload/<id>`: `references.py`).
 
 One home for the format, used by the agents' task set (`looplab.agents.taskset`: builds
 workspaces and checks runs) and by the simulator's scripted policy
@@ -17,6 +18,13 @@ from looplab.tasks.discovery import (
     read_all_tasks,
     read_task,
     resolve_task_name,
+)
+from looplab.tasks.references import (
+    TaskReference,
+    is_trace_driven,
+    list_workloads,
+    parse_reference,
+    reference_slug,
 )
 from looplab.tasks.solution import (
     FamilySpec,
@@ -39,13 +47,18 @@ __all__ = [
     "ServiceSpec",
     "Solution",
     "TaskDefinition",
+    "TaskReference",
     "TaskSpec",
     "default_tasks_dir",
     "expand_solution",
+    "is_trace_driven",
     "list_tasks",
+    "list_workloads",
+    "parse_reference",
     "prompt_pattern",
     "read_all_tasks",
     "read_task",
+    "reference_slug",
     "resolve_task_name",
     "substitute",
 ]

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from looplab.sandbox import Sandbox
 
 __all__ = [
+    "OUTPUT_LIMIT_CHARS",
     "FunctionTool",
     "Tool",
     "ToolContext",
@@ -39,12 +40,15 @@ class ToolResult:
         ok: False when the tool reports a failure (error, failing tests, non-zero exit).
         finish: True for the `finish` tool: the agent ends after this step.
         image: optional PNG for multimodal models (screenshots).
+        synthetic: True when the call did stand-in work for a recorded or drawn tool call
+            (trace-driven runs, `tools/synthetic.py`); traces mark such calls.
     """
 
     content: str
     ok: bool = True
     finish: bool = False
     image: bytes | None = None
+    synthetic: bool = False
 
 
 @dataclass

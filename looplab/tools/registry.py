@@ -13,7 +13,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from looplab.tools.base import Tool, ToolContext, ToolResult, clip
+from looplab.tools.base import OUTPUT_LIMIT_CHARS, Tool, ToolContext, ToolResult, clip
 
 __all__ = ["ToolBox"]
 
@@ -23,12 +23,18 @@ class ToolBox:
 
     Args:
         tools: the tools; names must be unique.
+        output_limit: results longer than this many characters are cut (head and tail
+            kept, see `tools.base.clip`); None keeps them whole (trace-driven runs, whose
+            results carry a recorded prompt growth).
 
     Raises:
         ValueError: two tools share a name.
     """
 
-    def __init__(self, tools: Iterable[Tool]) -> None:
+    def __init__(
+        self, tools: Iterable[Tool], output_limit: int | None = OUTPUT_LIMIT_CHARS
+    ) -> None:
+        self.output_limit = output_limit
         self._tools: dict[str, Tool] = {}
         self._validators: dict[str, Draft202012Validator] = {}
         for tool in tools:
@@ -78,4 +84,7 @@ class ToolBox:
             result = await self._tools[name].run(arguments, context)
         except Exception as exc:  # a tool failure is a result for the model, not a crash
             return ToolResult(f"ERROR: {name} failed: {type(exc).__name__}: {exc}", ok=False)
-        return ToolResult(clip(result.content), result.ok, result.finish, result.image)
+        content = (
+            result.content if self.output_limit is None else clip(result.content, self.output_limit)
+        )
+        return ToolResult(content, result.ok, result.finish, result.image, result.synthetic)

@@ -224,6 +224,9 @@ class ToolCallEvent(_Event):
     """The result given back to the model (cut to 64 KiB; None when absent)."""
     output_chars: int | None = None
     """Length of the full result."""
+    synthetic: bool = False
+    """True when the call did stand-in work for a recorded or drawn tool call (a
+    trace-driven run's synthetic work tool), not the task's real tool."""
 
 
 class SandboxOpEvent(_Event):

@@ -51,9 +51,11 @@ def test_experiment_writes_complete_traces_and_index(small_config: dict[str, Any
     with ResultStore(result.database) as store:
         assert store.query("SELECT count(*) FROM runs WHERE complete")[0][0] == 2
         assert store.query("SELECT count(*) FROM model_calls")[0][0] == 8
+        # model time is paced by the profiles; task time also holds tool noise (load)
+        model_s = dict(store.query("SELECT backend, sum(model_s) FROM runs GROUP BY backend"))
+    assert model_s["fastish"] < model_s["slowish"]
     summary = {g.label: g for g in headline(load_runs([result.directory / "traces"]))}
-    assert summary["fastish"].speedup > 1.0
-    assert summary["slowish"].speedup == 1.0
+    assert set(summary) == {"fastish", "slowish"} and summary["slowish"].speedup == 1.0
 
 
 def test_rerun_skips_complete_cells(small_config: dict[str, Any]) -> None:

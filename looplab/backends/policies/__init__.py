@@ -13,6 +13,7 @@ from looplab.backends.policies.base import ModelPolicy, PlannedToolCall, PolicyC
 from looplab.backends.policies.lorem import LoremPolicy
 from looplab.backends.policies.replay import ReplayPolicy
 from looplab.backends.policies.scripted import ScriptedPolicy
+from looplab.backends.policies.workload import WorkloadPolicy
 
 __all__ = [
     "MODEL_PREFIX",
@@ -31,6 +32,7 @@ POLICIES: dict[str, Callable[[], ModelPolicy]] = {
     "lorem": LoremPolicy,
     "scripted": ScriptedPolicy,
     "replay": ReplayPolicy,
+    "workload": WorkloadPolicy,
 }
 """Policy name -> factory."""
 

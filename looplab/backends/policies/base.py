@@ -44,11 +44,15 @@ class Reply:
         content_pieces: visible text, one token per piece (may be empty).
         tool_calls: tool calls, streamed after the text.
         reasoning_tokens: hidden reasoning tokens; None means "draw from the profile".
+        cached_tokens: prompt tokens to count as served from the prefix cache instead of
+            what the simulator's own cache finds (trace-driven runs replay the recorded
+            cache hits); None means "the prefix cache decides".
     """
 
     content_pieces: list[str] = field(default_factory=list)
     tool_calls: list[PlannedToolCall] = field(default_factory=list)
     reasoning_tokens: int | None = None
+    cached_tokens: int | None = None
 
     @property
     def visible_tokens(self) -> int:
