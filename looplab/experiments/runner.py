@@ -42,7 +42,7 @@ from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.record import run_events
 from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
-from looplab.experiments.wrapped import FAST_UPSTREAM, WrappedAgent, run_wrapped_cell
+from looplab.experiments.wrapped import WrappedAgent, fast_upstream, run_wrapped_cell
 from looplab.stats import quantile
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter, read_trace
@@ -378,25 +378,17 @@ class ExperimentRunner:
         self, cell: Cell, agent: WrappedAgent, path: Path, run_id: str
     ) -> CellOutcome:
         """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
-        backend = cell.backend
-        profile = self._profile(backend, cell.seed)
-        upstream = backend.base_url
+        profile = self._profile(cell.backend, cell.seed)
+        fast = fast_upstream(cell.backend, agent, profile)
         try:
-            if profile is not None and not (agent.upstream or agent.replay):
-                overrides = {**backend.overrides, **FAST_UPSTREAM}
-                fast = backend.model_copy(
-                    update={"name": f"{backend.name}+up", "overrides": overrides}
-                )
-                upstream = (await self._server(fast, cell.seed)).base_url
-            await run_wrapped_cell(
-                agent, task_id=cell.task, profile=profile, upstream=upstream, trace=path,
-                run_id=run_id, experiment=self.config.name, cell=cell.describe(),
+            upstream = (await self._server(fast, cell.seed)).base_url if fast else None
+            end = await run_wrapped_cell(
+                agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
+                upstream=upstream or cell.backend.base_url, experiment=self.config.name,
+                cell=cell.describe(),
             )  # fmt: skip
-            trace = read_trace(path)
         except LooplabError as exc:
             return CellOutcome(cell, "failed", path, error=str(exc))
-        end = trace.end
-        assert end is not None
         return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
 
     def _observer(self, cell_id: str) -> Callable[[str], None] | None:

@@ -28,6 +28,7 @@ import asyncio
 import shutil
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -36,8 +37,13 @@ from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.wrap import run_wrapped
 from looplab.config import StrictModel
+from looplab.traces.io import read_trace
+from looplab.traces.schema import RunEndEvent
 
-__all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "WrappedAgent", "run_wrapped_cell"]
+if TYPE_CHECKING:
+    from looplab.experiments.config import BackendSpec
+
+__all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "WrappedAgent", "fast_upstream", "run_wrapped_cell"]
 
 FAST_UPSTREAM: dict[str, float | None] = {
     "decode_tps": 1_000_000, "ttft_s": 0, "ttft_jitter_s": 0, "prefill_tps": None,
@@ -68,6 +74,17 @@ class WrappedAgent(StrictModel):
     """Stop the command after this long."""
 
 
+def fast_upstream(
+    backend: BackendSpec, agent: WrappedAgent, profile: LatencyProfile | None
+) -> BackendSpec | None:
+    """The fast simulated backend the proxy paces down, for a simulated backend whose
+    wrapped agent names no upstream or recording of its own (else None)."""
+    if profile is None or agent.upstream or agent.replay:
+        return None
+    overrides = {**backend.overrides, **FAST_UPSTREAM}
+    return backend.model_copy(update={"name": f"{backend.name}+up", "overrides": overrides})
+
+
 async def run_wrapped_cell(
     agent: WrappedAgent,
     *,
@@ -78,8 +95,8 @@ async def run_wrapped_cell(
     run_id: str,
     experiment: str,
     cell: dict[str, object],
-) -> None:
-    """Run one cell of a wrapped agent and write its trace to `trace`.
+) -> RunEndEvent:
+    """Run one cell of a wrapped agent, write its trace to `trace`, return its end.
 
     Args:
         profile: the backend's profile (None for a real backend: pass-through).
@@ -126,7 +143,7 @@ async def run_wrapped_cell(
         )
     )
     try:
-        await asyncio.shield(job)
+        result = await asyncio.shield(job)
     except asyncio.CancelledError:
         stop.set()  # the command's group is stopped; wait for that before going on
         await asyncio.gather(job, return_exceptions=True)
@@ -134,6 +151,9 @@ async def run_wrapped_cell(
         raise
     finally:
         shutil.rmtree(workspace.parent, ignore_errors=True)
+    end = (await asyncio.to_thread(read_trace, result.trace)).end
+    assert end is not None  # run_wrapped writes whole traces
+    return end
 
 
 def _fill(text: str, values: dict[str, str]) -> str:
