@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check lint typecheck bench fmt clean venv golden
+.PHONY: demo test check lint typecheck bench fmt clean venv golden reliability
 
 venv: $(STAMP)
 
@@ -46,6 +46,11 @@ bench: $(STAMP)
 	$(BIN)/looplab bench sandbox
 	$(BIN)/looplab bench replay
 	$(BIN)/looplab bench report
+
+# The reliability campaign with more fuzz cases (random ones), ending with its table:
+# kills, lost/duplicated runs, leftovers, fuzz cases, tracebacks, hangs, containment probes.
+reliability: $(STAMP)
+	LOOPLAB_FUZZ_EXAMPLES=200 LOOPLAB_FUZZ_RANDOM=1 $(BIN)/pytest -q tests/reliability
 
 # Regenerate the golden trace projections after an intended behaviour change.
 golden: $(STAMP)

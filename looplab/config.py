@@ -1,9 +1,15 @@
 """Configuration basics: strict pydantic models, YAML loading, `-c key.path=value` overrides.
 
 Every component's config derives from `StrictModel` (`extra="forbid"`, a docstring under
-every field). Experiment YAML is a serialized config. Validation failures become one
-`ConfigError` whose message names the file, the line (when the YAML has it), the dotted
-field path, what was wrong and, where the schema knows them, the allowed values.
+every field, NaN and infinities refused). Experiment YAML is a serialized config.
+Validation failures become one `ConfigError` whose message names the file, the line (when
+the YAML has it), the dotted field path, what was wrong and, where the schema knows them,
+the allowed values.
+
+YAML is read with bounds, so that no input can hang or exhaust the process: at most
+`MAX_YAML_BYTES` per file, `MAX_YAML_NODES` values after alias expansion (an "anchor bomb"
+of a few hundred bytes is refused at once, not expanded), nesting at most `MAX_YAML_DEPTH`
+deep, no recursive anchors, UTF-8 only (a bad byte is named with its offset).
 """
 
 from __future__ import annotations
@@ -20,22 +26,34 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from looplab.errors import ConfigError
 
 __all__ = [
+    "MAX_YAML_BYTES",
+    "MAX_YAML_DEPTH",
+    "MAX_YAML_NODES",
     "StrictModel",
     "apply_overrides",
     "load_model",
     "load_yaml_mapping",
     "parse_override",
+    "parse_yaml",
     "validate_model",
 ]
 
 M = TypeVar("M", bound=BaseModel)
 Loc = tuple[int | str, ...]
 
+MAX_YAML_BYTES = 1024 * 1024
+"""Largest config file read."""
+MAX_YAML_NODES = 100_000
+"""Most values (scalars, lists, mappings) a YAML document may hold once aliases expand."""
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of lists and mappings in a YAML document."""
+
 
 class StrictModel(BaseModel):
-    """Base of every looplab config model: unknown fields are errors, docs on fields."""
+    """Base of every looplab config model: unknown fields are errors, docs on fields, and
+    floats must be finite (a NaN or infinite timing would poison every figure after it)."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -58,8 +76,10 @@ def parse_override(text: str) -> tuple[list[str], Any]:
             f"override {text!r} is not of the form key.path=value", field="-c/--config-override"
         )
     try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
+        value = parse_yaml(raw, source=text)[0] if raw.strip() else ""
+    except ConfigError as exc:
+        if not isinstance(exc.__cause__, yaml.YAMLError):
+            raise  # too large, too deep: refused, not taken as a string
         value = raw
     return path, value
 
@@ -86,19 +106,10 @@ def load_yaml_mapping(path: Path) -> tuple[dict[str, Any], dict[Loc, int]]:
     """Read a YAML file that must hold a mapping; also return each key path's line number.
 
     Raises:
-        ConfigError: when the file is missing, is not valid YAML, or is not a mapping.
+        ConfigError: when the file is missing, not a regular file, too large, not UTF-8, not
+            valid YAML, beyond the size/depth bounds, or not a mapping.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file: {exc.strerror}", source=str(path)) from exc
-    try:
-        data = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise ConfigError(f"not valid YAML: {exc}", source=where) from exc
+    data, node = parse_yaml(_read_text(path), source=str(path))
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -109,6 +120,107 @@ def load_yaml_mapping(path: Path) -> tuple[dict[str, Any], dict[Loc, int]]:
     if node is not None:
         _collect_lines(node, (), lines)
     return data, lines
+
+
+def parse_yaml(text: str, *, source: str) -> tuple[Any, yaml.Node | None]:
+    """Parse one YAML document within the module's bounds; return the data and its node tree.
+
+    Raises:
+        ConfigError: invalid YAML (with its line), more than `MAX_YAML_NODES` values after
+            alias expansion, nesting deeper than `MAX_YAML_DEPTH`, or a recursive anchor.
+    """
+    if len(text) > MAX_YAML_BYTES:
+        raise ConfigError(f"more than {MAX_YAML_BYTES} characters of YAML", source=source)
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except RecursionError:
+        raise ConfigError(
+            f"YAML nested too deeply (the limit is {MAX_YAML_DEPTH} levels)", source=source
+        ) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark is not None else source
+        raise ConfigError(f"not valid YAML: {exc}", source=where) from exc
+    if node is None:
+        return None, None
+    _check_bounds(node, source)
+    loader = yaml.SafeLoader("")
+    try:
+        return loader.construct_document(node), node
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"not valid YAML: {exc}", source=source) from exc
+    finally:
+        loader.dispose()
+
+
+def _read_text(path: Path) -> str:
+    """A config file's text, refusing what is not a small regular UTF-8 file."""
+    try:
+        if not path.is_file():
+            problem = "no such file" if not path.exists() else "not a regular file"
+            raise ConfigError(f"cannot read config file: {problem}", source=str(path))
+        if path.stat().st_size > MAX_YAML_BYTES:
+            raise ConfigError(f"larger than {MAX_YAML_BYTES} bytes", source=str(path))
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file: {exc.strerror}", source=str(path)) from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}",
+            source=str(path),
+        ) from None
+
+
+def _check_bounds(root: yaml.Node, source: str) -> None:
+    """Refuse node graphs that expand too far, nest too deep, or contain themselves.
+
+    Aliases make the node tree a graph whose expansion can be exponential in the text's
+    length; sizes are computed once per node (memoised), so this takes time linear in the
+    number of distinct nodes.
+    """
+    sizes: dict[int, tuple[int, int]] = {}
+    entered: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, finished = stack.pop()
+        key = id(node)
+        children = _children(node)
+        if finished:
+            entered.discard(key)
+            count = 1 + sum(sizes[id(c)][0] for c in children)
+            depth = 1 + max((sizes[id(c)][1] for c in children), default=0)
+            sizes[key] = (count, depth)
+            if count > MAX_YAML_NODES:
+                raise ConfigError(
+                    f"YAML expands to more than {MAX_YAML_NODES} values (aliases: an anchor "
+                    "bomb?), refused",
+                    source=source,
+                )
+            if depth > MAX_YAML_DEPTH:
+                raise ConfigError(
+                    f"YAML nested more than {MAX_YAML_DEPTH} levels deep", source=source
+                )
+            continue
+        if key in sizes:
+            continue
+        entered.add(key)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in entered:
+                line = child.start_mark.line + 1
+                raise ConfigError(f"recursive YAML anchor (line {line})", source=source)
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
 
 
 def load_model(model: type[M], path: Path, overrides: Sequence[str] = ()) -> M:

@@ -24,7 +24,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Literal, Protocol, Self, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "TRUNCATION_MARKER",
@@ -102,6 +102,9 @@ EventSink = Callable[[SandboxEvent], None]
 """Receives every SandboxEvent of a sandbox; must not block (called on the event loop)."""
 
 
+MIN_SIZE = 16 * 1024 * 1024
+"""Smallest memory / tmpfs size a sandbox accepts."""
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
 
@@ -134,17 +137,24 @@ class SandboxConfig(BaseModel):
     publish_ports: list[int] = Field(default_factory=list)
     """Container ports to publish on 127.0.0.1 (docker, with network `bridge`)."""
     memory: str = "1g"
-    """Memory limit (docker: cgroup incl. the workspace tmpfs; local: address space)."""
+    """Memory limit, at least 16m (no `0`/unlimited). docker: the container's cgroup,
+    workspace tmpfs included; local: one cgroup for the sandbox's process tree where the host
+    lets looplab make one, else the address space of each process (the description says
+    which)."""
     pids: int = Field(default=256, ge=8)
-    """Maximum number of processes and threads (docker only)."""
+    """Maximum number of processes and threads (docker: the container; local: the sandbox's
+    cgroup, else RLIMIT_NPROC, as its description says)."""
     cpus: float = Field(default=1.0, gt=0)
     """CPU quota in cores (docker only)."""
     workspace_size: str = "512m"
     """Size of the docker workspace tmpfs."""
     tmp_size: str = "256m"
-    """Size of the fresh /tmp (docker tmpfs)."""
+    """Size of the fresh tmpfs /tmp (both kinds)."""
     user: str = "1000:1000"
-    """uid:gid commands run as in a docker sandbox (never root)."""
+    """uid:gid commands run as in a docker sandbox; root (uid 0) needs `allow_root: true`."""
+    allow_root: bool = False
+    """Docker: let `user` be root (uid 0). Off by default: root in the container is one
+    kernel bug away from root on the host."""
     output_limit_bytes: int = Field(default=1024 * 1024, ge=1)
     """Bytes kept per output stream of one command; the rest is dropped with a marker."""
     default_timeout_s: float = Field(default=60.0, gt=0)
@@ -164,9 +174,27 @@ class SandboxConfig(BaseModel):
     @field_validator("memory", "workspace_size", "tmp_size")
     @classmethod
     def _is_size(cls, value: str) -> str:
-        """Reject sizes that `parse_size` cannot read."""
-        parse_size(value)
+        """Reject sizes that `parse_size` cannot read, and ones too small to run anything
+        (`0` would mean "unlimited" to the engine and the kernel: refused)."""
+        if parse_size(value) < MIN_SIZE:
+            raise ValueError(f"{value!r} is below the minimum of 16m (there is no unlimited)")
         return value
+
+    @field_validator("user")
+    @classmethod
+    def _is_user(cls, value: str) -> str:
+        """`uid[:gid]` with numbers (names would be resolved inside the image, unchecked)."""
+        uid, _, gid = value.partition(":")
+        if not uid.isdigit() or (gid and not gid.isdigit()):
+            raise ValueError(f"{value!r} is not uid:gid with numbers, e.g. 1000:1000")
+        return value
+
+    @model_validator(mode="after")
+    def _root_is_opt_in(self) -> SandboxConfig:
+        """uid 0 only with `allow_root: true`."""
+        if int(self.user.partition(":")[0]) == 0 and not self.allow_root:
+            raise ValueError("user 0 (root) needs allow_root: true")
+        return self
 
 
 @runtime_checkable

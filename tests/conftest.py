@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import os
 import warnings
+from collections.abc import Iterator
 
 import pytest
 
@@ -77,3 +78,46 @@ def _tier_required_failure(request: pytest.FixtureRequest) -> None:
     for key, value in request.node.user_properties:
         if key == "tier_problem":
             pytest.fail(str(value))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left_behind() -> Iterator[None]:
+    """After the whole session, no sandbox process, marked temp dir, cgroup or container that
+    this test process started is left (tests that spawn `looplab run` check their own)."""
+    yield
+    gc.collect()
+    from looplab.sandboxes.leftovers import find_owned
+
+    left = find_owned(os.getpid())
+    containers = _own_containers()
+    problems = [
+        f"{kind}: {items}"
+        for kind, items in (
+            ("processes", left.processes),
+            ("temporary directories", left.dirs),
+            ("cgroups", left.cgroups),
+            ("containers", containers),
+        )
+        if items
+    ]
+    assert not problems, "left behind by this test session: " + "; ".join(problems)
+
+
+def _own_containers() -> list[str]:
+    """Ids of looplab containers labelled with this process as owner (engine permitting)."""
+    if _docker_engine_problem() is not None:
+        return []
+    from looplab.sandboxes.engine import connect_engine
+    from looplab.sandboxes.owner import owner_label
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        client = connect_engine(timeout_s=5)
+        try:
+            found = client.containers.list(
+                all=True, filters={"label": [f"looplab.owner={owner_label()}"]}
+            )
+            return [str(c.id)[:12] for c in found]
+        finally:
+            client.close()
+            gc.collect()

@@ -1,8 +1,11 @@
 """Run one bundled task end to end: workspace -> sandbox -> services -> agent -> check.
 
 This is the per-cell work of an experiment (the runner of issue 5 wraps it): it times the
-sandbox start apart from the task (task time starts at the first model request), runs the
-task kind's agent, and judges the result with the task's own check.
+sandbox start apart from the task (task time starts at the first model request), runs an
+agent (`AGENT_KINDS`, a name -> kind registry; by default the task kind's), and judges the
+result with the task's own check. However it ends, nothing it started is left: services are
+stopped (TERM, then KILL, verified), the browser and sandbox closed, the host workspace
+(owner-marked, for `looplab sandbox prune` after a kill -9) deleted.
 
 Web tasks (and coding tasks with `browse_via: browser`) get a `BrowserSession` on this
 host, launched after the sandbox and its services (its start is setup too, reported as
@@ -16,8 +19,11 @@ from __future__ import annotations
 import contextlib
 import shutil
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
+
+import structlog
 
 from looplab.agents.coding.agent import SYSTEM_PROMPT as CODING_PROMPT
 from looplab.agents.coding.agent import coding_toolbox
@@ -29,14 +35,57 @@ from looplab.agents.records import RunResult
 from looplab.agents.services import start_services, stop_services
 from looplab.agents.taskset import CheckResult, Task
 from looplab.backends.client import InstrumentedClient
-from looplab.errors import SandboxError
-from looplab.sandbox import SandboxConfig, SandboxEvent
+from looplab.errors import ConfigError, LooplabError, SandboxError
+from looplab.sandbox import Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.factory import open_sandbox
+from looplab.sandboxes.leftovers import mark_owned
 from looplab.tools.base import ToolContext
 from looplab.tools.registry import ToolBox
 
-__all__ = ["TaskRun", "run_task"]
+__all__ = ["AGENT_KINDS", "TASK_KIND_AGENTS", "AgentKind", "TaskRun", "agent_kind", "run_task"]
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class AgentKind:
+    """One kind of agent: its system prompt, its tools, and whether it drives a browser."""
+
+    prompt: str
+    toolbox: Callable[[AgentConfig], ToolBox]
+    browser: bool = False
+    """Needs a `BrowserSession` on this host (the computer-use tools)."""
+
+
+AGENT_KINDS: dict[str, AgentKind] = {
+    "coding": AgentKind(CODING_PROMPT, lambda config: coding_toolbox(config.browse_via)),
+    "computer_use": AgentKind(
+        COMPUTER_USE_PROMPT,
+        lambda config: computer_use_toolbox(
+            snapshot_after_action=config.snapshot_after_action, screenshots=config.screenshots
+        ),
+        browser=True,
+    ),
+}
+"""Agent kind name -> how to build it; a new kind joins with one line."""
+
+TASK_KIND_AGENTS: dict[str, str] = {"coding": "coding", "web": "computer_use"}
+"""Task kind -> the agent kind that runs it by default (`agents: [auto]`)."""
+
+
+def agent_kind(name: str) -> AgentKind:
+    """The registered agent kind `name`.
+
+    Raises:
+        ConfigError: no such kind (the message lists the registered ones).
+    """
+    try:
+        return AGENT_KINDS[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown agent kind {name!r}", field="agent", allowed=sorted(AGENT_KINDS)
+        ) from None
 
 
 @dataclass
@@ -50,6 +99,8 @@ class TaskRun:
     sandbox: str
     browser_start_s: float = 0.0
     """Launching the browser (web tasks), also setup: not in the task time."""
+    setup_events: list[SandboxEvent] = field(default_factory=list)
+    """Sandbox operations before the first step (create, services), for the trace."""
 
     @property
     def solved(self) -> bool:
@@ -61,80 +112,110 @@ async def run_task(
     task: Task,
     client: InstrumentedClient,
     *,
+    agent: str | None = None,
     agent_config: AgentConfig | None = None,
     sandbox_config: SandboxConfig | None = None,
     browser_config: BrowserConfig | None = None,
+    experiment: str = "",
+    run_id: str = "",
 ) -> TaskRun:
-    """Run `task` with its kind's agent and check the outcome.
+    """Run `task` with an agent and check the outcome; leave nothing running.
+
+    Whatever happens (an error, cancellation by Ctrl-C or SIGTERM), the services are
+    stopped, the browser and the sandbox closed and the host workspace deleted before this
+    returns or raises.
 
     Args:
         task: a loaded task instance.
         client: the backend (simulated or real).
+        agent: an `AGENT_KINDS` name; default: the task kind's (`TASK_KIND_AGENTS`).
         agent_config: loop settings; the task's limits apply when they are stricter.
         sandbox_config: sandbox kind and limits; the task's network need is applied.
         browser_config: how the browser is launched (web tasks, `browse_via: browser`).
+        experiment: the experiment's name (docker label `looplab.experiment`).
+        run_id: the run's id (docker label `looplab.run`; default: the task's name).
 
     Raises:
+        ConfigError: an unknown agent kind.
         SandboxError, PrerequisiteError: the sandbox, a service or the browser cannot
             start, or a service the browser needs is not reachable from this host.
     """
+    kind = agent_kind(agent or TASK_KIND_AGENTS[task.spec.kind])
     config = _with_task_limits(agent_config or AgentConfig(), task)
-    web = task.spec.kind == "web"
-    use_browser = web or config.browse_via == "browser"
+    use_browser = kind.browser or config.browse_via == "browser"
     base = sandbox_config or SandboxConfig()
     sandbox_config = base.model_copy(update=_network_update(task, base, use_browser))
     pristine = task.build_workspace()
-    events: list[SandboxEvent] = []
+    mark_owned(pristine.parent)
+    setup: list[SandboxEvent] = []
     sink_target: list[AgentLoop] = []
 
     def sink(event: SandboxEvent) -> None:
         if sink_target:
             sink_target[0].record_sandbox_event(event)
         else:
-            events.append(event)
+            setup.append(event)
 
     started = time.perf_counter()
-    sandbox = await open_sandbox(sandbox_config, pristine, sink=sink, run_id=task.name)
+    sandbox: Sandbox | None = None
     browser: BrowserSession | None = None
-    browser_start_s = 0.0
+    services_may_run = False
     try:
+        sandbox = await open_sandbox(
+            sandbox_config, pristine, sink=sink, experiment=experiment, run_id=run_id or task.name
+        )
+        services_may_run = True
         services = await start_services(sandbox, task.spec.services)
         sandbox_start_s = time.perf_counter() - started
         urls = services.inside
+        browser_start_s = 0.0
         if use_browser:
-            unreachable = sorted(set(services.inside) - set(services.host))
-            if unreachable:
-                raise SandboxError(
-                    f"services {unreachable} are not published on this host's loopback",
-                    sandbox_id=sandbox.id,
-                )
-            urls = services.host
+            urls = _host_urls(sandbox, services.inside, services.host)
             launched = time.perf_counter()
             browser = await BrowserSession.start(browser_config)
             browser_start_s = time.perf_counter() - launched
-        toolbox: ToolBox
-        if web:
-            toolbox = computer_use_toolbox(
-                snapshot_after_action=config.snapshot_after_action,
-                screenshots=config.screenshots,
-            )
-            prompt = COMPUTER_USE_PROMPT
-        else:
-            toolbox, prompt = coding_toolbox(config.browse_via), CODING_PROMPT
         context = ToolContext(sandbox=sandbox, services=services.inside, browser=browser)
-        loop = AgentLoop(client, toolbox, context, prompt, config)
+        loop = AgentLoop(client, kind.toolbox(config), context, kind.prompt, config)
         sink_target.append(loop)
         result = await loop.run(task.prompt(urls))
         sink_target.clear()
         check = await task.check(sandbox, pristine)
-        await stop_services(sandbox, task.spec.services)
     finally:
-        if browser is not None:
-            with contextlib.suppress(Exception):
-                await browser.close()
-        await sandbox.close()
+        sink_target.clear()
+        await _tear_down(sandbox, task, browser, stop=services_may_run)
         shutil.rmtree(pristine.parent, ignore_errors=True)
-    return TaskRun(task.name, result, check, sandbox_start_s, sandbox.description, browser_start_s)
+    return TaskRun(
+        task.name, result, check, sandbox_start_s, sandbox.description, browser_start_s, setup
+    )
+
+
+def _host_urls(sandbox: Sandbox, inside: dict[str, str], host: dict[str, str]) -> dict[str, str]:
+    """The services' URLs as this host's browser reaches them."""
+    unreachable = sorted(set(inside) - set(host))
+    if unreachable:
+        raise SandboxError(
+            f"services {unreachable} are not published on this host's loopback",
+            sandbox_id=sandbox.id,
+        )
+    return host
+
+
+async def _tear_down(
+    sandbox: Sandbox | None, task: Task, browser: BrowserSession | None, *, stop: bool
+) -> None:
+    """Stop services (verified), close the browser and the sandbox; never raises."""
+    if sandbox is not None and stop:
+        try:
+            forced = await stop_services(sandbox, task.spec.services)
+            if forced:
+                log.info("services.killed", sandbox=sandbox.id, detail=forced)
+        except LooplabError as exc:  # the sandbox's close below kills whatever is left
+            log.warning("services.stop_failed", sandbox=sandbox.id, error=str(exc))
+    if browser is not None:
+        with contextlib.suppress(Exception):
+            await browser.close()
+    if sandbox is not None:
+        await sandbox.close()
 
 
 def _with_task_limits(config: AgentConfig, task: Task) -> AgentConfig:

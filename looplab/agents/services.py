@@ -2,7 +2,9 @@
 
 Each service runs detached (its own session, so the sandbox's per-command process-group cleanup
 leaves it running) with its log and pid under `.services/` in the workspace, and is
-waited for until its port accepts connections. A local sandbox gets a port that is free
+waited for until its port accepts connections. `stop_services` (called by the task runner
+in a `finally`) stops each service's process group, TERM then KILL, and checks it is gone;
+the sandbox's close kills anything left either way. A local sandbox gets a port that is free
 on this host (so it also works unisolated or with the host's network); a docker sandbox
 uses the task's fixed port, published on 127.0.0.1 when its network is `bridge`.
 """
@@ -16,11 +18,14 @@ from dataclasses import dataclass, field
 from looplab.agents.taskset import ServiceSpec
 from looplab.errors import SandboxError
 from looplab.sandbox import Sandbox
+from looplab.sandboxes.groups import parse_stop_report, stop_groups_argv
 
 __all__ = ["Services", "start_services", "stop_services"]
 
 READY_TIMEOUT_S = 20.0
 """Longest a service may take to accept connections."""
+STOP_GRACE_S = 2.0
+"""How long a service has to exit on SIGTERM before it gets SIGKILL."""
 
 # Popen returns once the child has exec'd, i.e. after its setsid: no window in which the
 # sandbox's cleanup of the launching command's process group could still reach it.
@@ -95,11 +100,38 @@ async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services
     return services
 
 
-async def stop_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> None:
-    """Kill the services' process groups (a bubblewrap or docker sandbox would anyway)."""
-    for spec in specs:
-        pid = f".services/{spec.name}.pid"
-        await sandbox.exec(f'[ -f {pid} ] && kill -9 -- -"$(cat {pid})" 2>/dev/null; true')
+async def stop_services(
+    sandbox: Sandbox, specs: list[ServiceSpec], *, grace_s: float = STOP_GRACE_S
+) -> list[str]:
+    """Stop every service's process group and check that it is gone.
+
+    Each group gets SIGTERM, then SIGKILL after `grace_s` seconds if anything is left (no
+    shell: the in-sandbox helper's `stop-groups` does it with `os.killpg`).
+
+    Returns:
+        One line per service that needed SIGKILL (empty when all stopped on SIGTERM).
+
+    Raises:
+        SandboxError: a service's processes survived SIGKILL, or the sandbox cannot run
+            the stop command (the sandbox's close still kills everything in it).
+    """
+    if not specs:
+        return []
+    pidfiles = [f".services/{spec.name}.pid" for spec in specs]
+    result = await sandbox.exec(stop_groups_argv(grace_s, pidfiles), timeout_s=grace_s + 15)
+    try:
+        stopped = parse_stop_report(result.stdout)
+    except (ValueError, KeyError, TypeError):
+        problem = result.stderr.strip()[-500:] or f"exit code {result.exit_code}, no report"
+        raise SandboxError(f"could not stop services: {problem}", sandbox_id=sandbox.id) from None
+    survivors = [stop for stop in stopped if stop.survivors]
+    if survivors:
+        raise SandboxError(
+            f"service processes survived SIGKILL: {survivors}", sandbox_id=sandbox.id
+        )
+    return [
+        f"process group {stop.pgid} needed SIGKILL" for stop in stopped if stop.signal == "KILL"
+    ]
 
 
 def _host_port(sandbox: Sandbox, port: int) -> int | None:

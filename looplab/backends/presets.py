@@ -251,7 +251,16 @@ def resolve_profile(spec: str, overrides: Sequence[str] = ()) -> LatencyProfile:
         raise ConfigError(
             f"unknown latency profile {spec!r}", field="profile", allowed=preset_names()
         )
-    if overrides and spec in PRESETS:
-        base["name"] = f"{spec}+custom"
     data = apply_overrides(base, overrides)
-    return validate_model(LatencyProfile, data, source=source, lines=lines)
+    profile = validate_model(LatencyProfile, data, source=source, lines=lines)
+    preset = PRESETS.get(spec)
+    if preset is not None and profile.name == preset.name and _changed(profile, preset):
+        # only a profile that differs from its preset is renamed: a seed is not a change
+        profile = profile.model_copy(update={"name": f"{spec}+custom"})
+    return profile
+
+
+def _changed(profile: LatencyProfile, preset: LatencyProfile) -> bool:
+    """Whether `profile` differs from `preset` in anything but its name and seed."""
+    ignore = {"name", "seed"}
+    return profile.model_dump(exclude=ignore) != preset.model_dump(exclude=ignore)

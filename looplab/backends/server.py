@@ -12,7 +12,9 @@ Endpoints:
 | GET    | `/v1/looplab/requests/{id}/timing`     | intended vs actual release times of a request |
 
 Every completion response carries `x-request-id` and `x-looplab-request-id` (the id the
-timing endpoint takes). Errors use OpenAI's JSON shape; no input crashes the server.
+timing endpoint takes). Errors use OpenAI's JSON shape; no input crashes the server, and
+no client mistake (bad JSON, JSON nested too deeply, a field of the wrong type or range)
+is a 500: those are 400s naming the field.
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ def create_app(simulator: Simulator) -> Starlette:
             prepared = simulator.prepare(body)
         except ApiError as error:
             return _error_response(error)
+        except RecursionError:  # JSON nested deeper than the parser's recursion limit
+            return _error_response(
+                ApiError(400, "The JSON body is nested too deeply.", code="invalid_json")
+            )
         headers = {
             "x-request-id": prepared.request_id,
             "x-looplab-request-id": prepared.request_id,

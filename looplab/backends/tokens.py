@@ -10,6 +10,10 @@ Order of preference (the first that loads offline wins; `Tokenizer.name` says wh
    token per 4 characters (`approx-words-4c`); it over-counts o200k by 17-23% on this
    project's code, HTML and Markdown (`looplab bench backend` prints the comparison).
 
+Long texts are counted in pieces of at most `CHUNK_CHARS` characters, cut before a space
+where there is one (a BPE token never spans a space boundary, so the sum is exact there),
+so a 1 MB message is counted like any other instead of hitting the encoder's input limit.
+
 Chat messages are counted the way OpenAI documents for its chat models: each message costs
 its content tokens plus 3 (role and separators), the reply is primed with 3 more, and tool
 schemas cost the tokens of their JSON. These are the simulator's prompt tokens; its output
@@ -28,9 +32,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = [
+    "CHUNK_CHARS",
     "MESSAGE_OVERHEAD_TOKENS",
     "REPLY_PRIMING_TOKENS",
     "Tokenizer",
+    "chunks",
     "default_tokenizer",
 ]
 
@@ -41,6 +47,9 @@ REPLY_PRIMING_TOKENS = 3
 
 _APPROX_PATTERN = re.compile(r"\w+|[^\w\s]+|\s+")
 _COUNT_MEMO_ENTRIES = 4096
+_MEMO_MAX_CHARS = 64 * 1024
+CHUNK_CHARS = 32 * 1024
+"""Longest piece handed to the encoder at once."""
 
 
 class Tokenizer:
@@ -78,23 +87,26 @@ class Tokenizer:
         if cached is not None:
             self._counts.move_to_end(text)
             return cached
-        if self._encode is not None:
-            counted = len(self._encode(text))
+        encode = self._encode
+        if encode is not None:
+            counted = sum(len(encode(piece)) for piece in chunks(text))
         else:
             counted = sum(
                 _approx_piece_tokens(p) for p in _APPROX_PATTERN.findall(text) if p.strip()
             )
-        self._counts[text] = counted
-        if len(self._counts) > _COUNT_MEMO_ENTRIES:
-            self._counts.popitem(last=False)
+        if len(text) <= _MEMO_MAX_CHARS:  # bounded memory: huge texts are not remembered
+            self._counts[text] = counted
+            if len(self._counts) > _COUNT_MEMO_ENTRIES:
+                self._counts.popitem(last=False)
         return counted
 
     def split(self, text: str) -> list[str]:
         """Split `text` into pieces, one per token, that concatenate back to `text`."""
         if not text:
             return []
-        if self._encode is not None and self._decode_one is not None:
-            pieces = [self._decode_one(token) for token in self._encode(text)]
+        encode, decode_one = self._encode, self._decode_one
+        if encode is not None and decode_one is not None:
+            pieces = [decode_one(token) for chunk in chunks(text) for token in encode(chunk)]
             if "".join(pieces) == text:
                 return pieces
         return _approx_split(text)
@@ -135,6 +147,23 @@ def message_text(message: Mapping[str, Any]) -> str:
             parts.append(str(function.get("name", "")))
             parts.append(str(function.get("arguments", "")))
     return "\n".join(parts)
+
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    """`text` cut into pieces of at most `size` characters, before a space where possible."""
+    if len(text) <= size:
+        return [text]
+    pieces: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            cut = text.rfind(" ", start + size // 2, end)
+            if cut > start:
+                end = cut
+        pieces.append(text[start:end])
+        start = end
+    return pieces
 
 
 def _approx_piece_tokens(piece: str) -> int:

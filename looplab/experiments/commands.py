@@ -73,9 +73,9 @@ def run_command(
     try:
         with progress:
             result = asyncio.run(runner.run())
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
         _print_interrupted(runner.traces, len(cells), config)
-        raise typer.Exit(130) from None
+        raise typer.Exit(getattr(stop, "exit_code", 130)) from None
     _finish_run(result)
 
 
@@ -90,12 +90,16 @@ def _print_interrupted(traces: Path, total: int, config: Path) -> None:
 
 
 def _finish_run(result: Any) -> None:
+    from looplab.experiments.verdict import reference_verdict
     from looplab.report.model import load_runs
     from looplab.report.views import headline
 
     _print_summary(headline(load_runs([result.directory])))
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
+    verdict = reference_verdict(result.directory / "traces")
+    if not verdict.ok:
+        err_console().print(f"[bold red]{verdict.message}[/]", highlight=False)
     failed = [o for o in result.outcomes if o.status == "failed"]
     if failed:
         err_console().print(
@@ -103,10 +107,13 @@ def _finish_run(result: Any) -> None:
             + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5]),
             highlight=False,
         )
+    if failed or not verdict.ok:
         raise typer.Exit(1)
 
 
 def _print_summary(groups: list[Any]) -> None:
+    from looplab.report.views import headline_sentence
+
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
         "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
@@ -126,9 +133,12 @@ def _print_summary(groups: list[Any]) -> None:
             f"{group.model_share:.0%}",
             f"{group.tool_share:.0%}",
             f"{group.overhead_share:.0%}",
-            f"{group.speedup:.2f}x{ci}",
+            f"{group.speedup:.2f}x{ci}" if group.speedup == group.speedup else "-",
         )
     out_console().print(table)
+    sentence = headline_sentence(groups)
+    if sentence:
+        out_console().print(sentence, highlight=False)
 
 
 def replay_command(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
@@ -28,9 +28,28 @@ from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
 from looplab.workloads.task import WorkloadSettings
 
-__all__ = ["AgentName", "BackendSpec", "Budgets", "ExperimentConfig", "TaskFamily"]
+__all__ = [
+    "MAX_SEED",
+    "AgentName",
+    "BackendSpec",
+    "Budgets",
+    "ExperimentConfig",
+    "TaskFamily",
+    "path_component",
+]
 
 AgentName = Literal["auto", "coding", "computer_use", "workload"]
+
+MAX_SEED = 2**63 - 1
+"""Largest seed: what the results index (a DuckDB BIGINT column) holds."""
+NAME_PATTERN = r"^[A-Za-z0-9_.+-]{1,64}$"
+
+
+def path_component(value: str) -> str:
+    """`value` if it is a plain file name (not `.` or `..`), for names that become paths."""
+    if value in (".", ".."):
+        raise ValueError(f"{value!r} is not a plain name (it would name a directory above)")
+    return value
 
 
 def _auto_agent() -> list[str]:
@@ -40,8 +59,9 @@ def _auto_agent() -> list[str]:
 class BackendSpec(StrictModel):
     """One backend: a simulated profile, or a real OpenAI-compatible endpoint."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.+-]+$")
-    """Label used in results and reports (e.g. `fast-750`)."""
+    name: str = Field(pattern=NAME_PATTERN)
+    """Label used in results, reports and trace file names (e.g. `fast-750`): letters,
+    digits, `_.+-`, at most 64, not `.` or `..`."""
     kind: Literal["simulated", "real"] = "simulated"
     """`simulated`: looplab's server in-process; `real`: `base_url` + `model`."""
     profile: str | None = None
@@ -56,6 +76,8 @@ class BackendSpec(StrictModel):
     """Real: model id."""
     api_key_env: str | None = None
     """Real: environment variable holding the key (never the key itself)."""
+
+    _name = field_validator("name")(path_component)
 
     @model_validator(mode="after")
     def _complete(self) -> BackendSpec:
@@ -80,7 +102,7 @@ class TaskFamily(StrictModel):
 class Budgets(StrictModel):
     """Per-run limits; a run that hits one ends with that reason recorded."""
 
-    max_steps: int = Field(default=60, ge=1)
+    max_steps: int = Field(default=60, ge=1, le=100_000)
     """Model calls per run."""
     max_tokens: int | None = Field(default=None, ge=1)
     """Total tokens (prompt + completion) per run."""
@@ -91,15 +113,16 @@ class Budgets(StrictModel):
 class ExperimentConfig(StrictModel):
     """A whole experiment (see the module docstring)."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
-    """Experiment name; the default output directory is `runs/<name>`."""
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,100}$")
+    """Experiment name; the default output directory is `runs/<name>` (letters, digits,
+    `_.-`, at most 100, not `.` or `..`)."""
     description: str = ""
     """What the experiment asks."""
     backends: list[BackendSpec] = Field(min_length=1)
-    """Backends to compare."""
+    """Backends to compare (names unique)."""
     agents: list[str] = Field(default_factory=_auto_agent)
-    """Agents; `auto` picks the task kind's agent (`workload` for trace-driven tasks); a
-    `wrapped` agent's name runs that command."""
+    """Agents (unique); `auto` picks the task kind's agent (`workload` for trace-driven
+    tasks); a `wrapped` agent's name runs that command."""
     wrapped: list[WrappedAgent] = Field(default_factory=list)
     """Foreign agent commands, run through the pacing proxy (`looplab.experiments.wrapped`)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
@@ -110,8 +133,12 @@ class ExperimentConfig(StrictModel):
     the same for every backend. Trace-driven tasks need simulated backends."""
     repetitions: int = Field(default=1, ge=1)
     """Runs per (backend, agent, task)."""
-    seed: int = 0
-    """Base seed; repetition r uses seed + r for the simulator and the policy."""
+    max_cells: int = Field(default=10_000, ge=1)
+    """Refuse an experiment of more cells (backends x agents x tasks x repetitions) than
+    this, before anything runs; raise it on purpose for a bigger one."""
+    seed: int = Field(default=0, ge=0, le=MAX_SEED)
+    """Base seed; repetition r uses seed + r for the simulator and the policy (so seed +
+    repetitions - 1 must stay within 2**63 - 1, what the results index stores)."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     """Sandbox kind and limits."""
     agent: AgentConfig = Field(default_factory=AgentConfig)
@@ -129,6 +156,8 @@ class ExperimentConfig(StrictModel):
     output_dir: Path | None = None
     """Where traces and the results database go (default `runs/<name>`)."""
 
+    _name = field_validator("name")(path_component)
+
     @model_validator(mode="after")
     def _known_agents(self) -> ExperimentConfig:
         known = {*get_args(AgentName), *(w.name for w in self.wrapped)}
@@ -137,6 +166,26 @@ class ExperimentConfig(StrictModel):
             raise ValueError(
                 f"agents: unknown {unknown}; allowed: {sorted(known)} (a foreign agent "
                 "command is declared under `wrapped`)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ExperimentConfig:
+        """Unique names, seeds that fit the index, and a matrix within `max_cells`."""
+        names = [backend.name for backend in self.backends]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"backends: duplicate names {duplicates} (each needs its own)")
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError(f"agents: duplicates in {self.agents}")
+        if self.seed + self.repetitions - 1 > MAX_SEED:
+            raise ValueError(f"seed + repetitions - 1 must be at most {MAX_SEED}")
+        tasks = sum(len(t.values) if isinstance(t, TaskFamily) else 1 for t in self.tasks)
+        cells = len(self.backends) * len(self.agents) * tasks * self.repetitions
+        if cells > self.max_cells:
+            raise ValueError(
+                f"{cells} cells (backends x agents x tasks x repetitions) is more than "
+                f"max_cells={self.max_cells}; set max_cells to run that many"
             )
         return self
 

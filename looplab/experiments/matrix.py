@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from dataclasses import dataclass
 
+from looplab.agents.runner import TASK_KIND_AGENTS
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
@@ -71,10 +73,18 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
 
     Raises:
         ConfigError: a bad task (see `expand_tasks`), an agent that cannot run a task
-            (trace-driven tasks need the `workload` agent and simulated backends).
+            (trace-driven tasks need the `workload` agent and simulated backends), or more
+            cells than `max_cells` once globs expand.
     """
     tasks = expand_tasks(config.tasks)
     _check_trace_driven(config, tasks)
+    count = config.repetitions * len(tasks) * len(config.agents) * len(config.backends)
+    if count > config.max_cells:
+        raise ConfigError(
+            f"{count} cells (backends x agents x tasks x repetitions, globs expanded) is more "
+            f"than max_cells={config.max_cells}; set max_cells to run that many",
+            field="max_cells",
+        )
     cells: list[Cell] = []
     for repetition in range(config.repetitions):
         for task in tasks:
@@ -97,11 +107,17 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
 
 
 def _agent_for(agent: str, task: str) -> str:
+    """The agent of a cell: the named one, or for `auto` the task kind's (one registry)."""
     if agent != "auto":
         return agent
     if is_trace_driven(task):
         return "workload"
-    return "computer_use" if task.startswith("web/") else "coding"
+    return TASK_KIND_AGENTS[_task_kind(task)]
+
+
+@functools.cache
+def _task_kind(task: str) -> str:
+    return load_task(task).spec.kind
 
 
 def _check_trace_driven(config: ExperimentConfig, tasks: list[str]) -> None:

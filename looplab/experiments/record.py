@@ -2,16 +2,23 @@
 
 The run axis's zero is the run's origin: its first model request's scheduled time. Step
 and model times come from `time.perf_counter()`, sandbox events from `time.monotonic()`;
-on Linux both read CLOCK_MONOTONIC, so they share one axis.
+on Linux both read CLOCK_MONOTONIC, so they share one axis. Sandbox operations before the
+first step (its `create`, the services) are events with `step` None and negative times.
+
+Every failed model attempt is in the trace: a call that succeeded after retries carries
+them in `attempts`; a call that never did is a `model_call` event with
+`finish_reason: "error"`, no tokens, and all its attempts (the last one the fatal error).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from looplab.agents.records import RunResult, StepRecord
 from looplab.agents.runner import TaskRun
+from looplab.sandbox import SandboxEvent
 from looplab.traces.schema import (
     Attempt,
     ModelCallEvent,
@@ -26,6 +33,8 @@ __all__ = ["OUTPUT_LIMIT", "run_events"]
 
 OUTPUT_LIMIT = 64 * 1024
 """Tool outputs are cut to this many characters in traces."""
+DETAIL_LIMIT = 1000
+"""Sandbox event details are cut to this many characters in traces."""
 
 
 def run_events(
@@ -62,7 +71,7 @@ def run_events(
     def wall(t: float) -> datetime:
         return origin_wall + timedelta(seconds=t - origin)
 
-    events: list[TraceEvent] = []
+    events: list[TraceEvent] = [_setup_event(run_id, e, at) for e in run.setup_events]
     for position, step in enumerate(result.steps):
         message = assistants[position] if position < len(assistants) else None
         events.extend(_step_events(run_id, step, message, outputs, at, wall, model, profile))
@@ -110,6 +119,22 @@ def _step_events(
         )
         for a in step.attempts
     ]
+    if call is None and attempts:
+        # the call never succeeded: its attempts (the last one fatal) still belong in the trace
+        events.append(
+            ModelCallEvent(
+                run_id=run_id,
+                step=step.index,
+                wall_time=wall(step.started),
+                start=at(step.started),
+                end=at(step.model_ended),
+                finish_reason="error",
+                model=model,
+                profile=profile,
+                request_id=step.attempts[-1].request_id,
+                attempts=attempts,
+            )
+        )
     if call is not None and timing is not None:
         events.append(
             ModelCallEvent(
@@ -152,19 +177,7 @@ def _step_events(
                 synthetic=tool.synthetic,
             )
         )
-    for event in step.sandbox_events:
-        events.append(
-            SandboxOpEvent(
-                run_id=run_id,
-                step=step.index,
-                wall_time=event.wall_time,
-                start=at(event.started),
-                end=at(event.ended),
-                op=event.kind,
-                sandbox_id=event.sandbox_id,
-                detail=", ".join(f"{k}={v}" for k, v in event.detail.items())[:500],
-            )
-        )
+    events.extend(_setup_event(run_id, e, at, step.index) for e in step.sandbox_events)
     events.append(
         StepEvent(
             run_id=run_id,
@@ -178,6 +191,23 @@ def _step_events(
         )
     )
     return events
+
+
+def _setup_event(
+    run_id: str, event: SandboxEvent, at: Callable[[float], float], step: int | None = None
+) -> SandboxOpEvent:
+    """A sandbox operation as a trace event (step None: before the first step, e.g. its
+    `create`, whose detail says how the sandbox is isolated and what is limited)."""
+    return SandboxOpEvent(
+        run_id=run_id,
+        step=step,
+        wall_time=event.wall_time,
+        start=at(event.started),
+        end=at(event.ended),
+        op=event.kind,
+        sandbox_id=event.sandbox_id,
+        detail=", ".join(f"{k}={v}" for k, v in event.detail.items())[:DETAIL_LIMIT],
+    )
 
 
 def _first_user_text(result: RunResult) -> str | None:

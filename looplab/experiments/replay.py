@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
 from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -25,9 +26,16 @@ from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
-from looplab.traces.schema import RunEndEvent, RunStartEvent, ToolCallEvent, TraceEvent
+from looplab.traces.schema import RunStartEvent, TraceEvent
 
-__all__ = ["Divergence", "LiveReplay", "load_traces", "replay_live", "replay_virtual"]
+__all__ = [
+    "Divergence",
+    "LiveReplay",
+    "find_divergences",
+    "load_traces",
+    "replay_live",
+    "replay_virtual",
+]
 
 
 def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
@@ -48,16 +56,6 @@ def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
     for index, event in enumerate(events):
         events[index] = event.model_copy(update={"run_id": header.run_id})
     return Trace(header=header, events=events)
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """Where a live replay stopped matching its recording."""
-
-    step: int
-    tool: str
-    recorded: str
-    replayed: str
 
 
 @dataclass
@@ -119,62 +117,11 @@ async def replay_live(
             "source_path": str(trace.path) if trace.path else None,
             "profile": profile.model_dump(mode="json", by_alias=True),
             "clock": "wall",
-            "notes": [*trace.header.notes, f"live replay of {trace.header.run_id}"],
+            "notes": [*trace.header.notes, f"{LIVE_REPLAY_NOTE}{trace.header.run_id}"],
         }
     )
     replayed = Trace(header=header, events=events)
     return LiveReplay(replayed, find_divergences(trace, replayed))
-
-
-def find_divergences(recorded: Trace, replayed: Trace) -> list[Divergence]:
-    """Tool results that differ in a way that matters, and steps that no longer apply."""
-    out: list[Divergence] = []
-    by_step: dict[tuple[int, int], ToolCallEvent] = {}
-    for position, call in _positions(replayed.tool_calls()):
-        by_step[position] = call
-    for position, call in _positions(recorded.tool_calls()):
-        step = call.step or 0
-        again = by_step.get(position)
-        if again is None:
-            out.append(Divergence(step, call.name, _verdict(call), "step not reached"))
-            continue
-        if _verdict(call) != _verdict(again):
-            out.append(Divergence(step, call.name, _verdict(call), _verdict(again)))
-    end_recorded, end_replayed = recorded.end, replayed.end
-    if (
-        isinstance(end_recorded, RunEndEvent)
-        and isinstance(end_replayed, RunEndEvent)
-        and end_recorded.success != end_replayed.success
-    ):
-        out.append(
-            Divergence(
-                end_replayed.steps,
-                "check",
-                f"success={end_recorded.success}",
-                f"success={end_replayed.success}",
-            )
-        )
-    return out
-
-
-def _positions(calls: Sequence[ToolCallEvent]) -> list[tuple[tuple[int, int], ToolCallEvent]]:
-    seen: dict[int, int] = {}
-    out = []
-    for call in calls:
-        step = call.step or 0
-        index = seen.get(step, 0)
-        seen[step] = index + 1
-        out.append(((step, index), call))
-    return out
-
-
-def _verdict(call: ToolCallEvent) -> str:
-    """What matters about a tool result: ok/error, and pass/fail for test runs."""
-    head = (call.output or "").strip().splitlines()[:1]
-    first = head[0] if head else ""
-    if call.name == "run_tests":
-        return "tests pass" if first.startswith("PASSED") else "tests fail"
-    return "ok" if call.ok else f"error: {(call.error or first)[:80]}"
 
 
 def default_output(inputs: Sequence[Path]) -> Path:

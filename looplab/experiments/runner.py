@@ -17,9 +17,6 @@ run afresh, so no run is ever counted twice.
 from __future__ import annotations
 
 import asyncio
-import json
-import shutil
-import time
 import uuid
 from collections.abc import Callable
 from contextlib import AsyncExitStack
@@ -37,17 +34,20 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.clock import VirtualClock, utc_now
-from looplab.errors import ConfigError, LooplabError
+from looplab.errors import LooplabError
 from looplab.experiments.config import BackendSpec, ExperimentConfig
+from looplab.experiments.directory import is_complete, prepare, set_aside
+from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
+from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
 from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
 from looplab.experiments.wrapped import WrappedAgent, fast_upstream, run_wrapped_cell
-from looplab.stats import quantile
 from looplab.tasks.references import is_trace_driven
-from looplab.traces.io import TraceWriter, read_trace
+from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
-from looplab.traces.store import ResultStore
+from looplab.traces.scrub import Scrubber
+from looplab.traces.store import IndexReport, ResultStore
 from looplab.workloads.shape import TaskShape
 
 __all__ = [
@@ -90,37 +90,6 @@ class ExperimentResult:
         return self.directory / "results.duckdb"
 
 
-class LoopLagMonitor:
-    """Samples event-loop lag (how late a 20 ms sleep wakes) to detect a saturated machine."""
-
-    def __init__(self, interval_s: float = 0.02) -> None:
-        self.interval_s = interval_s
-        self.samples: list[tuple[float, float]] = []
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Begin sampling on the running loop."""
-        self._task = asyncio.get_running_loop().create_task(self._sample())
-
-    async def stop(self) -> None:
-        """Stop sampling."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    def p99_ms(self, since: float, until: float) -> float | None:
-        """p99 lag (ms) of the samples taken in [since, until]."""
-        window = [lag for t, lag in self.samples if since <= t <= until]
-        return quantile(window, 0.99) * 1000 if window else None
-
-    async def _sample(self) -> None:
-        while True:
-            before = time.perf_counter()
-            await asyncio.sleep(self.interval_s)
-            now = time.perf_counter()
-            self.samples.append((now, max(0.0, now - before - self.interval_s)))
-
-
 ProgressFn = Callable[[CellOutcome, int, int], None]
 StatusFn = Callable[[str, str, int], None]
 """(cell id, phase, step): see `ExperimentRunner`."""
@@ -153,82 +122,113 @@ class ExperimentRunner:
         """Leftover containers removed before this invocation (docker sandboxes)."""
         self._server_lock = asyncio.Lock()
 
-    def prepare_directory(self, *, fresh: bool) -> None:
-        """Create the directory, or check that an existing one holds the same experiment.
-
-        Raises:
-            ConfigError: the directory holds a different experiment's config.
-        """
-        stored = self.directory / "config.json"
-        current = self.config.model_dump(mode="json")
-        if fresh and self.directory.exists():
-            shutil.rmtree(self.directory)
-        if stored.exists():
-            previous = json.loads(stored.read_text())
-            if previous != current:
-                changed = sorted(k for k in current if current.get(k) != previous.get(k))
-                raise ConfigError(
-                    f"{self.directory} holds a different experiment "
-                    f"(changed: {', '.join(changed)}); use another output_dir, "
-                    "or --fresh to discard the old results",
-                    field="output_dir",
-                )
-        self.traces.mkdir(parents=True, exist_ok=True)
-        stored.write_text(json.dumps(current, indent=2))
-
     def validate(self) -> list[Cell]:
-        """Expand the matrix and resolve every profile, writing nothing.
+        """Check everything that can be checked before anything is written: the tasks (globs
+        expanded), the number of cells, every backend's profile.
 
         Returns:
             The cells, in run order.
 
         Raises:
-            ConfigError: an unknown task, family value, profile or profile field.
+            ConfigError: naming the field and what is allowed.
         """
         cells = expand_cells(self.config)
         for backend in self.config.backends:
             self._profile(backend, 0)
         return cells
 
+    def prepare_directory(self, *, fresh: bool) -> None:
+        """Validate the experiment, then create its directory, or check that an existing one
+        holds the same experiment.
+
+        Raises:
+            ConfigError: the experiment is invalid, or the directory holds a different one.
+        """
+        self.validate()
+        current = Scrubber().scrub(self.config.model_dump(mode="json"))
+        prepare(self.directory, current, fresh=fresh)
+
     async def run(self) -> ExperimentResult:
-        """Run every missing cell and index all traces.
+        """Run every missing cell and index all traces; leave nothing running.
+
+        SIGTERM and Ctrl-C cancel the cells in flight: each cleans up (services, browser,
+        sandbox, temporary files), its cut-off trace stays incomplete (rerun on resume),
+        and the index is rebuilt from the complete traces before the interrupt propagates.
 
         Raises:
             ConfigError: bad tasks or backends (before anything runs).
+            Terminated: SIGTERM arrived (after the clean-up).
         """
         cells = self.validate()
+        await self._prune_leftovers()
+        result = ExperimentResult(self.directory)
+        pending = self._pending(cells, result)
+        with cancel_on_sigterm() as signals:
+            try:
+                await self._run_pending(pending, result, len(cells))
+            except asyncio.CancelledError:
+                if signals:
+                    raise Terminated(signals[0]) from None
+                raise
+            finally:
+                self.index()
+        return result
+
+    def index(self) -> IndexReport:
+        """Rebuild `results.duckdb` from the complete traces (atomically)."""
+        report = ResultStore.rebuild_file(self.directory / "results.duckdb", self.traces)
+        unstorable = {k: v for k, v in report.skipped.items() if not v.startswith("incomplete")}
+        if unstorable:
+            log.warning("index.skipped", traces=unstorable)
+        return report
+
+    async def _prune_leftovers(self) -> None:
+        """Remove what killed runs left: host processes, cgroups, temp dirs (and containers)."""
+        from looplab.sandboxes.leftovers import prune_host
+
+        host = await asyncio.to_thread(prune_host)
+        if host.processes or host.dirs or host.cgroups:
+            log.info("host.pruned", processes=host.processes, dirs=host.dirs, cgroups=host.cgroups)
         if self.config.sandbox.kind == "docker":
-            # leftovers of earlier runs whose owner process died (crash, SIGKILL)
             from looplab.sandboxes.prune import prune
 
             self.pruned = (await asyncio.to_thread(prune)).removed
             if self.pruned:
                 log.info("sandbox.pruned", containers=self.pruned)
-        result = ExperimentResult(self.directory)
+
+    def _pending(self, cells: list[Cell], result: ExperimentResult) -> list[Cell]:
+        """Cells without a complete trace (cut-off traces set aside); skipped ones reported."""
         pending: list[Cell] = []
         for cell in cells:
             path = self.traces / f"{cell.id}.jsonl"
-            if path.exists() and read_trace(path).complete:
+            if path.exists() and is_complete(path):
                 result.outcomes.append(CellOutcome(cell, "skipped", path))
             else:
                 if path.exists():
                     log.info("cell.incomplete_trace_set_aside", cell=cell.id, trace=str(path))
-                    self._set_aside(path)
+                    set_aside(self.traces, path)
                 pending.append(cell)
-        done = 0
-        for outcome in result.outcomes:
-            done += 1
+        for done, outcome in enumerate(result.outcomes, start=1):
             if self.progress:
                 self.progress(outcome, done, len(cells))
+        return pending
+
+    async def _run_pending(self, pending: list[Cell], result: ExperimentResult, total: int) -> None:
         gate = asyncio.Semaphore(self.config.concurrency)
         monitor = LoopLagMonitor()
         monitor.start()
 
         async def one(cell: Cell) -> None:
-            nonlocal done
             async with gate:
                 log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
-                outcome = await self._run_cell(cell, monitor)
+                try:
+                    outcome = await self._run_cell(cell, monitor)
+                except Exception as exc:  # a harness bug fails its cell, not the experiment
+                    log.exception("cell.crashed", cell=cell.id)
+                    path = self.traces / f"{cell.id}.jsonl"
+                    outcome = CellOutcome(
+                        cell, "failed", path, error=f"{type(exc).__name__}: {exc}"
+                    )
             log.info(
                 "cell.end",
                 cell=cell.id,
@@ -242,26 +242,20 @@ class ExperimentRunner:
             if self.status is not None:
                 self.status(cell.id, "end", outcome.steps or 0)
             result.outcomes.append(outcome)
-            done += 1
             if self.progress:
-                self.progress(outcome, done, len(cells))
+                self.progress(outcome, len(result.outcomes), total)
 
         try:
-            await asyncio.gather(*(one(cell) for cell in pending))
+            # a TaskGroup, not gather: cancelled (Ctrl-C, SIGTERM), it waits until every cell
+            # has cleaned up, where gather returns as soon as one waiting cell is cancelled
+            async with asyncio.TaskGroup() as group:
+                for cell in pending:
+                    group.create_task(one(cell))
         finally:
             await monitor.stop()
             for server in self._servers.values():
                 await asyncio.to_thread(server.stop)
             self._servers.clear()
-        with ResultStore(result.database) as store:
-            store.rebuild(self.traces)
-        return result
-
-    def _set_aside(self, path: Path) -> None:
-        aside = self.traces / "incomplete"
-        aside.mkdir(exist_ok=True)
-        stamp = utc_now().strftime("%Y%m%dT%H%M%S%f")
-        path.rename(aside / f"{path.stem}.{stamp}.jsonl")
 
     def _profile(self, backend: BackendSpec, seed: int) -> LatencyProfile | None:
         if backend.kind == "real":
@@ -346,8 +340,11 @@ class ExperimentRunner:
                     run = await run_task(
                         task,
                         client,
+                        agent=cell.agent,
                         agent_config=self._agent_config(),
                         sandbox_config=self.config.sandbox,
+                        experiment=self.config.name,
+                        run_id=run_id,
                     )
             except LooplabError as exc:
                 return CellOutcome(cell, "failed", path, error=str(exc))

@@ -1,20 +1,38 @@
-"""Report generation: inputs -> run records -> model -> one self-contained HTML file."""
+"""Report generation: inputs -> run records -> model -> one self-contained HTML file (or
+the report's data as JSON, for scripts)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from looplab.errors import ConfigError
+from looplab.report.exports import report_json
 from looplab.report.model import RunRecord, load_runs
 from looplab.report.page import render_page
 from looplab.report.views import ReportModel, build_model
+from looplab.report.views_detail import TRANSCRIPTS
 
-__all__ = ["ReportResult", "assign_groups", "build_report", "write_report"]
+__all__ = [
+    "FORMATS",
+    "ReportResult",
+    "assign_groups",
+    "build_model_for",
+    "build_report",
+    "load_records",
+    "write_report",
+]
+
+FORMATS: dict[str, Callable[[ReportModel], str]] = {
+    "html": render_page,
+    "json": lambda model: json.dumps(report_json(model), indent=1) + "\n",
+}
+"""Output formats of `looplab report --format`: name -> renderer of the model."""
 
 
 @dataclass(frozen=True)
@@ -47,17 +65,12 @@ def assign_groups(
             record.group = record.profile
 
 
-def build_report(
-    inputs: Sequence[Path],
-    *,
-    title: str | None = None,
-    group_by: Literal["profile", "input"] = "profile",
-) -> tuple[str, ReportModel]:
-    """The HTML of a report over `inputs` (experiment directories, trace directories or
-    trace files), and its model.
+def load_records(inputs: Sequence[Path]) -> list[RunRecord]:
+    """The complete runs of `inputs`, refusing a run that two inputs both hold.
 
     Raises:
-        ConfigError: an input without complete traces.
+        ConfigError: no complete run, or the same run in two inputs (an input compared
+            with itself, or with a part of itself).
         TraceError: a file that is not a looplab trace.
     """
     records = load_runs(list(inputs))
@@ -65,9 +78,52 @@ def build_report(
         raise ConfigError(
             f"no complete runs in {', '.join(str(p) for p in inputs)}", field="RUN_DIR"
         )
+    seen: dict[str, RunRecord] = {}
+    for record in records:
+        other = seen.setdefault(record.run_id, record)
+        if other is not record:
+            where = [str(r.trace.path if r.trace else r.input_name) for r in (other, record)]
+            raise ConfigError(
+                f"run {record.run_id} is given twice ({where[0]} and {where[1]}): an input "
+                "compared with itself, or with a part of itself, would count its runs twice; "
+                "give distinct inputs",
+                field="RUN_DIR",
+            )
+    return records
+
+
+def build_model_for(
+    inputs: Sequence[Path],
+    *,
+    title: str | None = None,
+    group_by: Literal["profile", "input"] = "profile",
+    transcripts: int = TRANSCRIPTS,
+) -> tuple[ReportModel, list[RunRecord]]:
+    """The model of a report over `inputs` and the run records it was computed from."""
+    records = load_records(inputs)
     assign_groups(records, group_by)
     names = [p.resolve().name for p in inputs]
-    model = build_model(records, title or _default_title(records, names), names)
+    model = build_model(
+        records, title or _default_title(records, names), names, transcript_limit=transcripts
+    )
+    return model, records
+
+
+def build_report(
+    inputs: Sequence[Path],
+    *,
+    title: str | None = None,
+    group_by: Literal["profile", "input"] = "profile",
+    transcripts: int = TRANSCRIPTS,
+) -> tuple[str, ReportModel]:
+    """The HTML of a report over `inputs` (experiment directories, trace directories or
+    trace files), and its model.
+
+    Raises:
+        ConfigError: an input without complete traces, or a run in two inputs.
+        TraceError: a file that is not a looplab trace.
+    """
+    model, _ = build_model_for(inputs, title=title, group_by=group_by, transcripts=transcripts)
     return render_page(model), model
 
 
@@ -77,13 +133,22 @@ def write_report(
     *,
     title: str | None = None,
     group_by: Literal["profile", "input"] = "profile",
+    transcripts: int = TRANSCRIPTS,
+    format: str = "html",
 ) -> ReportResult:
-    """Write the report to `output` (atomically) and say how long it took."""
+    """Write the report to `output` (atomically) and say how long it took.
+
+    Raises:
+        ConfigError: an unknown format (and see `build_report`).
+    """
+    if format not in FORMATS:
+        raise ConfigError(f"unknown format {format!r}", field="--format", allowed=list(FORMATS))
     started = time.perf_counter()
-    html, model = build_report(inputs, title=title, group_by=group_by)
+    model, _ = build_model_for(inputs, title=title, group_by=group_by, transcripts=transcripts)
+    text = FORMATS[format](model)
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f".{output.name}.tmp")
-    partial.write_text(html, encoding="utf-8")
+    partial.write_text(text, encoding="utf-8")
     partial.replace(output)
     return ReportResult(output, model.runs, time.perf_counter() - started, model)
 

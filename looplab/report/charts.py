@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
 
 from looplab.report.svg import Chart, fmt_num, fmt_s
-from looplab.report.views import COMPONENTS, ReportModel, TimelineView
+from looplab.report.views import COMPONENTS, ReportModel
 
 __all__ = [
     "breakdown_chart",
     "cdf_chart",
     "compounding_chart",
     "family_chart",
-    "gantt_chart",
     "length_chart",
     "sweep_chart",
     "ttft_chart",
@@ -54,20 +52,27 @@ def compounding_chart(model: ReportModel) -> str:
             [(p.x, p.high) for p in points],
             color,
             f"{group}: p25-p75 band",
+            series=group,
         )
         tip = f"{group}: median {fmt_s(points[-1].median)} after {points[-1].x:g} steps"
-        chart.line([(p.x, p.median) for p in points], color, tip, dash=dashed)
+        chart.line([(p.x, p.median) for p in points], color, tip, dash=dashed, series=group)
         chart.dots(
             [(p.x, p.median) for p in points[1:]],
             color,
-            [f"{group} step {p.x:g}: median {fmt_s(p.median)} (n={p.n})" for p in points[1:]],
+            [
+                f"{group} after {p.x:g} steps: median {fmt_s(p.median)} ({p.n} runs still going)"
+                for p in points[1:]
+            ],
             radius=2.5,
             hollow=dashed,
+            series=group,
         )
-        chart.legend(group, color, "dash" if dashed else "line")
+        chart.legend(group, color, "dash" if dashed else "line", group)
     chart.caption = (
         "Each step adds its model, tool and harness time; the gap between profiles widens "
-        "with every step. Steps reached by fewer than a quarter of the runs are cut."
+        "with every step. A run that finished earlier counts with its finish time, so the "
+        "curve never goes down; it stops where fewer than a quarter of the runs are still "
+        "going."
     )
     return chart.render()
 
@@ -94,14 +99,18 @@ def family_chart(model: ReportModel, index: int) -> str:
             [(p.x, p.high) for p in series],
             color,
             f"{group}: p25-p75",
+            series=group,
         )
-        chart.line([(p.x, p.median) for p in series], color, f"{group}: median task time")
+        chart.line(
+            [(p.x, p.median) for p in series], color, f"{group}: median task time", series=group
+        )
         chart.dots(
             [(p.x, p.median) for p in series],
             color,
             [f"{group} N={p.x:g}: {fmt_s(p.median)} (n={p.n})" for p in series],
+            series=group,
         )
-        chart.legend(group, color)
+        chart.legend(group, color, series=group)
     chart.caption = "Median task time per family size; band p25-p75 over repetitions."
     return chart.render()
 
@@ -120,8 +129,9 @@ def length_chart(model: ReportModel) -> str:
             color,
             [f"{group} {task}: {x:g} steps, {fmt_s(y)}" for x, y, task in series],
             hollow=hollow,
+            series=group,
         )
-        chart.legend(group + (" (estimated)" if hollow else ""), color, "dot")
+        chart.legend(group + (" (estimated)" if hollow else ""), color, "dot", group)
     chart.caption = "One dot per run; slope = seconds per step."
     return chart.render()
 
@@ -156,7 +166,13 @@ def breakdown_chart(model: ReportModel, *, per_task: bool) -> str:
                 continue
             hatched = key in ("model", "tools") and _estimated(model, group, "model", "tool")
             chart.hbar(
-                index, x, x + value, color, f"{label}: {name_} {fmt_s(value)}", hatched=hatched
+                index,
+                x,
+                x + value,
+                color,
+                f"{label}: {name_} {fmt_s(value)}",
+                hatched=hatched,
+                series=key,
             )
             x += value
             used.add(key)
@@ -166,7 +182,7 @@ def breakdown_chart(model: ReportModel, *, per_task: bool) -> str:
         )
     for key, (name_, color) in COMPONENTS.items():
         if key in used:
-            chart.legend(name_, color, "box")
+            chart.legend(name_, color, "box", key)
     if any(g.estimated for g in model.groups):
         chart.legend("estimated (source lacked exact times)", "#555", "hatch")
     chart.caption = (
@@ -175,81 +191,6 @@ def breakdown_chart(model: ReportModel, *, per_task: bool) -> str:
         "prefill + reasoning); decode: first -> last visible token; overhead: task time minus "
         "model and tool time (harness, queueing). Sandbox start is outside task time and "
         "drawn last."
-    )
-    return chart.render()
-
-
-def gantt_chart(
-    model: ReportModel, timelines: Sequence[TimelineView], name: str, title: str
-) -> str:
-    """Model and tool calls on the run's time axis; several runs stacked on one scale."""
-    rows: list[tuple[str, TimelineView, str]] = []
-    for timeline in timelines:
-        lanes = sorted({b.lane for b in timeline.bars}, key=lambda s: (s != "model", s))
-        rows.extend((f"{timeline.group} · {lane}", timeline, lane) for lane in lanes)
-    label_width = max((len(r[0]) for r in rows), default=10) * 6.5 + 24
-    chart = Chart(
-        name,
-        title,
-        "time since task start (s)",
-        "",
-        width=1300,
-        height=70 + 26 * max(1, len(rows)),
-        left=int(min(300, max(90, label_width))),
-    )
-    x_max = max((t.task_s for t in timelines), default=1.0)
-    chart.set_scales((0, x_max * 1.02 or 1), (max(0, len(rows)) - 0.5, -0.5))
-    chart.axes(y_ticks=False)
-    chart.row_labels([r[0] for r in rows])
-    colors = {
-        "ttft": COMPONENTS["ttft"][1],
-        "reasoning": COMPONENTS["reasoning"][1],
-        "decode": COMPONENTS["decode"][1],
-        "model": COMPONENTS["model"][1],
-        "tool": COMPONENTS["tools"][1],
-        "queue": COMPONENTS["overhead"][1],
-    }
-    kinds: set[str] = set()
-    hatched_any = False
-    for index, (_, timeline, lane) in enumerate(rows):
-        chart.parts.append(
-            f'<rect x="4" y="{chart.y(index) - 6:.1f}" width="6" height="12" '
-            f'fill="{model.color(timeline.group)}"/>'
-        )
-        for bar in timeline.bars:
-            if bar.lane != lane:
-                continue
-            kinds.add(bar.kind)
-            hatched_any |= bar.estimated
-            tip = f"{bar.label}: {fmt_s(bar.end - bar.start)} (at {bar.start:.2f} s)"
-            chart.hbar(index, bar.start, bar.end, colors[bar.kind], tip, hatched=bar.estimated)
-        end_x = chart.x(timeline.task_s)
-        chart.parts.append(
-            f'<line x1="{end_x:.1f}" x2="{end_x:.1f}" y1="{chart.y(index - 0.45):.1f}" '
-            f'y2="{chart.y(index + 0.45):.1f}" stroke="{model.color(timeline.group)}" '
-            'stroke-width="2"/>'
-        )
-    names = {
-        "ttft": "TTFT + prefill",
-        "reasoning": "reasoning (hidden decode)",
-        "decode": "decode",
-        "model": "model call (not split)",
-        "tool": "tool call",
-        "queue": "client queue",
-    }
-    for kind in ("queue", "ttft", "reasoning", "decode", "model", "tool"):
-        if kind in kinds:
-            chart.legend(names[kind], colors[kind], "box")
-    if hatched_any:
-        chart.legend("estimated (source lacked exact times)", "#555", "hatch")
-    for timeline in timelines:
-        chart.legend(
-            f"{timeline.group}: {timeline.task}, {fmt_s(timeline.task_s)}, {timeline.steps} steps",
-            model.color(timeline.group),
-            "line",
-        )
-    chart.caption = (
-        "Hover a bar for its step, tool and duration. Vertical tick: the agent's finish."
     )
     return chart.render()
 
@@ -290,14 +231,15 @@ def sweep_chart(model: ReportModel) -> str:
     for group, rate, speedup, low, high in sweep.measured:
         color = model.color(group)
         if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
-            chart.error_bar(rate, low, high, color)
+            chart.error_bar(rate, low, high, color, group)
         chart.dots(
             [(rate, speedup)],
             color,
             [f"{group}: measured {speedup:.2f}x at {rate:g} tok/s"],
             radius=6,
+            series=group,
         )
-        chart.legend(f"{group} measured", color, "dot")
+        chart.legend(f"{group} measured", color, "dot", group)
     chart.caption = (
         f"Model calls of {sweep.traces} run(s) recomputed from their token counts at each rate "
         f"(profile {sweep.base_profile}); tools and harness as recorded. Measured points: "
@@ -322,15 +264,16 @@ def ttft_chart(model: ReportModel) -> str:
     for group, rate, series, own in sweep.ttft_series:
         color = model.color(group)
         points = list(zip(sweep.ttft_grid, series, strict=True))
-        chart.line(points, color, f"{group} ({rate:g} tok/s)")
+        chart.line(points, color, f"{group} ({rate:g} tok/s)", series=group)
         at_own = _interpolate(points, own)
         chart.dots(
             [(own, at_own)],
             color,
             [f"{group}: its own TTFT {own:g} s -> {fmt_s(at_own)}"],
             radius=5,
+            series=group,
         )
-        chart.legend(f"{group} decode rate ({rate:g} tok/s)", color)
+        chart.legend(f"{group} decode rate ({rate:g} tok/s)", color, series=group)
     chart.caption = (
         "The same re-timed runs at each profile's decode rate, with the per-call TTFT base "
         "varied; dots mark each profile's own TTFT. At high decode rates TTFT dominates."
@@ -372,10 +315,15 @@ def cdf_chart(model: ReportModel, metric: str) -> str:
         dashed = _estimated(model, group, *quantities)
         positive = [(max(x, min(values)), y) for x, y in points]
         chart.line(
-            positive, color, f"{group}: median {fmt_s(_median_x(points))}", dash=dashed, step=True
+            positive,
+            color,
+            f"{group}: median {fmt_s(_median_x(points))}",
+            dash=dashed,
+            step=True,
+            series=group,
         )
         chart.legend(
-            group + (" (estimated)" if dashed else ""), color, "dash" if dashed else "line"
+            group + (" (estimated)" if dashed else ""), color, "dash" if dashed else "line", group
         )
     if any(_estimated(model, g, *quantities) for g in series):
         chart.caption = _ESTIMATED_NOTE

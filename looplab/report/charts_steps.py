@@ -38,15 +38,22 @@ def step_latency_chart(model: ReportModel, by: str) -> str:
         if not points:
             continue
         color = model.color(group)
-        chart.band([(p.x, p.low) for p in points], [(p.x, p.high) for p in points], color, group)
-        chart.line([(p.x, p.median) for p in points], color, f"{group}: median")
+        chart.band(
+            [(p.x, p.low) for p in points],
+            [(p.x, p.high) for p in points],
+            color,
+            group,
+            series=group,
+        )
+        chart.line([(p.x, p.median) for p in points], color, f"{group}: median", series=group)
         chart.dots(
             [(p.x, p.median) for p in points],
             color,
             [f"{group}, {word} {p.x:,.0f}: median {fmt_s(p.median)} (n={p.n})" for p in points],
             radius=2.5,
+            series=group,
         )
-        chart.legend(group, color)
+        chart.legend(group, color, series=group)
     per_token = [
         f"{group}: {early:.2f} -> {late:.2f} ms/token"
         for group, pair in view.per_token_ms.items()

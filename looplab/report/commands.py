@@ -12,75 +12,133 @@ from typing import Annotated
 
 import typer
 
-from looplab.cli.options import HostOpt, PortOpt, out_console
+from looplab.cli.options import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
+from looplab.report.views_detail import TRANSCRIPTS
 
 __all__ = ["bench_report_command", "dashboard_command", "report_command"]
 
 
+RunDirsArg = Annotated[
+    list[Path],
+    typer.Argument(
+        metavar="RUN_DIR",
+        help="Experiment directories (runs/<name>), directories of traces, or trace files.",
+    ),
+]
+ReportOutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        help="File to write, '-' for stdout (default: RUN_DIR/report.html or .json for one "
+        "directory, else ./report.html or .json).",
+        show_default=False,
+    ),
+]
+FormatOpt = Annotated[
+    str, typer.Option("--format", help="html (the page) or json (its data, for scripts).")
+]
+TitleOpt = Annotated[str | None, typer.Option(help="Page title (default: the experiment names).")]
+ByInputOpt = Annotated[
+    bool,
+    typer.Option("--by-input", help="Label groups by input as well as profile (compare inputs)."),
+]
+TranscriptsOpt = Annotated[
+    int,
+    typer.Option(
+        min=0,
+        help="Embed the transcripts of at most this many runs (the dashboard shows every run's).",
+    ),
+]
+ScreenshotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        help="Also save a PNG of the report (needs Chromium); see --screenshot-at.",
+        show_default=False,
+    ),
+]
+ScreenshotHeightOpt = Annotated[
+    int, typer.Option(help="Height in pixels of the screenshot (width 1280).")
+]
+ScreenshotAtOpt = Annotated[
+    str,
+    typer.Option(
+        help="What to photograph: top (the page's top), diff (the first step-aligned diff) or "
+        "transcript (the featured run's timeline and transcript)."
+    ),
+]
+
+
 def report_command(
-    run_dirs: Annotated[
-        list[Path],
-        typer.Argument(
-            metavar="RUN_DIR",
-            help="Experiment directories (runs/<name>), directories of traces, or trace files.",
-        ),
-    ],
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="HTML file to write (default: RUN_DIR/report.html for one directory, "
-            "else ./report.html).",
-            show_default=False,
-        ),
-    ] = None,
-    title: Annotated[
-        str | None, typer.Option(help="Page title (default: the experiment names).")
-    ] = None,
-    by_input: Annotated[
-        bool,
-        typer.Option(
-            "--by-input", help="Label groups by input as well as profile (compare inputs)."
-        ),
-    ] = False,
-    screenshot: Annotated[
-        Path | None,
-        typer.Option(
-            help="Also save a PNG of the report's top (needs Chromium).", show_default=False
-        ),
-    ] = None,
-    screenshot_height: Annotated[
-        int, typer.Option(help="Height in pixels of the screenshot (width 1280).")
-    ] = 2000,
+    run_dirs: RunDirsArg,
+    output: ReportOutputOpt = None,
+    format: FormatOpt = "html",
+    title: TitleOpt = None,
+    by_input: ByInputOpt = False,
+    transcripts: TranscriptsOpt = TRANSCRIPTS,
+    screenshot: ScreenshotOpt = None,
+    screenshot_height: ScreenshotHeightOpt = 2000,
+    screenshot_at: ScreenshotAtOpt = "top",
 ) -> None:
-    """Write one self-contained HTML report comparing the profiles of recorded runs.
+    """Write one self-contained report comparing the profiles of recorded runs.
 
-    Headline speedups with bootstrap CIs, compounding over steps, where the time goes,
-    per-run timelines, decode-rate and TTFT sensitivity, per-step distributions. Opens
-    offline in any browser (no scripts, no network).
+    Headline speedups with bootstrap CIs over matched cells (unlike inputs flagged),
+    compounding over steps, where the time goes, per-run timelines and transcripts,
+    step-aligned diffs, decode-rate and TTFT sensitivity, per-step distributions. The HTML
+    opens offline in any browser (no network); with scripts on it adds filters, zoom,
+    sorting and CSV/JSON downloads. --format json writes the same data for scripts.
     """
-    from looplab.report.build import write_report
+    from looplab.report.build import FORMATS, write_report
+    from looplab.report.screenshot import SCREENSHOT_TARGETS
 
+    if format not in FORMATS:
+        raise ConfigError(f"unknown format {format!r}", field="--format", allowed=list(FORMATS))
+    if screenshot_at not in SCREENSHOT_TARGETS:
+        raise ConfigError(
+            f"unknown target {screenshot_at!r}",
+            field="--screenshot-at",
+            allowed=list(SCREENSHOT_TARGETS),
+        )
     if output is None:
         single = len(run_dirs) == 1 and run_dirs[0].is_dir()
-        output = run_dirs[0] / "report.html" if single else Path("report.html")
+        output = (run_dirs[0] if single else Path(".")) / f"report.{format}"
+    if str(output) == "-":
+        _report_to_stdout(run_dirs, format, title, by_input, transcripts)
+        return
     if output.is_dir():
         raise ConfigError(f"{output} is a directory; give a file path", field="--output")
     result = write_report(
-        run_dirs, output, title=title, group_by="input" if by_input else "profile"
+        run_dirs,
+        output,
+        title=title,
+        group_by="input" if by_input else "profile",
+        transcripts=transcripts,
+        format=format,
     )
     console = out_console()
     if result.model.sentence:
         console.print(result.model.sentence, highlight=False)
     console.print(f"{result.runs} runs, {result.seconds:.2f} s")
     if screenshot is not None:
+        if format != "html":
+            raise ConfigError("a screenshot needs --format html", field="--screenshot")
         from looplab.report.screenshot import screenshot as take
 
-        take(output, screenshot, height=screenshot_height)
+        take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
+
+
+def _report_to_stdout(
+    run_dirs: list[Path], format: str, title: str | None, by_input: bool, transcripts: int
+) -> None:
+    from looplab.report.build import FORMATS, build_model_for
+
+    model, _ = build_model_for(
+        run_dirs, title=title, group_by="input" if by_input else "profile", transcripts=transcripts
+    )
+    write_output(Path("-"), FORMATS[format](model))
 
 
 def dashboard_command(
@@ -92,8 +150,11 @@ def dashboard_command(
 ) -> None:
     """Serve a read-only dashboard of the experiments under RUNS_ROOT on 127.0.0.1.
 
-    Lists experiments with their headline numbers, opens their reports, and compares any
-    two experiments or runs side by side. Nothing outside RUNS_ROOT is served.
+    Lists experiments by name with their headline numbers (an unreadable one with its
+    error), opens their reports (refreshing while an experiment runs), shows every run's
+    timeline and full transcript, the step-aligned diff of any two runs of a task (two
+    clicks from the index: a task, then a pair), and compares two experiments side by side.
+    Nothing outside RUNS_ROOT is served; Ctrl-C stops it.
     """
     from looplab.report.server import DashboardServer
 
@@ -101,12 +162,7 @@ def dashboard_command(
         raise ConfigError(f"{root}: no such directory", field="RUNS_ROOT")
     server = DashboardServer(root, port=port, host=host)
     out_console().print(f"dashboard of {root.resolve()}: {server.url} (Ctrl-C to stop)")
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    server.serve_forever()
 
 
 def bench_report_command(

@@ -7,7 +7,9 @@ directories have none), and reading them is fast: about 0.1-0.5 ms per run.
 
 Estimated values (imported traces: an event's `estimated`, the header's `absent`) are
 carried as the set `RunRecord.estimated` of the quantities they affect (`model`, `tool`,
-`ttft`, `reasoning`, `decode`), so every view can mark them.
+`ttft`, `reasoning`, `decode`), so every view can mark them. A virtual clock's model
+times are computed from the latency profile, not guessed: they are not in that set (the
+report badges such runs "virtual clock" instead, from `RunRecord.clock`).
 
 A model call's phases follow the trace schema: TTFT + prefill (`ttft`), hidden reasoning
 decode (`reasoning`, when the trace knows it), visible decode (`decode`).
@@ -130,27 +132,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     steps = trace.steps()
     calls = trace.model_calls()
     tools = trace.tool_calls()
-    estimated: set[str] = set()
-    for event in trace.events:
-        if not event.estimated:
-            continue
-        if isinstance(event, ModelCallEvent):
-            estimated.add("model")
-            if "ttft_s" in event.estimated:
-                estimated.add("ttft")
-            if "decode_s" in event.estimated:
-                estimated.add("decode")
-            if "reasoning_s" in event.estimated:
-                estimated.add("reasoning")
-        elif isinstance(event, ToolCallEvent):
-            estimated.add("tool")
-        elif hasattr(event, "model_s"):
-            estimated.update(k.removesuffix("_s") for k in event.estimated if k.endswith("_s"))
-    for absent in header.absent:
-        if absent.startswith("model_call."):
-            estimated.add("model")
-        elif absent.startswith("tool_call."):
-            estimated.add("tool")
+    estimated = _estimated(trace)
     ttfts = [t for t in (c.ttft_s for c in calls) if t is not None]
     decodes = [d for d in (c.decode_s for c in calls) if d is not None]
     task_s = end.end
@@ -189,7 +171,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         ttfts=ttfts,
         decodes=decodes,
         tool_times=[t.duration_s for t in tools if t.name != "finish"],
-        bars=_bars(calls, tools),
+        bars=_bars(calls, tools, _computed(header.clock)),
         estimated=estimated,
         absent=list(header.absent),
         notes=list(header.notes),
@@ -198,11 +180,45 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     )
 
 
-def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent]) -> list[Bar]:
+def _estimated(trace: Trace) -> set[str]:
+    """The quantities an importer estimated (`model`, `tool`, `ttft`, `decode`,
+    `reasoning`, ...), from the events' `estimated` and the header's `absent`."""
+    estimated: set[str] = set()
+    computed = _computed(trace.header.clock)
+    for event in trace.events:
+        if not event.estimated:
+            continue
+        if isinstance(event, ModelCallEvent):
+            guessed = set(event.estimated) - computed
+            if guessed:
+                estimated.add("model")
+            for key in ("ttft", "decode", "reasoning"):
+                if f"{key}_s" in guessed:
+                    estimated.add(key)
+        elif isinstance(event, ToolCallEvent):
+            estimated.add("tool")
+        elif hasattr(event, "model_s"):
+            estimated.update(k.removesuffix("_s") for k in event.estimated if k.endswith("_s"))
+    for absent in trace.header.absent:
+        if absent.startswith("model_call."):
+            estimated.add("model")
+        elif absent.startswith("tool_call."):
+            estimated.add("tool")
+    return estimated
+
+
+def _computed(clock: str) -> set[str]:
+    """Model-call fields a virtual clock computes from the latency profile: not measured,
+    but not guessed either (no importer estimate), so not drawn as estimated."""
+    return {"ttft_s", "decode_s", "reasoning_s"} if clock == "virtual" else set()
+
+
+def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set[str]) -> list[Bar]:
     bars: list[Bar] = []
     for call in calls:
         label = f"step {call.step}"
-        estimated = bool(call.estimated)
+        guessed = set(call.estimated) - computed
+        estimated = bool(guessed)
         if call.sent is not None and call.first_token is not None and call.last_token is not None:
             if call.sent - call.start > 1e-4:
                 bars.append(Bar("model", "queue", call.start, call.sent, f"{label} client queue"))
@@ -214,12 +230,12 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent]) -> list[Bar]:
                     call.sent,
                     first_any,
                     f"{label} TTFT + prefill",
-                    "ttft_s" in call.estimated,
+                    "ttft_s" in guessed,
                 )
             )
             if call.reasoning_s:
                 text = f"{label} reasoning (hidden), {call.reasoning_tokens} tokens"
-                estimated = "reasoning_s" in call.estimated
+                estimated = "reasoning_s" in guessed
                 bars.append(Bar("model", "reasoning", first_any, call.first_token, text, estimated))
             tokens = call.completion_tokens
             text = f"{label} decode" + (f", {tokens} tokens" if tokens is not None else "")
@@ -230,7 +246,7 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent]) -> list[Bar]:
                     call.first_token,
                     call.last_token,
                     text,
-                    "decode_s" in call.estimated,
+                    "decode_s" in guessed,
                 )
             )
         else:

@@ -1,172 +1,359 @@
-"""`looplab dashboard`: a read-only local web server over a directory of experiments.
+"""`looplab dashboard`: a read-only local web app over a directory of experiments
+(Starlette on uvicorn).
 
-Routes (GET only; anything else is refused by http.server with 501):
+Routes (GET and HEAD only; any other method is answered 405):
 
-| path                        | page                                                    |
-|-----------------------------|---------------------------------------------------------|
-| `/`                         | experiments under the root with headline numbers, and a |
-|                             | form to compare any two experiments or runs             |
-| `/report/<relative path>`   | the report of an experiment directory or one trace      |
-| `/compare?a=<rel>&b=<rel>`  | one report over both, groups labelled by input          |
+| path                              | page                                                |
+|-----------------------------------|-----------------------------------------------------|
+| `/`                               | experiments (by name), headline, tasks, compare form |
+| `/report/<relative path>`         | the report of an experiment directory or one trace  |
+| `/task?name=<task>`               | every run of a task under the root, and the matrix  |
+|                                   | of step-aligned diffs (any two runs: one click)     |
+| `/run/<relative trace path>`      | one run: timeline, where the time goes, transcript  |
+| `/diff?a=<trace>&b=<trace>`       | the step-aligned diff of two runs                   |
+| `/compare?a=<rel>&b=<rel>`        | one report over both inputs, groups labelled by input |
+| `/api/state[?path=<rel>]`         | JSON for live refresh (trace signature, running)    |
 
-Every path is resolved and must stay inside the root (`..`, absolute paths and symlinks
-out of it are refused with 403). Reports are built on request and cached until a trace
-file of the input changes. The server binds 127.0.0.1 only.
+Safety: every path is resolved and must stay inside the root (403 otherwise); the Host
+header must name the bound address (a page of another site cannot reach the dashboard by
+DNS rebinding: 400); connections are bounded (at most `MAX_CONNECTIONS` at once, 503
+beyond; a connection that sends no request head within `IDLE_S` is closed; request heads
+are capped by h11); responses forbid framing and any network request but to the dashboard
+itself. Reports are built on request and cached until a trace file changes; an experiment
+that cannot be read is listed with its error.
 """
 
 from __future__ import annotations
 
-import logging
+import asyncio
+import ipaddress
+import socket
 import threading
-from dataclasses import dataclass
-from html import escape
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
-from urllib.parse import parse_qs, quote, unquote, urlsplit
+from typing import Any
+from urllib.parse import urlencode
 
-from looplab.errors import LooplabError
-from looplab.report.build import build_report
-from looplab.report.svg import fmt_s
-from looplab.report.views import ReportModel
-from looplab.traces.inputs import find_trace_files
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["DashboardServer", "PathRefused", "discover_experiments", "resolve_inside"]
+from looplab.errors import ConfigError, LooplabError
+from looplab.report import dashboard_pages as pages
+from looplab.report.build import build_model_for
+from looplab.report.dashboard import PathRefused, Reports, resolve_inside
+from looplab.report.model import RunRecord, record_from_trace
+from looplab.report.page import render_page
+from looplab.traces.io import read_trace
 
-_log = logging.getLogger(__name__)
-_MAX_DEPTH = 4
-_MAX_RUN_OPTIONS = 200
+__all__ = [
+    "IDLE_S",
+    "MAX_CONNECTIONS",
+    "DashboardServer",
+    "PathRefused",
+    "create_app",
+    "host_check",
+]
+
+MAX_CONNECTIONS = 32
+"""Connections served at once; more are answered 503."""
+IDLE_S = 10.0
+"""A connection that has not sent a complete request head this long after it opened (or
+after its last response) is closed."""
+HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        b"script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
+    ),
+]
+"""Sent with every response."""
 
 
-class PathRefused(Exception):
-    """A requested path is outside the root (403) or not a report input (404)."""
+def host_check(host: str, port: int) -> Callable[[str], bool]:
+    """Whether a Host header names the bound address: on loopback, `localhost` or a
+    loopback address; on a wildcard bind, an IP literal or this machine's name; else the
+    bound name itself (any port: the listening socket already fixed it)."""
+    names = {host.lower().strip("[]")}
+    loopback = _is_loopback(host)
+    if loopback:
+        names |= {"localhost", "127.0.0.1", "::1"}
+    wildcard = host in ("0.0.0.0", "::", "")
+    if wildcard:
+        names |= {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
 
-    def __init__(self, status: HTTPStatus, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-
-
-def resolve_inside(root: Path, relative: str) -> Path:
-    """`root / relative`, resolved, if it stays inside `root` and is a report input.
-
-    Raises:
-        PathRefused: 403 for paths that leave the root, 404 for ones that are not an
-            experiment directory, a directory of traces or a trace file.
-    """
-    base = root.resolve()
-    if "\x00" in relative or relative.startswith(("/", "\\")) or ":" in relative[:3]:
-        raise PathRefused(HTTPStatus.FORBIDDEN, "absolute paths are refused")
-    candidate = (base / relative).resolve()
-    if not candidate.is_relative_to(base):
-        raise PathRefused(HTTPStatus.FORBIDDEN, "outside the dashboard root")
-    if candidate.is_file() and candidate.suffix == ".jsonl":
-        return candidate
-    if candidate.is_dir():
+    def allowed(header: str) -> bool:
+        name = header.strip().lower()
+        name = name[1 : name.index("]")] if name.startswith("[") and "]" in name else name
+        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+        if name in names:
+            return True
         try:
-            find_trace_files(candidate)
-        except LooplabError:
-            raise PathRefused(HTTPStatus.NOT_FOUND, "no traces there") from None
-        return candidate
-    raise PathRefused(HTTPStatus.NOT_FOUND, "no such experiment or trace")
+            address = ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return wildcard or (loopback and address.is_loopback)
+
+    return allowed
 
 
-def discover_experiments(root: Path) -> list[Path]:
-    """Directories under `root` (itself included) holding `traces/*.jsonl` or `*.jsonl`."""
-    found: list[Path] = []
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
-    def walk(directory: Path, depth: int) -> None:
-        if any(directory.glob("*.jsonl")) or any((directory / "traces").glob("*.jsonl")):
-            found.append(directory)
+
+class _Guard:
+    """ASGI middleware: refuse a foreign Host header, add `HEADERS` to every response."""
+
+    def __init__(self, app: ASGIApp, allowed: Callable[[str], bool]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        if depth >= _MAX_DEPTH:
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+        if not self.allowed(host):
+            body = pages.message_page(
+                400, f"Host {host!r} is not this dashboard's address (DNS rebinding guard)."
+            )
+            await HTMLResponse(body, status_code=400)(scope, receive, self._wrap(send))
             return
-        for child in sorted(directory.iterdir()):
-            if child.is_dir() and not child.name.startswith(".") and not child.is_symlink():
-                walk(child, depth + 1)
+        await self.app(scope, receive, self._wrap(send))
 
-    if root.is_dir():
-        walk(root.resolve(), 0)
-    return found
+    @staticmethod
+    def _wrap(send: Send) -> Send:
+        async def wrapped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
 
-
-@dataclass
-class _Cached:
-    signature: tuple[int, float]
-    html: str
-    model: ReportModel
+        return wrapped
 
 
-class _Reports:
-    """Built reports, rebuilt when their inputs' trace files change."""
+class _Protocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection that stays silent `IDLE_S` after it
+    opened (stock uvicorn only times out idle connections after a first response)."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._cache: dict[tuple[tuple[Path, ...], str], _Cached] = {}
-
-    def get(
-        self, inputs: tuple[Path, ...], group_by: Literal["profile", "input"], title: str | None
-    ) -> _Cached:
-        signature = _signature(inputs)
-        key = (inputs, group_by)
-        with self._lock:
-            cached = self._cache.get(key)
-            if cached is None or cached.signature != signature:
-                html, model = build_report(list(inputs), title=title, group_by=group_by)
-                cached = _Cached(signature, html, model)
-                self._cache[key] = cached
-            return cached
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
 
 
-def _signature(inputs: tuple[Path, ...]) -> tuple[int, float]:
-    files = [f for path in inputs for f in find_trace_files(path)]
-    return len(files), max((f.stat().st_mtime for f in files), default=0.0)
+def _guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    """`handler` with refusals and input errors answered as pages (never a traceback)."""
+
+    def endpoint(request: Request) -> Response:
+        try:
+            return handler(request)
+        except PathRefused as exc:
+            return HTMLResponse(pages.message_page(exc.status, str(exc)), exc.status)
+        except (LooplabError, OSError, ValueError) as exc:
+            return HTMLResponse(pages.message_page(422, str(exc)), 422)
+
+    return endpoint
+
+
+class _Routes:
+    """The route handlers over one root (see the module's table)."""
+
+    def __init__(self, root: Path) -> None:
+        self.reports = Reports(root)
+        self.compared: dict[tuple[Any, ...], str] = {}
+
+    def record(self, relative: str) -> RunRecord:
+        path = resolve_inside(self.reports.root, relative, file_only=True)
+        return record_from_trace(read_trace(path), path.parent.name)
+
+    def index(self, request: Request) -> Response:
+        return HTMLResponse(pages.index_page(self.reports))
+
+    def report(self, request: Request) -> Response:
+        relative = request.path_params["path"]
+        target = resolve_inside(self.reports.root, relative)
+        if not target.is_dir():
+            model, records = build_model_for([target])
+            links = {r.run_id: pages.run_url(self.reports, r) for r in records}
+            return HTMLResponse(render_page(model, run_pages=links))
+        experiment = self.reports.experiment(target)
+        if experiment.model is None:
+            raise ConfigError(experiment.error or "no report")
+        if experiment.html is None:
+            links = {r.run_id: pages.run_url(self.reports, r) for r in experiment.records}
+            live = pages.live("/api/state?" + urlencode({"path": experiment.rel}))
+            experiment.html = render_page(experiment.model, run_pages=links, extra=live)
+        return HTMLResponse(experiment.html)
+
+    def task(self, request: Request) -> Response:
+        return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))
+
+    def run(self, request: Request) -> Response:
+        return HTMLResponse(pages.run_page(self.reports, self.record(request.path_params["path"])))
+
+    def diff(self, request: Request) -> Response:
+        a, b = (request.query_params.get(k, "") for k in ("a", "b"))
+        if not a or not b:
+            raise PathRefused(400, "a diff needs two runs: /diff?a=<trace>&b=<trace>")
+        first, second = self.record(a), self.record(b)
+        if first.run_id == second.run_id:
+            raise ConfigError("pick two different runs to diff", field="b")
+        if first.task != second.task:
+            raise ConfigError(
+                f"a step diff compares runs of one task: A ran {first.task}, B ran {second.task}",
+                field="b",
+            )
+        return HTMLResponse(pages.diff_page(self.reports, first, second))
+
+    def compare(self, request: Request) -> Response:
+        picks = [request.query_params.get(k, "") for k in ("a", "b")]
+        if not all(picks):
+            raise PathRefused(400, "compare needs a= and b=")
+        a, b = (resolve_inside(self.reports.root, p) for p in picks)
+        if a == b or a in b.parents or b in a.parents:
+            raise ConfigError(
+                f"{picks[0]} and {picks[1]} overlap (the same input, or one inside the other): "
+                "its runs would be counted twice; pick two distinct inputs",
+                field="b",
+            )
+        key = (a, b, *(self.reports.experiment(p).signature for p in (a, b) if p.is_dir()))
+        if key not in self.compared:
+            model, _ = build_model_for([a, b], title=f"{picks[0]} vs {picks[1]}", group_by="input")
+            if len(self.compared) >= 16:
+                self.compared.pop(next(iter(self.compared)))
+            self.compared[key] = render_page(model)
+        return HTMLResponse(self.compared[key])
+
+    def state(self, request: Request) -> Response:
+        relative = request.query_params.get("path")
+        target = resolve_inside(self.reports.root, relative) if relative else None
+        return JSONResponse(self.reports.state(target if target and target.is_dir() else None))
+
+
+def create_app(root: Path, allowed: Callable[[str], bool]) -> ASGIApp:
+    """The dashboard over `root`, accepting requests whose Host passes `allowed`."""
+    routes = _Routes(root)
+    table = [
+        Route("/", _guarded(routes.index)),
+        Route("/report/{path:path}", _guarded(routes.report)),
+        Route("/task", _guarded(routes.task)),
+        Route("/run/{path:path}", _guarded(routes.run)),
+        Route("/diff", _guarded(routes.diff)),
+        Route("/compare", _guarded(routes.compare)),
+        Route("/api/state", _guarded(routes.state)),
+    ]
+    return _Guard(Starlette(routes=table), allowed)
 
 
 class DashboardServer:
-    """The dashboard on 127.0.0.1, served from a background thread.
+    """The dashboard on `host:port`, bound at construction.
 
     Args:
         root: the directory whose experiments are listed (nothing outside it is served).
         port: TCP port (0: any free port; see `url`).
         host: interface to bind (loopback by default; the dashboard has no authentication).
+        idle_s: close a connection silent this long (`IDLE_S`).
+        max_connections: connections served at once (`MAX_CONNECTIONS`).
+
+    Raises:
+        ConfigError: the address cannot be bound (names --port / --host).
     """
 
-    def __init__(self, root: Path, port: int = 0, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self,
+        root: Path,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        idle_s: float = IDLE_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self.root = root.resolve()
-        self.reports = _Reports()
-        handler = type("Handler", (_Handler,), {"dashboard": self})
-        self.httpd = ThreadingHTTPServer((host, port), handler)
-        self.httpd.daemon_threads = True
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._socket.bind((host, port))
+        except OSError as exc:
+            self._socket.close()
+            raise ConfigError(
+                f"cannot bind {host}:{port}: {exc.strerror}", field="--port"
+            ) from None
+        # listening from here on: a client that connects before uvicorn accepts waits in
+        # the backlog instead of being refused
+        self._socket.listen(64)
+        self.host = host
+        self.port = int(self._socket.getsockname()[1])
+        app = create_app(self.root, host_check(host, self.port))
+        config = uvicorn.Config(
+            app,
+            http=_Protocol,
+            lifespan="off",
+            access_log=False,
+            log_level="warning",
+            limit_concurrency=max_connections,
+            timeout_keep_alive=max(1, round(idle_s)),
+            timeout_graceful_shutdown=3,
+            backlog=64,
+        )
+        self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
         """Base URL, e.g. `http://127.0.0.1:8760/`."""
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host!s}:{port}/"
-
-    def start(self) -> None:
-        """Serve in a daemon thread."""
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self._thread.start()
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
 
     def serve_forever(self) -> None:
-        """Serve in this thread until interrupted."""
-        self.httpd.serve_forever()
+        """Serve in this thread until Ctrl-C or SIGTERM (uvicorn shuts down, then re-raises
+        the signal), then close the socket."""
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+
+    def start(self, timeout_s: float = 10.0) -> DashboardServer:
+        """Serve from a background thread; return once requests are accepted."""
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._server.serve(sockets=[self._socket])),
+            name=f"looplab-dashboard-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.perf_counter() + timeout_s
+        while not self._server.started:
+            if time.perf_counter() > deadline or not self._thread.is_alive():
+                self.stop()
+                raise ConfigError(f"the dashboard did not start within {timeout_s} s")
+            time.sleep(0.005)
+        return self
 
     def stop(self) -> None:
-        """Stop serving and close the socket."""
+        """Stop serving, join the thread and close the socket; idempotent."""
+        self._server.should_exit = True
         if self._thread is not None:
-            self.httpd.shutdown()
-            self._thread.join()
+            self._thread.join(timeout=10)
             self._thread = None
-        self.httpd.server_close()
+        self._socket.close()
 
     def __enter__(self) -> DashboardServer:
-        self.start()
-        return self
+        return self.start()
 
     def __exit__(
         self,
@@ -175,119 +362,3 @@ class DashboardServer:
         tb: TracebackType | None,
     ) -> None:
         self.stop()
-
-    def relative(self, path: Path) -> str:
-        """`path` relative to the root, as used in URLs (`.` for the root itself)."""
-        return path.relative_to(self.root).as_posix() or "."
-
-    def index_page(self) -> str:
-        """The list of experiments with their headline numbers and the compare form."""
-        rows: list[str] = []
-        options: list[str] = []
-        for experiment in discover_experiments(self.root):
-            rel = self.relative(experiment)
-            try:
-                model = self.reports.get((experiment,), "profile", None).model
-            except LooplabError as exc:
-                rows.append(f"<tr><td>{escape(rel)}</td><td colspan=4>{escape(str(exc))}</td></tr>")
-                continue
-            groups = "<br>".join(
-                f'<i class="dot" style="--c:{g.color}"></i>{escape(g.label)}: '
-                f"{fmt_s(g.median_task_s)} median, {g.runs} runs, {g.speedup:.2f}x"
-                for g in model.groups
-            )
-            rows.append(
-                f'<tr><td><a class="report" href="/report/{quote(rel)}">{escape(rel)}</a></td>'
-                f"<td>{model.runs}</td><td>{groups}</td><td>{escape(model.sentence)}</td></tr>"
-            )
-            runs = [
-                f'<option value="{escape(self.relative(f))}">{escape(f.stem)}</option>'
-                for f in find_trace_files(experiment)[:_MAX_RUN_OPTIONS]
-            ]
-            options.append(
-                f'<option value="{escape(rel)}">experiment: {escape(rel)}</option>'
-                f'<optgroup label="runs of {escape(rel)}">{"".join(runs)}</optgroup>'
-            )
-        table = (
-            "<table><thead><tr><th>experiment</th><th>runs</th><th>profiles (median task time, "
-            "speedup over the slowest)</th><th>headline</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
-            if rows
-            else "<p>No experiments (directories with traces/*.jsonl) under this root.</p>"
-        )
-        choices = "".join(options)
-        form = (
-            '<form action="/compare" method="get"><h2>Compare side by side</h2>'
-            f'<label>A <select name="a" id="pick-a">{choices}</select></label> '
-            f'<label>B <select name="b" id="pick-b">{choices}</select></label> '
-            '<button type="submit" id="compare">compare</button></form>'
-            if options
-            else ""
-        )
-        return _page(
-            "looplab dashboard",
-            f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(self.root))} (read-only)</p>"
-            f"{table}{form}",
-        )
-
-
-class _Handler(BaseHTTPRequestHandler):
-    dashboard: DashboardServer
-    server_version = "looplab-dashboard"
-
-    def do_GET(self) -> None:
-        url = urlsplit(self.path)
-        path = unquote(url.path)
-        try:
-            if path == "/":
-                self._send(HTTPStatus.OK, self.dashboard.index_page())
-            elif path.startswith("/report/"):
-                target = resolve_inside(self.dashboard.root, path.removeprefix("/report/"))
-                self._send(
-                    HTTPStatus.OK, self.dashboard.reports.get((target,), "profile", None).html
-                )
-            elif path == "/compare":
-                query = parse_qs(url.query)
-                picks = [query.get(k, [""])[0] for k in ("a", "b")]
-                if not all(picks):
-                    raise PathRefused(HTTPStatus.BAD_REQUEST, "compare needs a= and b=")
-                inputs = tuple(resolve_inside(self.dashboard.root, p) for p in picks)
-                title = f"{picks[0]} vs {picks[1]}"
-                self._send(HTTPStatus.OK, self.dashboard.reports.get(inputs, "input", title).html)
-            else:
-                raise PathRefused(HTTPStatus.NOT_FOUND, "no such page")
-        except PathRefused as exc:
-            self._send(exc.status, _page("refused", f"<h1>{exc.status.value}</h1><p>{exc}</p>"))
-        except LooplabError as exc:
-            self._send(
-                HTTPStatus.UNPROCESSABLE_ENTITY, _page("error", f"<p>{escape(str(exc))}</p>")
-            )
-
-    def _send(self, status: HTTPStatus, body: str) -> None:
-        data = body.encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: object) -> None:
-        _log.debug("dashboard " + format, *args)
-
-
-def _page(title: str, body: str) -> str:
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,">'
-        f"<title>{escape(title)}"
-        f"</title><style>{_CSS}</style></head><body>{body}</body></html>"
-    )
-
-
-_CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:24px 32px;color:#1d1d1f}
-table{border-collapse:collapse}th,td{padding:6px 10px;border-bottom:1px solid #eee;
-text-align:left;vertical-align:top}th{background:#f3f3f1}
-.dot{display:inline-block;width:10px;height:10px;border-radius:50%;background:var(--c);
-margin-right:6px}.sub{color:#666}form{margin-top:24px}select{max-width:420px}
-"""

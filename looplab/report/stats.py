@@ -14,7 +14,20 @@ from dataclasses import dataclass
 
 from looplab.stats import median, quantile
 
-__all__ = ["CurvePoint", "band", "bootstrap_speedup", "cdf_points", "median", "quantile"]
+__all__ = [
+    "MIN_CI_N",
+    "CurvePoint",
+    "band",
+    "bootstrap_speedup",
+    "cdf_points",
+    "median",
+    "quantile",
+    "speedup_ci",
+]
+
+MIN_CI_N = 3
+"""A speedup gets a confidence interval only over at least this many paired tasks, or (not
+paired) this many runs on each side: fewer say nothing about the spread."""
 
 
 def bootstrap_speedup(
@@ -60,6 +73,21 @@ def bootstrap_speedup(
             ratios.append(median(a) / median(b) if median(b) > 0 else math.inf)
     tail = (1 - confidence) / 2
     return (quantile(ratios, tail), quantile(ratios, 1 - tail))
+
+
+def speedup_ci(
+    slow: Mapping[str, Sequence[float]], fast: Mapping[str, Sequence[float]]
+) -> tuple[float, float] | None:
+    """`bootstrap_speedup` where n allows (`MIN_CI_N`), else None; a degenerate interval
+    (low == high: every resample gave the same ratio) is None too."""
+    shared = set(slow) & set(fast)
+    runs = min(sum(len(v) for v in slow.values()), sum(len(v) for v in fast.values()))
+    if len(shared) < MIN_CI_N and (len(shared) >= 2 or runs < MIN_CI_N):
+        return None
+    low, high = bootstrap_speedup(slow, fast)
+    if not (math.isfinite(low) and math.isfinite(high)) or high - low <= 1e-12 * abs(high):
+        return None
+    return low, high
 
 
 def _resample(rng: random.Random, values: Sequence[float]) -> list[float]:

@@ -4,6 +4,9 @@ A `Chart` is a plot area with a title, axis labels (with units), ticks and a leg
 marks are added in data coordinates. Data marks carry the class `mark` (tests count them
 to tell a drawn chart from an empty frame) and a `<title>` child, which browsers show as
 a tooltip. Output is deterministic (same data, same bytes).
+
+NaN and infinite values are gaps: a mark at such a point is not drawn (a line breaks
+there), and a scale whose domain is not finite falls back to [0, 1].
 """
 
 from __future__ import annotations
@@ -41,10 +44,17 @@ def fmt_s(value: float) -> str:
     return f"{value:.0f} s"
 
 
+def _finite(*values: float) -> bool:
+    """True when every value is a finite number (NaN and infinities are gaps)."""
+    return all(math.isfinite(v) for v in values)
+
+
 class Scale:
     """Maps a data interval onto a pixel interval."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
+        if not _finite(d0, d1):
+            d0, d1 = (d0, d0 + 1.0) if _finite(d0) else (0.0, 1.0)
         self.d0, self.d1, self.r0, self.r1 = d0, d1, r0, r1
 
     def __call__(self, value: float) -> float:
@@ -59,8 +69,8 @@ class LinearScale(Scale):
     """Linear scale; the domain is widened to be non-empty."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        if abs(d1 - d0) < 1e-12:
-            d1 = d0 + (abs(d0) or 1.0)
+        if _finite(d0, d1) and abs(d1 - d0) < 1e-12:
+            d1 = d0 + (abs(d0) if abs(d0) >= 1e-12 else 1.0)
         super().__init__(d0, d1, r0, r1)
 
     def __call__(self, value: float) -> float:
@@ -70,8 +80,10 @@ class LinearScale(Scale):
         low, high = min(self.d0, self.d1), max(self.d0, self.d1)
         span = high - low
         raw = span / max(1, count)
-        power = 10 ** math.floor(math.log10(raw))
-        step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+        if not (_finite(raw) and raw > 0):
+            return [low]
+        power = 10.0 ** math.floor(math.log10(raw))
+        step = next((m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw), raw)
         first = math.ceil(low / step - 1e-9) * step
         values = []
         value = first
@@ -85,12 +97,14 @@ class LogScale(Scale):
     """Base-10 log scale (domain must be positive)."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        d0 = max(d0, 1e-9)
-        d1 = max(d1, d0 * 10)
+        d0 = max(d0, 1e-9) if _finite(d0) else 1.0
+        d1 = max(d1, d0 * 10) if _finite(d1) and d0 * 10 < math.inf else d0 * 10
         super().__init__(d0, d1, r0, r1)
-        self._l0, self._l1 = math.log10(d0), math.log10(d1)
+        self._l0, self._l1 = math.log10(self.d0), math.log10(self.d1)
 
     def __call__(self, value: float) -> float:
+        if not _finite(value):
+            return math.nan
         position = (math.log10(max(value, 1e-12)) - self._l0) / (self._l1 - self._l0)
         return self.r0 + position * (self.r1 - self.r0)
 
@@ -129,8 +143,10 @@ class Chart:
     x: Scale = field(init=False)
     y: Scale = field(init=False)
     parts: list[str] = field(default_factory=list)
-    legend_items: list[tuple[str, str, str]] = field(default_factory=list)
+    legend_items: list[tuple[str, str, str, str]] = field(default_factory=list)
     caption: str = ""
+    data: dict[str, str] = field(default_factory=dict)
+    """Extra `data-*` attributes of the figure (what the interactive layer needs)."""
 
     def set_scales(
         self,
@@ -206,23 +222,28 @@ class Chart:
         dash: bool = False,
         width: float = 2.0,
         step: bool = False,
+        series: str = "",
     ) -> None:
         """A polyline through data points (`step`: a staircase, as for CDFs)."""
-        if not points:
-            return
-        coords: list[str] = []
+        runs: list[list[str]] = [[]]
         previous_y: float | None = None
         for x, y in points:
             px, py = self.x(x), self.y(y)
+            if not _finite(px, py):  # a gap: the line breaks here
+                runs.append([])
+                previous_y = None
+                continue
             if step and previous_y is not None:
-                coords.append(f"{px:.1f},{previous_y:.1f}")
-            coords.append(f"{px:.1f},{py:.1f}")
+                runs[-1].append(f"{px:.1f},{previous_y:.1f}")
+            runs[-1].append(f"{px:.1f},{py:.1f}")
             previous_y = py
         style = ' stroke-dasharray="6 4"' if dash else ""
-        self.parts.append(
-            f'<polyline class="mark" fill="none" stroke="{color}" stroke-width="{width}"'
-            f'{style} points="{" ".join(coords)}"><title>{escape(tip)}</title></polyline>'
-        )
+        for coords in (run for run in runs if run):
+            self.parts.append(
+                f'<polyline class="mark"{_series(series)} fill="none" stroke="{color}" '
+                f'stroke-width="{width}"{style} points="{" ".join(coords)}"><title>{escape(tip)}'
+                "</title></polyline>"
+            )
 
     def band(
         self,
@@ -230,14 +251,17 @@ class Chart:
         upper: Sequence[tuple[float, float]],
         color: str,
         tip: str,
+        *,
+        series: str = "",
     ) -> None:
         """A filled band between two series with the same x values."""
-        if not lower:
+        outline = [(x, y) for x, y in (*upper, *reversed(lower)) if _finite(self.x(x), self.y(y))]
+        if not outline:
             return
-        outline = [*upper, *reversed(lower)]
         coords = " ".join(f"{self.x(x):.1f},{self.y(y):.1f}" for x, y in outline)
         self.parts.append(
-            f'<polygon class="mark band" fill="{color}" fill-opacity="0.18" stroke="none" '
+            f'<polygon class="mark band"{_series(series)} fill="{color}" fill-opacity="0.18" '
+            'stroke="none" '
             f'points="{coords}"><title>{escape(tip)}</title></polygon>'
         )
 
@@ -249,22 +273,30 @@ class Chart:
         *,
         radius: float = 3.5,
         hollow: bool = False,
+        series: str = "",
     ) -> None:
         """Circles at data points (hollow: estimated values)."""
         fill = "white" if hollow else color
+        css = "mark hollow" if hollow else "mark"
         for (x, y), tip in zip(points, tips, strict=True):
+            if not _finite(self.x(x), self.y(y)):
+                continue
             self.parts.append(
-                f'<circle class="mark" cx="{self.x(x):.1f}" cy="{self.y(y):.1f}" r="{radius}" '
+                f'<circle class="{css}"{_series(series)} cx="{self.x(x):.1f}" '
+                f'cy="{self.y(y):.1f}" r="{radius}" '
                 f'fill="{fill}" stroke="{color}" stroke-width="1.5"><title>{escape(tip)}'
                 "</title></circle>"
             )
 
-    def error_bar(self, x: float, low: float, high: float, color: str) -> None:
+    def error_bar(self, x: float, low: float, high: float, color: str, series: str = "") -> None:
         """A vertical interval at x."""
         px = self.x(x)
         y0, y1 = self.y(low), self.y(high)
+        if not _finite(px, y0, y1):
+            return
         self.parts.append(
-            f'<path class="whisker" stroke="{color}" stroke-width="1.5" fill="none" '
+            f'<path class="whisker"{_series(series)} stroke="{color}" stroke-width="1.5" '
+            'fill="none" '
             f'd="M{px:.1f},{y0:.1f}V{y1:.1f}M{px - 4:.1f},{y0:.1f}h8M{px - 4:.1f},{y1:.1f}h8"/>'
         )
 
@@ -279,24 +311,42 @@ class Chart:
         thickness: float = 0.7,
         hatched: bool = False,
         css: str = "",
+        series: str = "",
+        attrs: str = "",
     ) -> None:
-        """A horizontal bar from x0 to x1 centred on row `row` (row units of the y scale)."""
+        """A horizontal bar from x0 to x1 centred on row `row` (row units of the y scale);
+        `attrs` are extra attributes of the mark."""
         px0, px1 = self.x(x0), self.x(x1)
         ya, yb = self.y(row - thickness / 2), self.y(row + thickness / 2)
+        if not _finite(px0, px1, ya, yb):
+            return
         top, height = min(ya, yb), abs(yb - ya)
         width = max(px1 - px0, 0.6)
         fill = "url(#hatch)" if hatched else color
         outline = f' stroke="{color}" stroke-width="1"' if hatched else ""
         extra = f" {css}" if css else ""
         self.parts.append(
-            f'<rect class="mark{extra}" x="{px0:.2f}" y="{top:.1f}" width="{width:.2f}" '
+            f'<rect class="mark{extra}"{_series(series)}{attrs} x="{px0:.1f}" y="{top:.1f}" '
+            f'width="{width:.1f}" '
             f'height="{height:.1f}" fill="{fill}"{outline}><title>{escape(tip)}</title></rect>'
         )
         if hatched:
             self.parts.append(
-                f'<rect x="{px0:.2f}" y="{top:.1f}" width="{width:.2f}" height="{height:.1f}" '
-                f'fill="{color}" fill-opacity="0.35" pointer-events="none"/>'
+                f'<rect{_series(series)} x="{px0:.1f}" y="{top:.1f}" width="{width:.1f}" '
+                f'height="{height:.1f}" fill="{color}" fill-opacity="0.35" pointer-events="none"/>'
             )
+
+    def vbar(
+        self, x: float, y0: float, y1: float, color: str, tip: str, *, series: str = ""
+    ) -> None:
+        """A vertical bar centred on `x` (0.7 x units wide) from y0 to y1."""
+        px0, px1 = self.x(x - 0.35), self.x(x + 0.35)
+        ya, yb = self.y(y0), self.y(y1)
+        self.parts.append(
+            f'<rect class="mark"{_series(series)} x="{px0:.1f}" y="{min(ya, yb):.1f}" '
+            f'width="{max(px1 - px0, 0.6):.1f}" height="{max(abs(yb - ya), 0.6):.1f}" '
+            f'fill="{color}"><title>{escape(tip)}</title></rect>'
+        )
 
     def row_labels(self, labels: Sequence[str]) -> None:
         """Category names at rows 0..n-1 of the y scale (left of the plot)."""
@@ -309,6 +359,8 @@ class Chart:
     def hline(self, y: float, color: str, tip: str, label: str = "") -> None:
         """A dashed horizontal reference line across the plot."""
         py = self.y(y)
+        if not _finite(py):
+            return
         self.parts.append(
             f'<line class="mark ref" x1="{self.left}" y1="{py:.1f}" x2="{self.plot_right}" '
             f'y2="{py:.1f}" stroke="{color}" stroke-width="1.5" stroke-dasharray="3 3">'
@@ -327,9 +379,10 @@ class Chart:
             f"{escape(content)}</text>"
         )
 
-    def legend(self, label: str, color: str, kind: str = "line") -> None:
-        """Add a legend entry (`line`, `dash`, `box`, `hatch`, `dot`)."""
-        self.legend_items.append((label, color, kind))
+    def legend(self, label: str, color: str, kind: str = "line", series: str = "") -> None:
+        """Add a legend entry (`line`, `dash`, `box`, `hatch`, `dot`); `series` names the
+        marks it stands for (the interactive layer toggles them from the legend)."""
+        self.legend_items.append((label, color, kind, series))
 
     def render(self) -> str:
         """The chart as `<figure>` with inline SVG and an HTML legend."""
@@ -342,20 +395,27 @@ class Chart:
             + "</svg>"
         )
         legend = "".join(
-            f'<span class="key"><i class="sw {kind}" style="--c:{color}"></i>{escape(label)}</span>'
-            for label, color, kind in self.legend_items
+            f'<span class="key"{_series(series)}><i class="sw {kind}" style="--c:{color}"></i>'
+            f"{escape(label)}</span>"
+            for label, color, kind, series in self.legend_items
         )
         caption = f"<figcaption>{escape(self.caption)}</figcaption>" if self.caption else ""
+        data = "".join(f' data-{k}="{escape(v)}"' for k, v in self.data.items())
         return (
-            f'<figure class="chart" data-chart="{escape(self.name)}">{svg}'
+            f'<figure class="chart" data-chart="{escape(self.name)}"{data}>{svg}'
             f'<div class="legend">{legend}</div>{caption}</figure>'
         )
+
+
+def _series(name: str) -> str:
+    """The `data-s` attribute tying a mark to its legend entry (and profile filter)."""
+    return f' data-s="{escape(name)}"' if name else ""
 
 
 SVG_DEFS = (
     '<svg width="0" height="0" style="position:absolute" aria-hidden="true">'
     '<defs><pattern id="hatch" width="6" height="6" patternUnits="userSpaceOnUse" '
-    'patternTransform="rotate(45)"><rect width="6" height="6" fill="white"/>'
-    '<line x1="0" y1="0" x2="0" y2="6" stroke="#555" stroke-width="2"/></pattern></defs></svg>'
+    'patternTransform="rotate(45)"><rect class="hatch-bg" width="6" height="6"/>'
+    '<line class="hatch-fg" x1="0" y1="0" x2="0" y2="6" stroke-width="2"/></pattern></defs></svg>'
 )
 """Shared SVG definitions (the `hatch` pattern of estimated values), once per page."""

@@ -1,8 +1,13 @@
 """The report model: every view's numbers, computed from run records (no rendering here).
 
 Groups are the compared backends (profiles), ordered slowest first; the slowest is the
-reference every speedup is measured against. `build_model` returns plain dataclasses
-that `render.py` draws and `asdict` serializes (the JSON embedded in each report).
+reference every speedup is measured against. A speedup is computed over runs that are not
+known to have failed their check (imported runs without a verdict count), paired by task:
+only tasks such runs exist for in both groups; the headline sentence says how many tasks
+and runs it rests on and how many runs were unsolved, and gives no number at all when no
+task pairs up (a broken environment must not produce a confident figure). `build_model`
+returns plain dataclasses that `render.py` draws and `asdict` serializes (the JSON
+embedded in each report).
 """
 
 from __future__ import annotations
@@ -13,10 +18,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from looplab.report.model import RunRecord
-from looplab.report.stats import CurvePoint, band, bootstrap_speedup, cdf_points, median, quantile
+from looplab.report.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.report.views_compare import Comparability, comparability, keyed
+from looplab.report.views_detail import (
+    TRANSCRIPTS,
+    RunRow,
+    default_pairs,
+    diff_views,
+    run_rows,
+    transcripts,
+)
+from looplab.report.views_diff import DiffView
 from looplab.report.views_runs import TaskRow, TimelineView, featured, task_rows, timeline
 from looplab.report.views_steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views_sweep import SweepView, sweep_view
+from looplab.report.views_time import (
+    COMPONENTS,
+    FamilyView,
+    components,
+    compounding,
+    families,
+    mean_components,
+    task_breakdown,
+)
+from looplab.report.views_transcript import TranscriptView
 
 __all__ = [
     "COMPONENTS",
@@ -28,6 +53,8 @@ __all__ = [
     "TaskRow",
     "TimelineView",
     "build_model",
+    "components",
+    "headline",
 ]
 
 PALETTE = ["#D55E00", "#0072B2", "#CC79A7", "#009E73", "#56B4E9", "#E69F00", "#000000"]
@@ -35,17 +62,6 @@ PALETTE = ["#D55E00", "#0072B2", "#CC79A7", "#009E73", "#56B4E9", "#E69F00", "#0
 
 FIXED_COLORS = {"slow-80": "#D55E00", "fast-750": "#0072B2"}
 """The mission's pair keeps its colours in every report (vermillion slow, blue fast)."""
-
-COMPONENTS: dict[str, tuple[str, str]] = {
-    "ttft": ("TTFT + prefill", "#8E6BBF"),
-    "reasoning": ("reasoning (hidden decode)", "#B8D8A8"),
-    "decode": ("decode", "#3B9C6E"),
-    "model": ("model call (not split)", "#7FA7C9"),
-    "tools": ("tools", "#E8A33D"),
-    "overhead": ("harness overhead", "#9A9A9A"),
-    "sandbox": ("sandbox start (outside task time)", "#D0CCC4"),
-}
-"""Where-the-time-goes components: key -> (label, colour); timelines use the same."""
 
 
 @dataclass
@@ -66,17 +82,25 @@ class GroupView:
     tool_share: float
     overhead_share: float
     speedup: float
+    """Median task time of the reference over this group's, on the paired tasks (NaN:
+    no task pairs up)."""
     ci: tuple[float, float] | None
     reference: bool
     estimated: list[str]
+    """What an importer estimated (`model`, `tool`, `ttft`, ...), not measured."""
+    clocks: list[str] = field(default_factory=list)
+    """How its model times were obtained (`wall`, `virtual`, `recorded`)."""
+    paired_tasks: int = 0
+    """Tasks with usable (not unsolved) runs in both this group and the reference."""
+    paired_runs: int = 0
+    """This group's runs the speedup rests on."""
+    reference_runs: int = 0
+    """The reference group's runs it is compared with (same tasks)."""
 
-
-@dataclass
-class FamilyView:
-    """Task time against the parameter of a parametric task family."""
-
-    name: str
-    series: dict[str, list[CurvePoint]]
+    @property
+    def unsolved(self) -> int:
+        """Runs whose check failed."""
+        return self.checked - self.solved
 
 
 @dataclass
@@ -104,6 +128,15 @@ class ReportModel:
     featured: list[TimelineView]
     timelines: list[TimelineView]
     notes: list[str] = field(default_factory=list)
+    comparability: Comparability | None = None
+    """What the groups share and what differs (the headline uses matched cells only)."""
+    diffs: list[DiffView] = field(default_factory=list)
+    """The default step-aligned diffs: per task, the slowest group's run against each
+    other group's."""
+    transcripts: dict[str, TranscriptView] = field(default_factory=dict)
+    """The transcripts the report embeds, by run id (bounded: `views_detail`)."""
+    run_rows: list[RunRow] = field(default_factory=list)
+    """Every run, for the table of runs."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view)."""
@@ -111,12 +144,13 @@ class ReportModel:
 
 
 def headline(records: Sequence[RunRecord]) -> list[GroupView]:
-    """Per group, slowest first: median/p90 task time, solved, steps, split, speedup + CI.
+    """Per group, slowest first: median/p90 task time, solved, steps, split, speedup + CI,
+    over the cells every group ran (`views_compare`).
 
     The summary `looplab run` prints and the report's headline table.
     """
     by_group, order = _grouped(records)
-    return _groups(by_group, order) if order else []
+    return _groups(_matched(by_group, order), order) if order else []
 
 
 def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], list[str]]:
@@ -136,22 +170,50 @@ def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], 
     return by_group, order
 
 
-def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str]) -> ReportModel:
-    """Compute every view from complete runs (`RunRecord.group` says how they compare)."""
+def _matched(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, list[RunRecord]]:
+    """Each group's runs in the cells (task x repetition) every group ran; every run when
+    no cell is shared (the sentence then refuses a figure)."""
+    cells = {g: keyed(by_group[g]) for g in order}
+    shared = set.intersection(*(set(c) for c in cells.values()))
+    if not shared:
+        return by_group
+    return {g: [r for key in sorted(shared) for r in cells[g][key]] for g in order}
+
+
+def build_model(
+    records: Sequence[RunRecord],
+    title: str,
+    inputs: Sequence[str],
+    *,
+    transcript_limit: int = TRANSCRIPTS,
+) -> ReportModel:
+    """Compute every view from complete runs (`RunRecord.group` says how they compare).
+
+    Args:
+        records: the runs.
+        title: the page title.
+        inputs: the inputs' names.
+        transcript_limit: embed the transcripts of at most this many runs.
+    """
     by_group, order = _grouped(records)
-    groups = _groups(by_group, order)
+    compare = comparability(by_group, order)
+    groups = _groups(_matched(by_group, order), order)
     timelines = [timeline(r) for r in records]
+    shown = featured(by_group, order)
+    diffs = diff_views(default_pairs(by_group, order))
+    first = [t.run_id for t in shown] + [s.run_id for d in diffs for s in (d.a, d.b)]
+    embedded = transcripts(records, first, transcript_limit)
     return ReportModel(
         title=title,
         inputs=list(inputs),
         runs=len(records),
         groups=groups,
-        sentence=headline_sentence(groups),
-        compounding={g: _compounding(by_group[g]) for g in order},
-        families=_families(by_group, order),
+        sentence=_sentence(groups, compare),
+        compounding={g: compounding(by_group[g]) for g in order},
+        families=families(by_group, order),
         length_points={g: [(float(r.steps), r.task_s, r.task) for r in by_group[g]] for g in order},
-        breakdown_groups={g: _mean_components(by_group[g]) for g in order},
-        breakdown_tasks=_task_breakdown(by_group, order),
+        breakdown_groups={g: mean_components(by_group[g]) for g in order},
+        breakdown_tasks=task_breakdown(by_group, order),
         sweep=sweep_view(by_group, groups),
         step_latency=step_latency(by_group, order),
         slowdown=slowdown_rows(by_group, order),
@@ -161,47 +223,62 @@ def build_model(records: Sequence[RunRecord], title: str, inputs: Sequence[str])
             "tool": {g: cdf_points([v for r in by_group[g] for v in r.tool_times]) for g in order},
         },
         tasks=task_rows(by_group, order),
-        featured=featured(by_group, order),
+        featured=shown,
         timelines=sorted(timelines, key=lambda t: (t.task, order.index(t.group), t.run_id)),
         notes=_notes(records),
+        comparability=compare,
+        diffs=diffs,
+        transcripts=embedded,
+        run_rows=run_rows(records, order, diffs, set(embedded)),
     )
 
 
-def components(record: RunRecord) -> dict[str, float]:
-    """A run's time split into the `COMPONENTS` (seconds; sandbox start apart)."""
-    parts = {key: 0.0 for key in COMPONENTS}
-    if record.ttft_s is not None and record.decode_s is not None:
-        parts["ttft"] = record.ttft_s
-        parts["reasoning"] = record.reasoning_s
-        parts["decode"] = record.decode_s
-        # client queueing, the stream's tail and failed attempts are harness-side time
-        model_rest = max(0.0, record.model_s - record.ttft_s - record.reasoning_s - record.decode_s)
-    else:
-        parts["model"] = record.model_s
-        model_rest = 0.0
-    parts["tools"] = record.tool_s
-    parts["overhead"] = record.overhead_s + model_rest
-    parts["sandbox"] = record.sandbox_start_s or 0.0
-    return parts
+def _sentence(groups: Sequence[GroupView], compare: Comparability) -> str:
+    """The headline sentence, refused when the groups share no cell, flagged when they
+    differ otherwise."""
+    if len(groups) >= 2 and compare.matched_cells == 0:
+        return "No headline: the compared groups share no task. " + " ".join(compare.issues)
+    sentence = headline_sentence(groups)
+    if sentence and compare.issues:
+        cells = compare.matched_cells
+        sentence += (
+            f" Unlike inputs: over the {cells} matched cell{'s' if cells != 1 else ''} only."
+        )
+    return sentence
 
 
 def headline_sentence(groups: Sequence[GroupView]) -> str:
-    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest."""
+    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest, with
+    what the figure rests on (paired tasks, runs) and how many runs were left out unsolved;
+    no figure when no task pairs up."""
     if len(groups) < 2:
         return ""
     slow, fast = groups[0], groups[-1]
+    unsolved = slow.unsolved + fast.unsolved
+    left_out = (
+        f"; {unsolved} unsolved run{'s' if unsolved != 1 else ''} left out" if unsolved else ""
+    )
+    if not fast.paired_tasks or not math.isfinite(fast.speedup):
+        return (
+            f"No speedup: no task has usable runs on both {fast.label} and {slow.label} "
+            f"({unsolved} of {slow.runs + fast.runs} runs unsolved)."
+        )
     gain = fast.speedup
     less = 1 - 1 / gain if gain > 0 else math.nan
     ci = f" [95% CI {fast.ci[0]:.2f}-{fast.ci[1]:.2f}x]" if fast.ci and _finite(fast.ci) else ""
     tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
+    basis = (
+        f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
+        f"({fast.reference_runs} + {fast.paired_runs} runs{left_out})."
+    )
     if fast.decode_tps and slow.decode_tps:
         ratio = fast.decode_tps / slow.decode_tps
         return (
             f"{ratio:.1f}x faster decode -> {tasks}: {fast.label} "
             f"({fast.decode_tps:g} tok/s) against {slow.label} ({slow.decode_tps:g} tok/s), "
-            "median task time."
+            + basis
         )
-    return f"{fast.label} against {slow.label}: {tasks}, median task time."
+    return f"{fast.label} against {slow.label}: {tasks}, " + basis
 
 
 def _finite(pair: tuple[float, float]) -> bool:
@@ -209,9 +286,7 @@ def _finite(pair: tuple[float, float]) -> bool:
 
 
 def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[GroupView]:
-    reference = by_group[order[0]]
-    reference_by_task = _times_by_task(reference)
-    reference_median = median([r.task_s for r in reference])
+    reference = _times_by_task(_usable(by_group[order[0]]))
     views: list[GroupView] = []
     colors = _colors(by_group, order)
     for index, label in enumerate(order):
@@ -219,10 +294,14 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
         checked = [r for r in runs if r.success is not None]
-        group_median = median(times)
+        mine = _times_by_task(_usable(runs))
+        paired = sorted(set(reference) & set(mine))
+        slow = [t for task in paired for t in reference[task]]
+        fast = [t for task in paired for t in mine[task]]
+        speedup = median(slow) / median(fast) if paired and median(fast) > 0 else math.nan
         ci = None
-        if index > 0:
-            ci = bootstrap_speedup(reference_by_task, _times_by_task(runs))
+        if index > 0 and paired:
+            ci = speedup_ci({t: reference[t] for t in paired}, {t: mine[t] for t in paired})
         rates = {r.decode_tps for r in runs}
         views.append(
             GroupView(
@@ -233,19 +312,28 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 runs=len(runs),
                 solved=sum(1 for r in checked if r.success),
                 checked=len(checked),
-                median_task_s=group_median,
+                median_task_s=median(times),
                 p90_task_s=quantile(times, 0.9),
                 median_steps=median([float(r.steps) for r in runs]),
                 model_share=sum(r.model_s for r in runs) / total,
                 tool_share=sum(r.tool_s for r in runs) / total,
                 overhead_share=sum(r.overhead_s for r in runs) / total,
-                speedup=reference_median / group_median if group_median > 0 else math.nan,
+                speedup=speedup,
                 ci=ci,
                 reference=index == 0,
                 estimated=sorted({e for r in runs for e in r.estimated}),
+                clocks=sorted({r.clock for r in runs}),
+                paired_tasks=len(paired),
+                paired_runs=len(fast),
+                reference_runs=len(slow),
             )
         )
     return views
+
+
+def _usable(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """Runs not known to be unsolved (a failed check); runs without a verdict count."""
+    return [r for r in runs if r.success is not False]
 
 
 def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, str]:
@@ -265,60 +353,6 @@ def _times_by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
     for run in runs:
         out[run.task].append(run.task_s)
     return dict(out)
-
-
-def _compounding(runs: list[RunRecord]) -> list[CurvePoint]:
-    depth = max((len(r.step_ends) for r in runs), default=0)
-    # a median over fewer than a quarter of the runs says more about one task than the group
-    floor = 1 if len(runs) < 4 else max(2, len(runs) // 4)
-    points = [CurvePoint(0, 0, 0, 0, len(runs))]
-    for step in range(depth):
-        values = [r.step_ends[step] for r in runs if len(r.step_ends) > step]
-        if len(values) < floor:
-            break
-        points.append(band(step + 1, values))
-    return points
-
-
-def _families(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[FamilyView]:
-    sizes: dict[str, set[int]] = defaultdict(set)
-    for runs in by_group.values():
-        for run in runs:
-            if run.family is not None and run.size is not None:
-                sizes[run.family].add(run.size)
-    views = []
-    for family in sorted(f for f, s in sizes.items() if len(s) >= 2):
-        series: dict[str, list[CurvePoint]] = {}
-        for group in order:
-            by_size: dict[int, list[float]] = defaultdict(list)
-            for run in by_group[group]:
-                if run.family == family and run.size is not None:
-                    by_size[run.size].append(run.task_s)
-            if by_size:
-                series[group] = [band(float(s), by_size[s]) for s in sorted(by_size)]
-        views.append(FamilyView(family, series))
-    return views
-
-
-def _mean_components(runs: Sequence[RunRecord]) -> dict[str, float]:
-    totals = {key: 0.0 for key in COMPONENTS}
-    for run in runs:
-        for key, value in components(run).items():
-            totals[key] += value
-    return {key: value / max(1, len(runs)) for key, value in totals.items()}
-
-
-def _task_breakdown(
-    by_group: dict[str, list[RunRecord]], order: list[str]
-) -> list[tuple[str, str, dict[str, float]]]:
-    rows = []
-    tasks = sorted({r.task for runs in by_group.values() for r in runs})
-    for task in tasks:
-        for group in order:
-            runs = [r for r in by_group[group] if r.task == task]
-            if runs:
-                rows.append((task, group, _mean_components(runs)))
-    return rows
 
 
 def _notes(records: Sequence[RunRecord]) -> list[str]:

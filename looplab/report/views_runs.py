@@ -3,12 +3,25 @@ at two speeds)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 
 from looplab.report.model import Bar, RunRecord
 from looplab.report.stats import median
 
-__all__ = ["TaskRow", "TimelineView", "featured", "task_rows", "timeline"]
+__all__ = ["FlameNode", "TaskRow", "TimelineView", "featured", "flame", "task_rows", "timeline"]
+
+
+@dataclass
+class FlameNode:
+    """One box of a run's where-the-time-goes (icicle) view: its children share its time."""
+
+    name: str
+    value: float
+    """Seconds."""
+    kind: str
+    """Colour key: a `COMPONENTS` key (`ttft`, `tools`, ...) or `run`."""
+    children: list[FlameNode] = field(default_factory=list)
 
 
 @dataclass
@@ -33,6 +46,8 @@ class TimelineView:
     success: bool | None
     bars: list[Bar]
     estimated: bool
+    flame: FlameNode | None = None
+    """Where the run's time goes (None: not computed)."""
 
 
 def task_rows(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[TaskRow]:
@@ -77,7 +92,48 @@ def timeline(run: RunRecord) -> TimelineView:
         success=run.success,
         bars=run.bars,
         estimated=any(b.estimated for b in run.bars),
+        flame=flame(run),
     )
+
+
+_MODEL_PARTS = {
+    "queue": ("client queue", "overhead"),
+    "ttft": ("TTFT + prefill", "ttft"),
+    "reasoning": ("reasoning", "reasoning"),
+    "decode": ("decode", "decode"),
+    "model": ("model (unsplit)", "model"),
+}
+
+
+def flame(run: RunRecord) -> FlameNode:
+    """The run's time as model phases, tool time per tool name, and overhead.
+
+    Parallel tool calls overlap: when the calls' durations add up to more than the tools
+    phase, each name gets its share of the phase in proportion.
+    """
+    sums: dict[str, float] = defaultdict(float)
+    for bar in run.bars:
+        if bar.kind in _MODEL_PARTS:
+            sums[bar.kind] += bar.end - bar.start
+    model = FlameNode("model", run.model_s, "modelcall")
+    for kind, (label, color) in _MODEL_PARTS.items():
+        if sums[kind] > 0:
+            model.children.append(FlameNode(label, sums[kind], color))
+    rest = run.model_s - sum(c.value for c in model.children)
+    if rest > 1e-3 and model.children:
+        model.children.append(FlameNode("retries, stream tail", rest, "overhead"))
+    by_name: dict[str, float] = defaultdict(float)
+    for bar in run.bars:
+        if bar.kind == "tool":
+            by_name[bar.label.split(" ", 2)[-1]] += bar.end - bar.start
+    scale = min(1.0, run.tool_s / total) if (total := sum(by_name.values())) > 0 else 1.0
+    tools = FlameNode("tools", run.tool_s, "tools")
+    for name in sorted(by_name, key=lambda n: -by_name[n]):
+        tools.children.append(FlameNode(name, by_name[name] * scale, "tools"))
+    parts = [
+        n for n in (model, tools, FlameNode("overhead", run.overhead_s, "overhead")) if n.value
+    ]
+    return FlameNode(run.task, run.task_s, "run", parts)
 
 
 def featured(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[TimelineView]:

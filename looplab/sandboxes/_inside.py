@@ -1,13 +1,24 @@
 """The in-sandbox helper: one long-lived process that runs commands and file operations.
 
-It is not imported by looplab: its source is sent as `python3 -c SOURCE` into the sandbox
-(container main process, or the bubblewrap child) and speaks a framed protocol on its
-stdin/stdout: each message is a 4-byte big-endian length and a JSON object. Requests carry
-an `id` and an `op`; each runs on its own thread, so commands may overlap. Output bytes
-travel base64-encoded. On EOF of stdin (the host side went away, even by SIGKILL) it kills
-every running command's process group and exits, which stops (and removes) the sandbox.
+Its source is sent as `python3 -c SOURCE serve CONFIG` into the sandbox (container main
+process, or the bubblewrap child) and speaks a framed protocol on its stdin/stdout: each
+message is a 4-byte big-endian length and a JSON object. Requests carry an `id` and an
+`op`; each runs on its own thread, so commands may overlap. Output bytes travel
+base64-encoded. On EOF of stdin (the host side went away, even by SIGKILL) it kills every
+process it started, detached ones included, and exits, which stops the sandbox.
 
-Stdlib only, no third-party imports: it runs on the sandbox's Python, not looplab's.
+Every command's environment carries three markers: `LOOPLAB_SANDBOX` (this sandbox),
+`LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the
+sandbox). A command that runs past its timeout is killed with its whole tree: its process
+group, its descendants and every process carrying its `LOOPLAB_EXEC`, so children that
+called `setsid` die too. A command that exits normally takes its process group with it;
+detached (`setsid`) children survive it (that is how a task's services keep running) and
+die when the sandbox closes, or by `stop-groups` (`python3 -c SOURCE stop-groups GRACE
+PIDFILE...`: TERM, then KILL after GRACE seconds, verified gone, JSON on stdout).
+
+Stdlib only, no third-party imports: it runs on the sandbox's Python, not looplab's. The
+host side imports the process functions from here (`sandboxes/leftovers.py`), so the
+process-tree logic has one home; importing this module has no side effects.
 """
 
 import base64
@@ -23,11 +34,112 @@ import sys
 import tarfile
 import threading
 import time
+from collections.abc import Callable
 
-ROOT = os.path.realpath(os.getcwd())
+SANDBOX_ENV = "LOOPLAB_SANDBOX"
+"""Marks every process of one sandbox (value: the sandbox's token)."""
+EXEC_ENV = "LOOPLAB_EXEC"
+"""Marks every process of one command (value: `<sandbox token>.<n>`)."""
+OWNER_ENV = "LOOPLAB_OWNER"
+"""Marks every sandbox process with its owner (`host:pid:start-ticks`), for prune."""
+
+_settings: dict[str, object] = {"root": "", "marker": "", "owner": ""}
 _out_lock = threading.Lock()
 _groups_lock = threading.Lock()
 _groups: set[int] = set()
+_exec_ids = iter(range(1, 1 << 62))
+
+
+# -- processes (also used on the host) ---------------------------------------------------
+
+
+def process_table() -> dict[int, tuple[str, int, int]]:
+    """Every visible process: pid -> (state, parent pid, process group)."""
+    table: dict[int, tuple[str, int, int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read().decode("ascii", "replace")
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) >= 3:
+            table[int(name)] = (fields[0], int(fields[1]), int(fields[2]))
+    return table
+
+
+def environ_of(pid: int) -> list[bytes]:
+    """The environment entries (`NAME=value`) of a process; empty when unreadable."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return handle.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def marked(name: str, value: str, *, exclude: int | None = None) -> set[int]:
+    """Live (non-zombie) processes whose environment holds `name=value` exactly."""
+    entry = f"{name}={value}".encode()
+    found = set()
+    for pid, (state, _, _) in process_table().items():
+        if pid != exclude and state not in "ZX" and entry in environ_of(pid):
+            found.add(pid)
+    return found
+
+
+def tree_of(root: int, *, marker: tuple[str, str] | None = None) -> set[int]:
+    """Live processes of a command: its group, its descendants, and those with its marker."""
+    table = process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (_, ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found = {pid for pid, (_, _, pgrp) in table.items() if pgrp == root}
+    stack = [root]
+    while stack:
+        pid = stack.pop()
+        found.add(pid)
+        stack.extend(c for c in children.get(pid, []) if c not in found)
+    if marker is not None:
+        entry = f"{marker[0]}={marker[1]}".encode()
+        found |= {pid for pid in table if entry in environ_of(pid)}
+    me = os.getpid()
+    return {p for p in found if p in table and table[p][0] not in "ZX" and p != me}
+
+
+def kill_until_gone(select: Callable[[], set[int]], *, wait_s: float = 5.0) -> set[int]:
+    """SIGKILL whatever `select` returns until it returns nothing; the survivors at `wait_s`."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        victims = select()
+        if not victims or time.monotonic() > deadline:
+            return victims
+        for pid in victims:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def stop_group(pgid: int, grace_s: float) -> dict[str, object]:
+    """TERM a process group, KILL what is left after `grace_s`, and check it is gone."""
+
+    def members() -> set[int]:
+        return {p for p, (state, _, g) in process_table().items() if g == pgid and state != "Z"}
+
+    if not members():
+        return {"pgid": pgid, "signal": None, "survivors": []}
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while members() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    sent = "TERM" if not members() else "KILL"
+    survivors = kill_until_gone(members) if sent == "KILL" else set()
+    return {"pgid": pgid, "signal": sent, "survivors": sorted(survivors)}
+
+
+# -- protocol ------------------------------------------------------------------------------
 
 
 def send(message: dict[str, object]) -> None:
@@ -57,8 +169,9 @@ class Refused(Exception):
 
 def inside(relative: str) -> str:
     """Return the real path of a workspace path, refusing anything that resolves outside."""
-    path = os.path.realpath(os.path.join(ROOT, relative))
-    if path != ROOT and not path.startswith(ROOT + os.sep):
+    root = str(_settings["root"])
+    path = os.path.realpath(os.path.join(root, relative))
+    if path != root and not path.startswith(root + os.sep):
         raise Refused(f"path {relative!r} resolves outside the workspace (a symlink points out)")
     return path
 
@@ -68,6 +181,8 @@ def run(request: dict[str, object]) -> dict[str, object]:
     limit = int(str(request["limit"]))
     timeout = float(str(request["timeout"]))
     env = dict(request["env"]) if isinstance(request["env"], dict) else {}
+    exec_id = f"{_settings['marker']}.{next(_exec_ids)}"
+    env.update({SANDBOX_ENV: _settings["marker"], EXEC_ENV: exec_id, OWNER_ENV: _settings["owner"]})
     cwd = inside(str(request.get("cwd") or "."))
     argv = request["argv"]
     assert isinstance(argv, list)
@@ -86,6 +201,31 @@ def run(request: dict[str, object]) -> dict[str, object]:
         return {"code": 127, "out": "", "err": _b64(f"{exc}\n".encode()), "timed_out": False}
     with _groups_lock:
         _groups.add(proc.pid)
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    kept, dropped, timed_out = _collect(proc, started + timeout, limit)
+    if timed_out:
+        kill_until_gone(lambda: tree_of(proc.pid, marker=(EXEC_ENV, exec_id)))
+    code = proc.wait()
+    _kill_group(proc.pid)  # leftovers of the command's group die with it
+    with _groups_lock:
+        _groups.discard(proc.pid)
+    proc.stdout.close()
+    proc.stderr.close()
+    return {
+        "code": 128 - code if code < 0 else code,
+        "out": _b64(bytes(kept["out"])),
+        "err": _b64(bytes(kept["err"])),
+        "dropped_out": dropped["out"],
+        "dropped_err": dropped["err"],
+        "timed_out": timed_out,
+    }
+
+
+def _collect(
+    proc: "subprocess.Popen[bytes]", deadline: float, limit: int
+) -> tuple[dict[str, bytearray], dict[str, int], bool]:
+    """Read both streams up to `limit` bytes each until they close or `deadline` passes."""
     kept = {"out": bytearray(), "err": bytearray()}
     dropped = {"out": 0, "err": 0}
     selector = selectors.DefaultSelector()
@@ -93,9 +233,8 @@ def run(request: dict[str, object]) -> dict[str, object]:
     assert proc.stderr is not None
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
-    timed_out = False
-    deadline = started + timeout
     open_streams = 2
+    timed_out = False
     while open_streams:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -112,28 +251,13 @@ def run(request: dict[str, object]) -> dict[str, object]:
             if room > 0:
                 kept[name] += chunk[:room]
             dropped[name] += max(0, len(chunk) - max(room, 0))
+    selector.close()
     if not timed_out:
         try:
             proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             timed_out = True
-    if timed_out:
-        _kill_group(proc.pid)
-    code = proc.wait()
-    _kill_group(proc.pid)  # leftovers of the command's group die with it
-    with _groups_lock:
-        _groups.discard(proc.pid)
-    selector.close()
-    proc.stdout.close()
-    proc.stderr.close()
-    return {
-        "code": 128 - code if code < 0 else code,
-        "out": _b64(bytes(kept["out"])),
-        "err": _b64(bytes(kept["err"])),
-        "dropped_out": dropped["out"],
-        "dropped_err": dropped["err"],
-        "timed_out": timed_out,
-    }
+    return kept, dropped, timed_out
 
 
 def _kill_group(pgid: int) -> None:
@@ -151,7 +275,7 @@ def handle(request: dict[str, object]) -> dict[str, object]:
     """Dispatch one request to its operation and return its reply (without the id)."""
     op = request.get("op")
     if op == "ping":
-        return {"python": sys.version.split()[0], "root": ROOT, "pid": os.getpid()}
+        return {"python": sys.version.split()[0], "root": _settings["root"], "pid": os.getpid()}
     if op == "exec":
         return run(request)
     if op == "read":
@@ -160,7 +284,7 @@ def handle(request: dict[str, object]) -> dict[str, object]:
     if op == "write":
         target = inside(str(request["path"]))
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        inside(os.path.relpath(os.path.dirname(target), ROOT))
+        inside(os.path.relpath(os.path.dirname(target), str(_settings["root"])))
         with open(target, "wb") as handle_:
             handle_.write(base64.b64decode(str(request["data"])))
         return {}
@@ -171,16 +295,16 @@ def handle(request: dict[str, object]) -> dict[str, object]:
         found = []
         for folder, _dirs, files in os.walk(top):
             for name in files:
-                found.append(os.path.relpath(os.path.join(folder, name), ROOT))
+                found.append(os.path.relpath(os.path.join(folder, name), str(_settings["root"])))
         return {"files": sorted(found)}
     if op == "untar":
         import io
 
         with tarfile.open(fileobj=io.BytesIO(base64.b64decode(str(request["data"])))) as tar:
             if hasattr(tarfile, "data_filter"):
-                tar.extractall(ROOT, filter="data")
+                tar.extractall(str(_settings["root"]), filter="data")
             else:
-                tar.extractall(ROOT)
+                tar.extractall(str(_settings["root"]))
         return {}
     raise ValueError(f"unknown op {op!r}")
 
@@ -199,15 +323,57 @@ def serve(request: dict[str, object]) -> None:
     send(reply)
 
 
+def confine(config: dict[str, object]) -> None:
+    """Apply the sandbox's limits to this process (and so to everything it starts).
+
+    `memory`: address-space cap per process (RLIMIT_AS); `nproc`: processes of this uid
+    (RLIMIT_NPROC; per user namespace on Linux >= 5.14); `user` (`uid:gid`): drop from
+    root to that user, with no-new-privileges and an empty capability bounding set, so
+    setuid programs and file capabilities cannot climb back.
+    """
+    memory = int(str(config.get("memory") or 0))
+    if memory > 0:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    user = config.get("user")
+    if user:
+        import ctypes
+
+        uid, _, gid = str(user).partition(":")
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+        for cap in range(64):  # PR_CAPBSET_DROP: an empty bounding set; EINVAL past the last
+            libc.prctl(24, cap, 0, 0, 0)
+        os.setgroups([])
+        os.setgid(int(gid or uid))
+        os.setuid(int(uid))
+    nproc = int(str(config.get("nproc") or 0))
+    if nproc > 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+
 def main() -> None:
     """Serve requests until stdin closes, then kill what still runs and exit.
 
-    An optional first argument caps the address space of the helper and so of every
-    command it starts (the local sandbox's memory limit; Docker uses its cgroup).
+    `serve CONFIG` (JSON: `marker`, `owner`, and the limits of `confine`) runs the helper;
+    `stop-groups GRACE PIDFILE...` stops the process groups named in pid files.
     """
-    if len(sys.argv) > 1 and int(sys.argv[1]) > 0:
-        limit = int(sys.argv[1])
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    mode = sys.argv[1] if len(sys.argv) > 1 else "serve"
+    if mode == "stop-groups":
+        grace = float(sys.argv[2])
+        results = []
+        for pidfile in sys.argv[3:]:
+            with contextlib.suppress(OSError, ValueError), open(pidfile) as handle_:
+                results.append(stop_group(int(handle_.read().strip()), grace))
+        print(json.dumps(results))
+        return
+    config = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+    _settings.update(
+        root=os.path.realpath(os.getcwd()),
+        marker=str(config.get("marker") or f"pid{os.getpid()}"),
+        owner=str(config.get("owner") or ""),
+    )
+    confine(config)
     while True:
         request = receive()
         if request is None:
@@ -216,6 +382,8 @@ def main() -> None:
     with _groups_lock:
         for pgid in list(_groups):
             _kill_group(pgid)
+    me = os.getpid()
+    kill_until_gone(lambda: marked(SANDBOX_ENV, str(_settings["marker"]), exclude=me))
     os._exit(0)
 
 

@@ -44,11 +44,26 @@ def prune_command(
         bool, typer.Option("--all", help="remove every looplab container, owners alive or not")
     ] = False,
 ) -> None:
-    """Remove looplab sandbox containers left by runs whose process is gone."""
+    """Remove what runs whose process is gone left behind: sandbox containers, local sandbox
+    processes, cgroups and temporary directories (`.looplab-owner` marked)."""
+    from looplab.errors import PrerequisiteError
+    from looplab.sandboxes.leftovers import prune_host
     from looplab.sandboxes.prune import prune
 
-    result = prune(everything=everything)
-    out_console().print(f"removed {len(result.removed)} container(s), kept {len(result.kept)}")
+    console = out_console()
+    host = prune_host()
+    console.print(
+        f"removed {len(host.processes)} process(es), {len(host.cgroups)} cgroup(s), "
+        f"{len(host.dirs)} temporary director{'y' if len(host.dirs) == 1 else 'ies'}"
+    )
+    if host.failed:
+        console.print(f"[yellow]could not remove: {', '.join(host.failed)}[/]")
+    try:
+        result = prune(everything=everything)
+    except PrerequisiteError as exc:
+        console.print(f"containers not checked: {str(exc).splitlines()[0]}")
+        return
+    console.print(f"removed {len(result.removed)} container(s), kept {len(result.kept)}")
 
 
 def bench_sandbox_command(

@@ -12,8 +12,10 @@ auto-remove, disappears. Labels (`looplab=1`, experiment, run id, owner) let
 `sandboxes.prune` find anything left by an engine that could not finish that.
 
 Safe defaults (all from `SandboxConfig`): no network, every capability dropped,
-no-new-privileges, uid 1000, pids/memory/CPU limits, read-only root filesystem with a
-tmpfs workspace and a tmpfs /tmp.
+no-new-privileges, uid 1000 (root only with `allow_root: true`), pids/memory/CPU limits,
+read-only root filesystem with a tmpfs workspace and a tmpfs /tmp. A command that runs past
+its timeout is killed with its whole tree, `setsid` children included (`_inside.py`), so
+they cannot pile up against the pids limit.
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import socket
 import tarfile
+import uuid
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -335,7 +339,7 @@ def _start_container(
     try:
         container = client.containers.create(
             config.image,
-            command=["python3", "-c", helper_source()],
+            command=["python3", "-c", helper_source(), "serve", _helper_settings()],
             init=True,
             stdin_open=True,
             detach=False,  # with stdin_open: StdinOnce, so EOF reaches the helper
@@ -389,6 +393,11 @@ def _start_container(
             f"cannot start the sandbox container: {exc}", sandbox_id=container.short_id
         ) from exc
     return container, attached, published
+
+
+def _helper_settings() -> str:
+    """The helper's settings: markers only (the container's cgroup holds the limits)."""
+    return json.dumps({"marker": uuid.uuid4().hex, "owner": owner_label()})
 
 
 def _remove_container(container: Any) -> None:

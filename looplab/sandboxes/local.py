@@ -1,13 +1,23 @@
 """`LocalSandbox`: a temporary workspace on this host, the embedded default.
 
 Where `bwrap` (bubblewrap) exists, one long-lived helper (`_inside.py`) runs inside a
-bubblewrap sandbox made once per LocalSandbox: new user, pid, net, ipc, uts and cgroup
+bubblewrap sandbox made once per LocalSandbox: new pid, net, ipc, uts and cgroup
 namespaces (no network unless `network: bridge`), the system directories read-only, no
 /home, /root, /run (so no Docker socket), a fresh tmpfs /tmp, the workspace writable at
-/workspace, all capabilities dropped, and `--die-with-parent` so the whole tree dies with
-the owner. Commands start from that helper (about a fork+exec each), each in its own
-process group that a timeout kills. Without bwrap the helper is a plain host process in the
-workspace: the sandbox then says it is *not isolated*, in `description` and in its events.
+/workspace, no capabilities, an unprivileged user (`_bwrap.py` says which and how), and
+`--die-with-parent` so the whole tree dies with the owner. Commands start from that helper
+(about a fork+exec each); a timeout kills the command's whole tree.
+
+Limits: where this process may make cgroups (`cgroup.py`), the sandbox's whole process
+tree shares one memory limit and one pids limit; where it may not, memory is capped per
+process (address space) and processes per user namespace (RLIMIT_NPROC), and the
+description (also in the trace's sandbox `create` event) says exactly that.
+
+Without bwrap the helper is a plain host process in the workspace: the sandbox then says
+it is *not isolated*, in `description` and in its events. In every mode, closing the
+sandbox kills every process it started (detached ones too: they carry its marker) and
+deletes the workspace, and the workspace's directory carries an owner marker so that a
+run killed with SIGKILL leaves nothing `looplab sandbox prune` cannot find.
 """
 
 from __future__ import annotations
@@ -18,24 +28,22 @@ import os
 import shutil
 import signal
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
 from looplab.errors import PrerequisiteError, SandboxError
-from looplab.sandbox import EventSink, ExecResult, SandboxConfig, parse_size
-from looplab.sandboxes._channel import HelperChannel, command_argv, helper_source, run_command
+from looplab.sandbox import EventSink, ExecResult, SandboxConfig
+from looplab.sandboxes._channel import HelperChannel, command_argv, run_command
+from looplab.sandboxes._confine import SANDBOX_WORKDIR, Confinement, chown_tree
 from looplab.sandboxes._paths import resolve_on_host, workspace_relative
 from looplab.sandboxes._support import EventClock
+from looplab.sandboxes.leftovers import owned_tempdir
 
 __all__ = ["LocalSandbox"]
 
 STANDARD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-SANDBOX_WORKDIR = "/workspace"
-# Host directories visible (read-only) inside bubblewrap; homes, /run and /tmp stay out.
-_SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "var")
 
 
 class LocalSandbox:
@@ -52,7 +60,7 @@ class LocalSandbox:
         channel: HelperChannel,
         config: SandboxConfig,
         clock: EventClock,
-        bwrap: bool,
+        confinement: Confinement,
     ) -> None:
         """Use `LocalSandbox.create`; this only stores what it made."""
         self._home = home
@@ -61,7 +69,7 @@ class LocalSandbox:
         self._channel = channel
         self.config = config
         self._clock = clock
-        self._bwrap = bwrap
+        self._confinement = confinement
         self._closed = False
         self._id = f"local-{process.pid}"
 
@@ -94,31 +102,14 @@ class LocalSandbox:
             raise PrerequisiteError(
                 "isolation 'bwrap' needs bubblewrap", fix="apt-get install -y bubblewrap"
             )
-        use_bwrap = bwrap is not None and config.isolation != "none"
         python = shutil.which("python3", path=STANDARD_PATH)
         if python is None:
             raise PrerequisiteError(
                 "the local sandbox needs python3 in /usr/bin", fix="apt-get install -y python3"
             )
-        home = Path(tempfile.mkdtemp(prefix="looplab-sandbox-"))
+        bwrap = bwrap if config.isolation != "none" else None
+        home, confinement, process = await _start(config, task_dir, bwrap, python)
         root = home / "workspace"
-        if task_dir is not None:
-            await asyncio.to_thread(shutil.copytree, task_dir, root, symlinks=True)
-        else:
-            root.mkdir()
-        (home / "home").mkdir()
-        argv = [python, "-c", helper_source(), str(parse_size(config.memory))]
-        if use_bwrap and bwrap is not None:
-            argv = [bwrap, *_bwrap_args(root, config), *argv]
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=root,
-            env=_base_env(home / "home", bwrap=use_bwrap, config=config),
-            start_new_session=True,
-        )
         assert process.stdin is not None
         assert process.stdout is not None
         channel = HelperChannel(
@@ -130,12 +121,13 @@ class LocalSandbox:
             process=process,
             channel=channel,
             config=config,
-            clock=EventClock(sink, "local", use_bwrap),
-            bwrap=use_bwrap,
+            clock=EventClock(sink, "local", bwrap is not None),
+            confinement=confinement,
         )
         try:
             await channel.request("ping", wait_s=30.0)
-        except SandboxError:
+            await asyncio.to_thread(confinement.adopt, process.pid)
+        except BaseException:
             await sandbox.close()
             raise
         sandbox._clock.emit("create", sandbox.id, begun, {"description": sandbox.description})
@@ -149,25 +141,27 @@ class LocalSandbox:
     @property
     def isolated(self) -> bool:
         """True when commands run inside bubblewrap."""
-        return self._bwrap
+        return self._confinement.bwrap is not None
 
     @property
     def workdir(self) -> str:
         """`/workspace` under bubblewrap, else the host directory."""
-        return SANDBOX_WORKDIR if self._bwrap else str(self.root)
+        return SANDBOX_WORKDIR if self.isolated else str(self.root)
 
     @property
     def description(self) -> str:
-        """What the sandbox is and how it is isolated."""
-        if self._bwrap:
+        """What the sandbox is, how it is isolated, and what is and is not limited."""
+        limits = self._confinement.limits()
+        if self.isolated:
             net = "no network" if self.config.network == "none" else "host network"
             return (
                 f"local sandbox (bubblewrap: {net}, read-only system, writable /workspace, "
-                "fresh /tmp, no capabilities, dies with its owner)"
+                f"fresh /tmp, {self._confinement.user_text()}, no capabilities, "
+                f"dies with its owner; {limits})"
             )
         return (
             f"local sandbox NOT ISOLATED: plain subprocesses in {self.root} "
-            "(install bubblewrap to isolate)"
+            f"(install bubblewrap to isolate; {limits})"
         )
 
     async def exec(
@@ -182,7 +176,7 @@ class LocalSandbox:
         self._check_open()
         begun = EventClock.start()
         relative = workspace_relative(cwd or ".", self.workdir, sandbox_id=self.id)
-        full_env = _base_env(self._home / "home", bwrap=self._bwrap, config=self.config)
+        full_env = _base_env(self._home / "home", bwrap=self.isolated, config=self.config)
         full_env.update(env or {})
         result = await run_command(
             self._channel,
@@ -216,9 +210,15 @@ class LocalSandbox:
         """Create or replace a workspace file (see `Sandbox.write_file`)."""
         target = self._host_path(path)
         payload = data.encode() if isinstance(data, str) else data
+        base = self.root.resolve()
+        created = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
         target.parent.mkdir(parents=True, exist_ok=True)
-        self._host_path(str(target.parent.relative_to(self.root.resolve())))
+        self._host_path(str(target.parent.relative_to(base)))
         await asyncio.to_thread(target.write_bytes, payload)
+        user = self._confinement.user
+        if user is not None:  # the sandbox's own user must be able to change it
+            for item in [target, *(d for d in created if d.is_relative_to(base))]:
+                os.lchown(item, *user)
 
     async def list_files(self, path: str = ".") -> list[str]:
         """Return the workspace files under `path` (see `Sandbox.list_files`)."""
@@ -233,7 +233,11 @@ class LocalSandbox:
         )
 
     async def close(self) -> None:
-        """Stop the helper and every command, delete the workspace; idempotent."""
+        """Stop the helper and every process it started, delete the workspace; idempotent.
+
+        Verified: the cgroup (if any) is empty and removed, and no process carrying this
+        sandbox's marker is left (detached services of an unisolated sandbox included).
+        """
         if self._closed:
             return
         self._closed = True
@@ -243,6 +247,7 @@ class LocalSandbox:
             os.killpg(self._process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
             await self._process.wait()
+        await asyncio.to_thread(self._confinement.release)
         await asyncio.to_thread(shutil.rmtree, self._home, True)
         self._clock.emit("close", self.id, begun)
 
@@ -271,12 +276,40 @@ class LocalSandbox:
             raise SandboxError("sandbox is closed", sandbox_id=self.id)
 
 
-def _project_python_dirs() -> list[Path]:
-    """The running interpreter's environment and its base installation (read-only mounts)."""
-    dirs = [Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()]
-    system = tuple(Path("/", name) for name in _SYSTEM_DIRS)
-    unique = [d for i, d in enumerate(dirs) if d not in dirs[:i]]
-    return [d for d in unique if not any(d == s or s in d.parents for s in system)]
+async def _start(
+    config: SandboxConfig, task_dir: Path | None, bwrap: str | None, python: str
+) -> tuple[Path, Confinement, asyncio.subprocess.Process]:
+    """Make the owner-marked workspace and the confinement, and start the helper; on any
+    failure (cancellation included) undo what was made."""
+    home = owned_tempdir("looplab-sandbox-")
+    root = home / "workspace"
+    try:
+        confinement = Confinement.make(config, bwrap)  # no await: nothing made can be lost
+    except BaseException:
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    try:
+        if task_dir is not None:
+            await asyncio.to_thread(shutil.copytree, task_dir, root, symlinks=True)
+        else:
+            root.mkdir()
+        (home / "home").mkdir()
+        if confinement.user is not None:
+            await asyncio.to_thread(chown_tree, root, *confinement.user)
+        process = await asyncio.create_subprocess_exec(
+            *confinement.argv(python, root),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=root,
+            env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
+            start_new_session=True,
+        )
+    except BaseException:
+        confinement.release()
+        shutil.rmtree(home, ignore_errors=True)
+        raise
+    return home, confinement, process
 
 
 def _base_env(home: Path, *, bwrap: bool, config: SandboxConfig) -> dict[str, str]:
@@ -291,24 +324,3 @@ def _base_env(home: Path, *, bwrap: bool, config: SandboxConfig) -> dict[str, st
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONUNBUFFERED": "1",
     }
-
-
-def _bwrap_args(root: Path, config: SandboxConfig) -> list[str]:
-    """bubblewrap arguments: read-only system, writable /workspace, fresh /tmp, no net."""
-    args = ["--tmpfs", "/"]
-    for name in _SYSTEM_DIRS:
-        host = Path("/", name)
-        if host.is_symlink():
-            args += ["--symlink", os.readlink(host), f"/{name}"]
-        elif host.is_dir():
-            args += ["--ro-bind", str(host), f"/{name}"]
-    if config.local_python == "project":
-        for directory in _project_python_dirs():
-            args += ["--ro-bind", str(directory), str(directory)]
-    args += ["--tmpfs", "/tmp", "--dev", "/dev", "--proc", "/proc"]
-    args += ["--bind", str(root), SANDBOX_WORKDIR, "--remount-ro", "/"]
-    args += ["--unshare-all", "--unshare-user", "--uid", "1000", "--gid", "1000"]
-    if config.network != "none":
-        args.append("--share-net")
-    args += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--chdir", SANDBOX_WORKDIR]
-    return args

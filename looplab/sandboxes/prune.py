@@ -7,8 +7,9 @@ starts, `looplab sandbox prune` calls it by hand.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from looplab.sandboxes.engine import connect_engine
 from looplab.sandboxes.owner import owner_gone
@@ -37,6 +38,7 @@ def prune(
     everything: bool = False,
     run_id: str | None = None,
     client: docker.DockerClient | None = None,
+    wait_s: float = 15.0,
 ) -> PruneResult:
     """Remove looplab containers whose owner is gone (or all of them).
 
@@ -44,9 +46,10 @@ def prune(
         everything: remove every looplab container, owners alive or not.
         run_id: only consider containers of this run (label `looplab.run`).
         client: engine client; default `connect_engine()`.
+        wait_s: how long to wait for containers whose removal was already under way.
 
     Returns:
-        The removed and kept container ids.
+        The removed and kept container ids (removed ones are gone when this returns).
 
     Raises:
         PrerequisiteError: no engine answers.
@@ -58,6 +61,7 @@ def prune(
         "label": ["looplab=1"] + ([f"looplab.run={run_id}"] if run_id else [])
     }
     result = PruneResult()
+    removing: list[Any] = []
     for container in client.containers.list(all=True, filters=filters):
         owner = container.labels.get("looplab.owner", "")
         if everything or owner_gone(owner):
@@ -68,7 +72,23 @@ def prune(
             except docker_sdk.errors.APIError as exc:
                 if "already in progress" not in str(exc):
                     raise
+                removing.append(container)  # its auto-remove is under way
             result.removed.append(str(container.id)[:12])
         else:
             result.kept.append(str(container.id)[:12])
+    _wait_gone(removing, wait_s)
     return result
+
+
+def _wait_gone(containers: list[Any], wait_s: float) -> None:
+    """Wait until containers whose removal is under way are gone (removed means gone)."""
+    import docker as docker_sdk
+
+    deadline = time.monotonic() + wait_s
+    for container in containers:
+        while time.monotonic() < deadline:
+            try:
+                container.reload()
+            except docker_sdk.errors.NotFound:
+                break
+            time.sleep(0.05)

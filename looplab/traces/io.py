@@ -150,33 +150,80 @@ def write_trace(
         tmp_path.unlink(missing_ok=True)
 
 
-def _trace_text(path: Path) -> str:
-    """The file's text; `*.gz` traces (the shipped corpus) are decompressed."""
+def _trace_bytes(path: Path) -> bytes:
+    """The file's bytes; `*.gz` traces (the shipped corpus) are decompressed."""
     if path.name.endswith(".gz"):
-        with gzip.open(path, "rt", encoding="utf-8") as handle:
+        with gzip.open(path, "rb") as handle:
             return handle.read()
-    return path.read_text(encoding="utf-8")
+    return path.read_bytes()
 
 
 def read_trace(path: Path) -> Trace:
     """Parse a trace file (`.jsonl`, or `.jsonl.gz` compressed).
 
-    A torn last line (a run killed mid-write) is dropped: the trace is then incomplete.
+    A torn last line (a run killed mid-write, even in the middle of a UTF-8 character) is
+    dropped: the trace is then incomplete. NaN and infinite numbers are refused.
 
     Raises:
-        TraceError: missing file, a header of another format, or a corrupt line (named
-            by its number) before the last.
+        TraceError: missing or non-regular file (a FIFO is never opened), a header of
+            another format, or a corrupt line before the last (named by its number and,
+            for bytes that are not UTF-8, the byte offset in the file).
     """
     try:
-        lines = _trace_text(path).splitlines()
+        if not path.is_file():
+            problem = "no such file" if not path.exists() else "not a regular file"
+            raise TraceError(f"cannot read trace: {problem}", path=str(path))
+        raw = _trace_bytes(path)
     except OSError as exc:
         raise TraceError(f"cannot read trace: {exc.strerror or exc}", path=str(path)) from None
     except (EOFError, zlib.error):
         raise TraceError("cut-off or damaged gzip data", path=str(path)) from None
+    lines = _lines(raw, path)
     if not lines:
         raise TraceError("empty file, no trace header", path=str(path))
+    header = _header(lines[0], path)
+    trace = Trace(header=header, path=path)
+    for number, line in enumerate(lines[1:], start=2):
+        if not line.strip():
+            continue
+        try:
+            trace.events.append(_EVENT.validate_json(line))
+        except ValidationError as exc:
+            if number == len(lines):
+                break  # torn final line of a killed run
+            detail = exc.errors()[0]
+            where = ".".join(str(p) for p in detail["loc"])
+            raise TraceError(
+                f"line {number}: bad event ({where}: {detail['msg']})", path=str(path)
+            ) from None
+    return trace
+
+
+def _lines(raw: bytes, path: Path) -> list[str]:
+    """The file's lines as text; an undecodable last line (torn mid-character) is dropped."""
+    parts = raw.split(b"\n")
+    if parts and parts[-1] == b"":
+        parts.pop()
+    lines: list[str] = []
+    offset = 0
+    for number, part in enumerate(parts, start=1):
+        try:
+            lines.append(part.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            if number == len(parts) and number > 1:
+                break  # torn final line
+            raise TraceError(
+                f"line {number}: not UTF-8 (byte 0x{part[exc.start]:02x} at offset "
+                f"{offset + exc.start})",
+                path=str(path),
+            ) from None
+        offset += len(part) + 1
+    return lines
+
+
+def _header(line: str, path: Path) -> TraceHeader:
     try:
-        first = json.loads(lines[0])
+        first = json.loads(line)
     except ValueError:
         raise TraceError("line 1 is not JSON; not a looplab trace", path=str(path)) from None
     if not isinstance(first, dict) or first.get("trace_format") != TRACE_FORMAT:
@@ -187,21 +234,6 @@ def read_trace(path: Path) -> Trace:
             path=str(path),
         )
     try:
-        header = TraceHeader.model_validate(first)
+        return TraceHeader.model_validate(first)
     except ValidationError as exc:
         raise TraceError(f"line 1: bad header: {exc.errors()[0]['msg']}", path=str(path)) from None
-    trace = Trace(header=header, path=path)
-    for number, line in enumerate(lines[1:], start=2):
-        if not line.strip():
-            continue
-        try:
-            trace.events.append(_EVENT.validate_json(line))
-        except ValidationError as exc:
-            if number == len(lines):
-                break  # torn final line of a killed run
-            problem = exc.errors()[0]
-            where = ".".join(str(p) for p in problem["loc"])
-            raise TraceError(
-                f"line {number}: bad event ({where}: {problem['msg']})", path=str(path)
-            ) from None
-    return trace

@@ -18,6 +18,7 @@ timings and provenance go under `looplab.*` (`looplab.ttft_s`, `looplab.estimate
 from __future__ import annotations
 
 import hashlib
+import math
 from datetime import UTC, datetime
 from typing import Any
 
@@ -264,8 +265,8 @@ def _value(value: Any) -> dict[str, Any] | None:
         return {"boolValue": value}
     if isinstance(value, int):
         return {"intValue": str(value)}
-    if isinstance(value, float):
-        return {"doubleValue": value}
+    if isinstance(value, float):  # OTLP/JSON has no NaN or infinity: those go as text
+        return {"doubleValue": value} if math.isfinite(value) else {"stringValue": str(value)}
     if isinstance(value, list):
         return {"arrayValue": {"values": [v for v in (_value(x) for x in value) if v]}}
     return {"stringValue": str(value)}

@@ -24,7 +24,8 @@ kind) -> hidden reasoning decode (`reasoning_s`) -> `first_token` (first visible
 -> visible decode (`decode_s`) -> `last_token`. Traces written before `reasoning_s`
 existed read as calls whose reasoning time is unknown (inside `ttft_s`).
 
-A trace without a final `run_end` is incomplete (the run was cut off).
+A trace without a final `run_end` is incomplete (the run was cut off). Numbers are finite:
+NaN, infinities and times beyond `MAX_SECONDS` are refused.
 """
 
 from __future__ import annotations
@@ -37,12 +38,14 @@ from pydantic import Field
 from looplab.config import StrictModel
 
 __all__ = [
+    "MAX_SECONDS",
     "TRACE_FORMAT",
     "Attempt",
     "ModelCallEvent",
     "RunEndEvent",
     "RunStartEvent",
     "SandboxOpEvent",
+    "Seconds",
     "StepEvent",
     "ToolCallEvent",
     "TraceEvent",
@@ -51,6 +54,12 @@ __all__ = [
 
 TRACE_FORMAT = "looplab-1"
 """The current trace format tag."""
+
+MAX_SECONDS = 1e9
+"""Largest magnitude of any time or duration in a trace (about 31 years): beyond it a value
+is damage, not a measurement, and arithmetic on it would overflow to infinity."""
+Seconds = Annotated[float, Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
+"""A finite time or duration on the run axis (NaN and infinities are refused too)."""
 
 
 class TraceHeader(StrictModel):
@@ -97,9 +106,9 @@ class _Event(StrictModel):
     """0-based step index (None for run-level events)."""
     wall_time: datetime | None = None
     """UTC wall time at `start` (None when the source had none)."""
-    start: float
+    start: Seconds
     """Seconds on the run's monotonic axis when the event began."""
-    end: float
+    end: Seconds
     """Seconds on the run's monotonic axis when it ended."""
     estimated: dict[str, str] = Field(default_factory=dict)
     """Fields of this event that were derived rather than measured, and how."""
@@ -118,22 +127,22 @@ class RunStartEvent(_Event):
     """Task id."""
     prompt: str | None = None
     """The task prompt given to the agent (None when the source removed it)."""
-    sandbox_start_s: float | None = None
+    sandbox_start_s: Seconds | None = None
     """Time to start the sandbox, excluded from task time and reported apart."""
 
 
 class Attempt(StrictModel):
     """A failed attempt at a model call (retried or fatal)."""
 
-    start: float
+    start: Seconds
     """Seconds on the run axis."""
-    end: float
+    end: Seconds
     """Seconds on the run axis."""
     error: str
     """What went wrong."""
     status: int | None = None
     """HTTP status, if any."""
-    wait_s: float = 0.0
+    wait_s: Seconds = 0.0
     """Back-off before the next attempt."""
 
 
@@ -141,13 +150,13 @@ class ModelCallEvent(_Event):
     """One model call: `start` is the scheduled send, `end` the stream end."""
 
     kind: Literal["model_call"] = "model_call"
-    sent: float | None = None
+    sent: Seconds | None = None
     """Request handed to the transport (run axis); client queueing = sent - start."""
-    first_token: float | None = None
+    first_token: Seconds | None = None
     """First streamed token of any kind (run axis). Hidden reasoning is not streamed, so
     with hidden reasoning this is the first visible token, `reasoning_s` after the first
     token the model generated."""
-    last_token: float | None = None
+    last_token: Seconds | None = None
     """Last streamed token (run axis)."""
     prompt_tokens: int | None = None
     """Prompt tokens (from usage)."""
@@ -157,7 +166,7 @@ class ModelCallEvent(_Event):
     """Completion tokens, reasoning included."""
     reasoning_tokens: int | None = None
     """Hidden reasoning tokens (part of completion_tokens)."""
-    reasoning_s: float | None = None
+    reasoning_s: Seconds | None = None
     """Decode time of the hidden reasoning, which ends at `first_token`: the call's time to
     its first visible token is TTFT (`ttft_s`) + reasoning + nothing else. None: no hidden
     reasoning, or its duration unknown (then it stays inside `ttft_s`)."""
@@ -245,11 +254,11 @@ class StepEvent(_Event):
     """A step's split: `start` = model call scheduled, `end` = last tool result ready."""
 
     kind: Literal["step"] = "step"
-    model_s: float
+    model_s: Seconds
     """Model phase (retries included)."""
-    tool_s: float
+    tool_s: Seconds
     """Tools phase wall time (parallel calls count once)."""
-    overhead_s: float
+    overhead_s: Seconds
     """Step wall time minus model and tool time."""
 
 
@@ -266,13 +275,13 @@ class RunEndEvent(_Event):
     """What the checker printed (cut)."""
     steps: int
     """Number of steps."""
-    model_s: float | None = None
+    model_s: Seconds | None = None
     """Sum of model phases."""
-    tool_s: float | None = None
+    tool_s: Seconds | None = None
     """Sum of tools phases."""
     error: str | None = None
     """Why the run failed, if it did."""
-    sandbox_start_s: float | None = None
+    sandbox_start_s: Seconds | None = None
     """Time to start the sandbox (and its services), excluded from task time."""
     prompt: str | None = None
     """The task prompt as the agent got it (known only once services had their addresses,

@@ -5,6 +5,8 @@
   (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) that are set at scrub time;
 - common key shapes: `sk-...` (OpenAI-style), `csk-...` (Cerebras), `gsk_...` (Groq),
   `Bearer <token>`, `Authorization: <value>`, `api_key=...` / `"api_key": "..."`;
+- credentials in URLs: the user-info part of `scheme://user:password@host` (or of
+  `scheme://token@host`) becomes `scheme://[REDACTED]@host`;
 - any extra regular expressions the caller configures;
 and drops mapping entries whose key is itself a credential name (`authorization`,
 `api_key`, `x-api-key`, ...), keeping the key with a `[REDACTED]` value.
@@ -26,6 +28,7 @@ _BUILTIN_PATTERNS = [
     r"\b[Bb]earer\s+[A-Za-z0-9._~+/=\-]{8,}",
     r"(?<=[Aa]uthorization: )[^\s\"']+",
     r"(?<=api[_-]key=)[^\s&\"']+",
+    r"(?<=://)[^/?#\s\"'<>]+(?=@[^/\s@\"'<>]*(?:[/\s\"'<>?#]|$))",
 ]
 _SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
 _SECRET_KEYS = {"authorization", "api_key", "apikey", "x-api-key", "api-key", "password", "secret"}

@@ -5,8 +5,13 @@ kind: TTFT + prefill), `reasoning_s` (hidden reasoning decode, NULL when none or
 `first_visible_s` (= ttft_s + reasoning_s), `decode_s` (first -> last visible token).
 
 One file per experiment directory (`results.duckdb`), next to the traces it indexes. The
-traces are the source of truth; the store is rebuilt from them at any time
-(`ResultStore.rebuild`). Query it with SQL, or load tables into pandas/polars:
+traces are the source of truth; the store is rebuilt from them at any time. It holds
+exactly the complete traces (those ending with `run_end`) directly in the trace
+directory: cut-off runs (moved to `incomplete/` or not) are never rows, whatever sequence
+of failures and reruns came before. `ResultStore.rebuild_file` writes a fresh file next to
+the old one and renames it into place, so a reader holding the old file open (even the
+DuckDB CLI, which locks it) never fails the writer, and a reader never sees half an index.
+Query it with SQL, or load tables into pandas/polars:
 
 ```sql
 SELECT backend, median(task_s), median(steps) FROM runs GROUP BY backend;
@@ -15,21 +20,25 @@ SELECT backend, median(task_s), median(steps) FROM runs GROUP BY backend;
 
 from __future__ import annotations
 
+import contextlib
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 import duckdb
 
+from looplab.errors import TraceError
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, ToolCallEvent
 
-__all__ = ["ResultStore"]
+__all__ = ["IndexReport", "ResultStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id VARCHAR PRIMARY KEY, experiment VARCHAR, backend VARCHAR, agent VARCHAR,
-    task VARCHAR, repetition INTEGER, seed INTEGER, profile VARCHAR, decode_tps DOUBLE,
+    task VARCHAR, repetition INTEGER, seed BIGINT, profile VARCHAR, decode_tps DOUBLE,
     clock VARCHAR, source VARCHAR, complete BOOLEAN, end_reason VARCHAR, success BOOLEAN,
     steps INTEGER, task_s DOUBLE, model_s DOUBLE, tool_s DOUBLE, overhead_s DOUBLE,
     sandbox_start_s DOUBLE, prompt_tokens BIGINT, completion_tokens BIGINT,
@@ -127,17 +136,79 @@ class ResultStore:
         if tools:
             self.db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", tools)
 
-    def rebuild(self, trace_dir: Path) -> int:
-        """Re-index every trace under `trace_dir`; returns how many were indexed."""
-        count = 0
+    def rebuild(self, trace_dir: Path) -> IndexReport:
+        """Replace every row with the complete traces directly under `trace_dir`.
+
+        Returns:
+            What was indexed, and which traces were left out and why (incomplete, unreadable,
+            or holding values a column cannot store).
+        """
+        report = IndexReport()
+        for table in ("runs", "steps", "model_calls", "tool_calls"):
+            self.db.execute(f"DELETE FROM {table}")
         for path in sorted(trace_dir.glob("*.jsonl")):
-            self.index(read_trace(path))
-            count += 1
-        return count
+            if not path.is_file():
+                continue
+            try:
+                trace = read_trace(path)
+            except TraceError as exc:
+                report.skipped[path.name] = str(exc)
+                continue
+            if not trace.complete:
+                report.skipped[path.name] = "incomplete (no run_end)"
+                continue
+            try:
+                self.db.execute("BEGIN TRANSACTION")
+                self.index(trace)
+                self.db.execute("COMMIT")
+            except (duckdb.Error, OverflowError, ValueError) as exc:
+                self.db.execute("ROLLBACK")
+                report.skipped[path.name] = f"cannot be indexed: {exc}"
+                continue
+            report.indexed += 1
+        return report
+
+    @classmethod
+    def rebuild_file(cls, path: Path, trace_dir: Path) -> IndexReport:
+        """Build a fresh index of `trace_dir` beside `path` and rename it over `path`.
+
+        Raises:
+            OSError: the directory is not writable.
+        """
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        _remove_database(temporary)
+        try:
+            with cls(temporary) as store:
+                report = store.rebuild(trace_dir)
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{path}.wal").unlink()  # a crashed writer's log must not replay onto it
+            os.replace(temporary, path)
+        finally:
+            _remove_database(temporary)
+        return report
 
     def query(self, sql: str, params: list[Any] | None = None) -> list[tuple[Any, ...]]:
         """Run SQL and return all rows."""
         return self.db.execute(sql, params or []).fetchall()
+
+
+@dataclass
+class IndexReport:
+    """What a rebuild indexed.
+
+    Attributes:
+        indexed: complete traces now in the index.
+        skipped: file name -> why it is not (incomplete, unreadable, unstorable values).
+    """
+
+    indexed: int = 0
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _remove_database(path: Path) -> None:
+    for leftover in (path, Path(f"{path}.wal")):
+        with contextlib.suppress(FileNotFoundError):
+            leftover.unlink()
 
 
 def _run_row(trace: Trace) -> list[Any]:

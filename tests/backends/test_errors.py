@@ -38,11 +38,17 @@ USER = [{"role": "user", "content": "hi"}]
         ({"model": "looplab-lorem", "messages": []}, "messages"),
         (
             {"model": "looplab-lorem", "messages": [{"role": "robot", "content": "x"}]},
-            "messages.0.role",
+            "messages[0].role",
         ),
-        ({"model": "looplab-lorem", "messages": [{"role": "tool", "content": "x"}]}, "messages.0"),
+        (
+            {"model": "looplab-lorem", "messages": [{"role": "tool", "content": "x"}]},
+            "messages[0].tool_call_id",
+        ),
         ({"model": "looplab-lorem", "messages": USER, "max_tokens": 0}, "max_tokens"),
-        ({"model": "looplab-lorem", "messages": USER, "tools": [{"type": "nope"}]}, "tools.0.type"),
+        (
+            {"model": "looplab-lorem", "messages": USER, "tools": [{"type": "nope"}]},
+            "tools[0].type",
+        ),
     ],
 )
 def test_schema_errors_name_the_field(fast_server: SimulatorServer, body: Any, param: str) -> None:
@@ -166,3 +172,78 @@ def test_unknown_path_and_method(fast_server: SimulatorServer) -> None:
     wrong = httpx2.get(fast_server.base_url + "/chat/completions")
     assert wrong.status_code == 405
     assert _error(wrong)["message"].startswith("Method GET")
+
+
+USER = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize(
+    ("change", "param", "code"),
+    [
+        ({"temperature": "hot"}, "temperature", "invalid_type"),
+        ({"temperature": 3}, "temperature", "invalid_value"),
+        ({"max_tokens": "5"}, "max_tokens", "invalid_type"),
+        ({"stream": "yes"}, "stream", "invalid_type"),
+        ({"tool_choice": "maybe"}, "tool_choice", "invalid_value"),
+        ({"messages": [{"role": "user"}]}, "messages[0].content", "invalid_value"),
+        ({"messages": [{"role": "user", "content": [{"type": "text"}]}]},
+         "messages[0].content[0].text", "invalid_value"),
+    ],
+)  # fmt: skip
+def test_invalid_types_are_400_naming_the_field(
+    fast_server: SimulatorServer, change: dict[str, Any], param: str, code: str
+) -> None:
+    """What OpenAI answers 400 to is a 400 here too, with the field as OpenAI names it."""
+    body = {"model": "looplab-lorem", "messages": USER, "max_tokens": 5, **change}
+    response = _post(fast_server, body)
+    assert response.status_code == 400
+    error = _error(response)
+    assert (error["param"], error["code"]) == (param, code)
+
+
+def test_valid_sampling_parameters_are_accepted(fast_server: SimulatorServer) -> None:
+    """Documented parameters with valid values pass (and are ignored by the simulator)."""
+    body = {
+        "model": "looplab-lorem", "messages": USER, "max_tokens": 5, "temperature": 1,
+        "top_p": 0.5, "seed": 3, "stop": ["x"], "user": "u", "tool_choice": "auto",
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+    }  # fmt: skip
+    assert _post(fast_server, body).status_code == 200
+
+
+def test_deeply_nested_body_is_400_not_500(fast_server: SimulatorServer) -> None:
+    """JSON nested beyond the parser's recursion limit is the client's error."""
+    raw = b'{"model": "looplab-lorem", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    response = _post(fast_server, None, raw=raw)
+    assert response.status_code == 400
+    assert _error(response)["code"] == "invalid_json"
+
+
+def test_megabyte_message_is_counted_not_refused() -> None:
+    """A 1 MB message is counted in pieces: over this window it is a 400 naming the context
+    length, never a 500 "too long to encode"."""
+    profile = resolve_profile(
+        "fast-750", [*FAST, "context_window=100000", "max_output_tokens=4096"]
+    )
+    with SimulatorServer(profile) as server:
+        big = [{"role": "user", "content": "word " * 200_000}]
+        response = _post(server, {"model": "looplab-lorem", "messages": big, "max_tokens": 5})
+    assert response.status_code == 400
+    error = _error(response)
+    assert error["code"] == "context_length_exceeded"
+    assert "200007" in error["message"] or "200010" in error["message"]
+
+
+def test_long_text_is_counted_exactly_in_pieces() -> None:
+    """Cutting before spaces keeps the count exact, and texts past the encoder's own input
+    limit count like any other."""
+    from looplab.backends.tokens import CHUNK_CHARS, chunks, default_tokenizer
+
+    tokenizer = default_tokenizer()
+    text = "alpha beta, gamma. " * (CHUNK_CHARS // 5)
+    pieces = chunks(text)
+    assert len(pieces) > 1 and "".join(pieces) == text
+    whole = tokenizer._encode  # the encoder itself, on a text still within its input limit
+    if whole is not None:
+        assert tokenizer.count(text) == len(whole(text))
+    assert tokenizer.count("a" * 1_000_000) > 0

@@ -1,8 +1,21 @@
-"""Fixtures: one small real experiment (virtual clock, seconds) and an imported trace."""
+"""Fixtures: one small real experiment (virtual clock, seconds), an imported trace, and a
+pair of hand-written runs with known step timings (`known_pair`): A (`slow`) and B
+(`fast`) call the same tools except one extra step in B.
+
+| step | A: tools (TTFT, decode, tool s)   | B: tools (TTFT, decode, tool s)   |
+|------|-----------------------------------|-----------------------------------|
+| 1    | read_file (1.0, 2.0, 0.5)         | read_file (1.0, 0.5, 0.5)         |
+| -    |                                   | edit_file (0.5, 0.25, 0.25)       |
+| 2    | run_tests (0.5, 1.0, 1.0)         | run_tests (0.5, 0.25, 1.0)        |
+| 3    | finish (0.5, 0.5, 0.0)            | finish (0.5, 0.25, 0.0)           |
+
+Every step has 0.1 s of overhead after its tools (the StepEvent says so).
+"""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -11,6 +24,16 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.traces.importers import import_runs, write_runs
+from looplab.traces.io import write_trace
+from looplab.traces.schema import (
+    ModelCallEvent,
+    RunEndEvent,
+    RunStartEvent,
+    StepEvent,
+    ToolCallEvent,
+    TraceEvent,
+    TraceHeader,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 MINI_SWE = REPO / "tests/fixtures/external-traces/mini-swe-agent"
@@ -40,3 +63,92 @@ def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _, imported = import_runs("auto", fixture)
     write_runs(imported, root / "imported")
     return root
+
+
+KNOWN_OUTPUT = "KNOWN-OUTPUT-42: 3 passed"
+"""The output of A's run_tests call."""
+
+A_STEPS = [("read_file", 1.0, 2.0, 0.5), ("run_tests", 0.5, 1.0, 1.0), ("finish", 0.5, 0.5, 0.0)]
+B_STEPS = [
+    ("read_file", 1.0, 0.5, 0.5),
+    ("edit_file", 0.5, 0.25, 0.25),
+    ("run_tests", 0.5, 0.25, 1.0),
+    ("finish", 0.5, 0.25, 0.0),
+]
+OVERHEAD = 0.1
+
+
+def _events(run_id: str, steps: list[tuple[str, float, float, float]]) -> list[TraceEvent]:
+    events: list[TraceEvent] = [
+        RunStartEvent(run_id=run_id, start=0.0, end=0.0, task="coding/known")
+    ]
+    t = 0.0
+    for index, (tool, ttft, decode, tool_s) in enumerate(steps):
+        start = t
+        events.append(
+            ModelCallEvent(
+                run_id=run_id,
+                step=index,
+                start=start,
+                end=start + ttft + decode,
+                sent=start,
+                first_token=start + ttft,
+                last_token=start + ttft + decode,
+                prompt_tokens=1000 + 100 * index,
+                completion_tokens=50,
+                message={"role": "assistant", "content": f"step {index + 1}: calling {tool}"},
+            )
+        )
+        t = start + ttft + decode
+        output = KNOWN_OUTPUT if tool == "run_tests" else f"{tool} done"
+        events.append(
+            ToolCallEvent(
+                run_id=run_id,
+                step=index,
+                start=t,
+                end=t + tool_s,
+                name=tool,
+                arguments=f'{{"path": "src/{tool}.py"}}',
+                ok=True,
+                exit_code=0,
+                output=output,
+                output_chars=len(output),
+            )
+        )
+        t += tool_s + OVERHEAD
+        events.append(
+            StepEvent(
+                run_id=run_id,
+                step=index,
+                start=start,
+                end=t,
+                model_s=ttft + decode,
+                tool_s=tool_s,
+                overhead_s=OVERHEAD,
+            )
+        )
+    events.append(
+        RunEndEvent(
+            run_id=run_id, start=0.0, end=t, end_reason="finish", success=True, steps=len(steps)
+        )
+    )
+    return events
+
+
+@pytest.fixture
+def known_pair(tmp_path: Path) -> Path:
+    """An experiment directory with runs `known-a` (backend slow) and `known-b` (fast):
+    the table in this module's docstring."""
+    directory = tmp_path / "known"
+    for name, backend, steps in (("known-a", "slow", A_STEPS), ("known-b", "fast", B_STEPS)):
+        header = TraceHeader(
+            run_id=name,
+            created=datetime(2026, 1, 1, tzinfo=UTC),
+            experiment="known",
+            cell={"backend": backend, "task": "coding/known", "repetition": 0},
+            task="coding/known",
+            agent="coding",
+            clock="wall",
+        )
+        write_trace(directory / "traces" / f"{name}.jsonl", header, _events(name, steps))
+    return directory

@@ -36,8 +36,10 @@ def test_report_of_a_real_experiment_has_every_view(runs_root: Path) -> None:
     for key in ("headline", "compounding", "time", "timeline", "sensitivity", "tasks"):
         assert f'id="{key}"' in html
     assert html.count('class="run"') == 6
-    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
-    assert _data(html)["runs"] == 6
+    assert not re.search(r"""(?:src|href|action)\s*=\s*["']?(?:https?:)?//""", html)
+    assert "@import" not in html and "url(http" not in html
+    data = _data(html)
+    assert data["runs"] == 6 and len(data["timelines"]) == 6 and "runs" in data["tables"]
 
 
 def test_imported_runs_are_marked_estimated(runs_root: Path) -> None:
@@ -59,13 +61,17 @@ def test_same_profile_from_two_inputs_gets_input_prefix(runs_root: Path, tmp_pat
 
 
 def test_a_thousand_runs_take_seconds(tmp_path: Path) -> None:
-    """1,000 synthetic runs: report written in well under 20 s (measured ~1 s here)."""
+    """1,000 synthetic runs: written in well under 20 s (about 4 s here), transcripts
+    embedded for a bounded number of runs only."""
     directory = write_synthetic_experiment(tmp_path / "syn", 1000)
     started = time.perf_counter()
     result = write_report([directory], tmp_path / "report.html")
     elapsed = time.perf_counter() - started
     assert result.runs == 1000
     assert elapsed < 20, f"1,000-run report took {elapsed:.1f} s"
+    html = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert html.count('<div class="transcript">') == len(result.model.transcripts) == 40
+    assert html.count("Transcript not embedded in this file") == 960
 
 
 def test_cli_writes_report_next_to_the_experiment(runs_root: Path) -> None:
@@ -74,6 +80,27 @@ def test_cli_writes_report_next_to_the_experiment(runs_root: Path) -> None:
     assert out.exit_code == 0, out.output
     assert "faster decode" in out.output
     assert (runs_root / "quick/report.html").stat().st_size > 10_000
+
+
+def test_cli_format_json_to_stdout(runs_root: Path) -> None:
+    """`looplab report DIR --format json -o -` prints the report's data as JSON."""
+    out = CliRunner().invoke(
+        app, ["report", str(runs_root / "quick"), "--format", "json", "-o", "-"]
+    )
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["runs"] == 6 and [g["label"] for g in data["groups"]] == ["slow-80", "fast-750"]
+    runs = data["tables"]["runs"]
+    assert len(runs["rows"]) == 6 and runs["columns"][:3] == ["run_id", "group", "task"]
+    assert {"compounding", "headline", "tasks", "sweep"} <= set(data["tables"])
+    bad = CliRunner().invoke(app, ["report", str(runs_root / "quick"), "--format", "pdf"])
+    assert isinstance(bad.exception, ConfigError) and "pdf" in str(bad.exception)
+
+
+def test_the_same_run_twice_is_refused(runs_root: Path) -> None:
+    """An input compared with itself would count its runs twice: a ConfigError."""
+    with pytest.raises(ConfigError, match="given twice"):
+        build_report([runs_root / "quick", runs_root / "quick"])
 
 
 def test_input_without_traces_is_a_config_error(tmp_path: Path) -> None:

@@ -14,9 +14,7 @@ cuts a shape short; token and wall-time budgets still apply), and replies are no
 from __future__ import annotations
 
 import shutil
-import tempfile
 import time
-from pathlib import Path
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
@@ -26,6 +24,7 @@ from looplab.agents.workload.agent import SYSTEM_PROMPT, workload_prompt, worklo
 from looplab.backends.client import InstrumentedClient
 from looplab.sandbox import SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
+from looplab.sandboxes.leftovers import owned_tempdir
 from looplab.tools.base import ToolContext
 from looplab.tools.synthetic import SyntheticWork
 from looplab.workloads.shape import TaskShape
@@ -65,7 +64,7 @@ async def run_workload_task(
             "parallel_tool_calls": False,
         }
     )
-    workspace = Path(tempfile.mkdtemp(prefix="looplab-workload-")) / "workspace"
+    workspace = owned_tempdir("looplab-workload-") / "workspace"  # prune finds it after kill -9
     workspace.mkdir()
     sink_target: list[AgentLoop] = []
 
@@ -77,8 +76,12 @@ async def run_workload_task(
         return shape.steps[step].other_s if step < len(shape.steps) else 0.0
 
     started = time.perf_counter()
-    sandbox = await open_sandbox(sandbox_config or SandboxConfig(), workspace, sink=sink,
-                                 run_id=shape.id)  # fmt: skip
+    try:
+        sandbox = await open_sandbox(sandbox_config or SandboxConfig(), workspace, sink=sink,
+                                     run_id=shape.id)  # fmt: skip
+    except BaseException:
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+        raise
     try:
         sandbox_start_s = time.perf_counter() - started
         toolbox = workload_toolbox(shape, SyntheticWork(settings.cpu_share))

@@ -1,0 +1,31 @@
+/* looplab dashboard: live refresh (served pages only; a report file never has this).
+ * Polls the page's state URL (same origin) and reloads the page when the traces behind
+ * it change: every 3 s while the experiment runs, every 15 s otherwise. A badge says so.
+ */
+(function () {
+  "use strict";
+  var node = document.getElementById("live");
+  if (!node || !window.fetch) return;
+  var url = node.getAttribute("data-state"), last = null;
+  var badge = document.createElement("div");
+  badge.id = "live-badge";
+  badge.className = "badge";
+  badge.style.cssText = "position:fixed;right:10px;bottom:10px;z-index:5";
+  document.body.appendChild(badge);
+  function schedule(running) {
+    badge.textContent = running ? "live: running, refreshing" : "live";
+    window.setTimeout(poll, running ? 3000 : 15000);
+  }
+  function poll() {
+    fetch(url, { cache: "no-store", credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .then(function (state) {
+        if (!state) { schedule(false); return; }
+        if (last !== null && state.signature !== last) { window.location.reload(); return; }
+        last = state.signature;
+        schedule(state.running);
+      })
+      .catch(function () { badge.textContent = "live: dashboard unreachable"; });
+  }
+  poll();
+})();

@@ -1,0 +1,158 @@
+"""The report's sections, in page order: a registry.
+
+A section is three things: its view data (the export tables its charts and tables draw,
+`tables`: they are embedded in the page and downloadable as CSV/JSON), its static render
+(`render`: HTML and SVG that read without scripts and print), and optionally an
+interactive layer (`enhance`: names of functions in `window.looplab.enhancers`, run on
+the section by `assets/report.js`). Charts drawn with `svg.Chart` and tables with
+`class="sortable" data-export=NAME` get tooltips, legend toggles, filters, sorting and
+downloads without any section-specific script.
+
+To add a section (say, a claim check): write its view (a `views_*.py` function over the
+run records or the `ReportModel`), its render and its tables, and add one `Section(...)`
+line to `SECTIONS` where it belongs on the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+from typing import Any
+
+from looplab.report import charts, charts_steps, exports
+from looplab.report.charts_gantt import gantt_chart
+from looplab.report.tables import comparability_banner, headline_table, runs_table, task_table
+from looplab.report.views import ReportModel
+
+__all__ = ["METRICS", "SECTIONS", "Section", "grid", "section_tables"]
+
+METRICS = (
+    "TTFT: request sent -> first token of any kind (with hidden reasoning, the first token "
+    "the model generated: hidden reasoning decode is shown apart, and time to the first "
+    "visible token = TTFT + prefill + reasoning). Decode: first -> last visible token. "
+    "Model time: request scheduled -> stream end. Tool time: tool started -> result ready. "
+    "Overhead: step wall time minus model and tool time. Task time: first request -> the "
+    "agent's finish (sandbox start excluded, shown apart). Speedup: the slowest profile's "
+    "median task time over this profile's, over the cells every profile ran; its 95% CI is "
+    "a bootstrap over tasks (paired when both profiles ran the same tasks), shown when n "
+    "allows. Virtual clock: model times computed from the latency profile, tools measured."
+)
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the report page (module docstring)."""
+
+    key: str
+    """HTML id, nav anchor, and the `data-section` name."""
+    title: str
+    nav: str
+    """Label in the page's navigation."""
+    render: Callable[[ReportModel], str]
+    """The static body: HTML and SVG, complete without scripts."""
+    tables: Callable[[ReportModel], dict[str, Any]] | None = None
+    """The export tables of its charts and tables, by name (None: they come from the
+    shared `exports.export_tables`)."""
+    enhance: tuple[str, ...] = ()
+    """Interactive-layer functions (`window.looplab.enhancers`) to run on it."""
+
+
+def grid(items: list[str], columns: int = 2) -> str:
+    """Charts side by side, wrapping on narrow screens."""
+    return f'<div class="grid c{columns}">{"".join(items)}</div>'
+
+
+def _headline(model: ReportModel) -> str:
+    sentence = f'<p class="sentence">{escape(model.sentence)}</p>' if model.sentence else ""
+    return comparability_banner(model) + sentence + headline_table(model)
+
+
+def _compounding(model: ReportModel) -> str:
+    items = [charts.compounding_chart(model)]
+    if model.families:
+        items += [charts.family_chart(model, i) for i in range(len(model.families))]
+    else:
+        items.append(charts.length_chart(model))
+    if model.step_latency is not None:
+        items += [charts_steps.step_latency_chart(model, by) for by in ("step", "context")]
+    if model.slowdown:
+        items.append(charts_steps.slowdown_chart(model))
+    return grid(items)
+
+
+def _time(model: ReportModel) -> str:
+    return grid([charts.breakdown_chart(model, per_task=p) for p in (False, True)])
+
+
+def _featured(model: ReportModel) -> str:
+    if not model.featured:
+        return "<p>No runs.</p>"
+    task = model.featured[0].task
+    title = f"Timeline of {task}" + (
+        f": {' vs '.join(t.group for t in model.featured)}" if len(model.featured) > 1 else ""
+    )
+    links = " · ".join(
+        f'<a href="#{t.anchor}">{escape(t.group)}: {escape(t.run_id)}</a>' for t in model.featured
+    )
+    diff = next(
+        (d for d in model.diffs if {d.a.run_id, d.b.run_id} == {t.run_id for t in model.featured}),
+        None,
+    )
+    step_diff = f' Their <a href="#{diff.key}">step-aligned diff</a>.' if diff else ""
+    return gantt_chart(model, model.featured, "timeline", title) + (
+        f'<p class="hint">Runs (timeline, where the time goes, transcript): {links}.{step_diff} '
+        'Every run has its own: follow the links in the <a href="#tasks">per-task table</a> '
+        'or the <a href="#runs-table">table of runs</a>.</p>'
+    )
+
+
+def _sensitivity(model: ReportModel) -> str:
+    if model.sweep is None:
+        return "<p>No runs with token counts to re-time.</p>"
+    return grid([charts.sweep_chart(model), charts.ttft_chart(model)])
+
+
+def _distributions(model: ReportModel) -> str:
+    return grid([charts.cdf_chart(model, m) for m in ("ttft", "decode", "tool")], columns=3)
+
+
+def _tasks(model: ReportModel) -> str:
+    return (
+        '<p class="hint">Per task, each profile\'s median time; "step diff" opens the '
+        "step-aligned diff of that profile's first run against the slowest profile's.</p>"
+        + task_table(model)
+    )
+
+
+def _notes(model: ReportModel) -> str:
+    items = "".join(f"<li>{escape(note)}</li>" for note in model.notes)
+    sources = f"<h3>Imported sources</h3><ul>{items}</ul>" if items else ""
+    return f"<p>{escape(METRICS)}</p>{sources}"
+
+
+SECTIONS: list[Section] = [
+    Section("headline", "Headline", "Headline", _headline),
+    Section(
+        "compounding", "Compounding: how per-step latency adds up", "Compounding", _compounding
+    ),
+    Section("time", "Where the time goes", "Time split", _time),
+    Section("timeline", "Timeline: the same task at two speeds", "Timeline", _featured),
+    Section(
+        "sensitivity", "Sensitivity: decode rate, Amdahl ceiling, TTFT", "Sensitivity", _sensitivity
+    ),
+    Section("distributions", "Per-step distributions", "Distributions", _distributions),
+    Section("tasks", "Per task", "Tasks", _tasks),
+    Section("runs-table", "Every run", "Runs", runs_table),
+    Section("notes", "Definitions and provenance", "Notes", _notes),
+]
+"""The page's sections, top to bottom."""
+
+
+def section_tables(model: ReportModel) -> dict[str, Any]:
+    """Every export table of the page: the shared ones and each section's own."""
+    tables = exports.export_tables(model)
+    for section in SECTIONS:
+        if section.tables is not None:
+            tables.update(section.tables(model))
+    return tables

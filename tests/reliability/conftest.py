@@ -1,0 +1,131 @@
+"""The reliability campaign: kills, injected faults, fuzzing, containment probes.
+
+Every test here records what it did into `CAMPAIGN` (kills, lost and duplicated runs,
+leftovers, fuzz cases, tracebacks, hangs, probes passed), and the session ends with the
+campaign's table (`make reliability` runs it with more fuzz cases: LOOPLAB_FUZZ_EXAMPLES,
+random instead of derandomized examples with LOOPLAB_FUZZ_RANDOM=1).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+FUZZ_EXAMPLES = int(os.environ.get("LOOPLAB_FUZZ_EXAMPLES", "40"))
+"""Fuzz cases per target (CI keeps the suite within a few minutes)."""
+HANG_S = 10.0
+"""A single fuzz case taking longer than this counts as a hang."""
+
+FUZZ = settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,  # hangs are timed by `Campaign.case`, with a wall-time budget
+    database=None,  # nothing written into the checkout
+    derandomize=os.environ.get("LOOPLAB_FUZZ_RANDOM") != "1",
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
+)
+"""Hypothesis settings of every fuzz test."""
+
+
+@dataclass
+class Campaign:
+    """The campaign's figures, filled in by the tests."""
+
+    counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    probes: dict[str, list[bool]] = field(default_factory=lambda: defaultdict(list))
+    notes: list[str] = field(default_factory=list)
+
+    def add(self, key: str, amount: int = 1) -> None:
+        """Add to one figure."""
+        self.counts[key] += amount
+
+    def probe(self, kind: str, passed: bool) -> None:
+        """Record one containment probe of a sandbox kind."""
+        self.probes[kind].append(passed)
+
+    @contextmanager
+    def case(self, target: str, expected: tuple[type[BaseException], ...]) -> Iterator[None]:
+        """One fuzz case of `target`: a clear error (`expected`) or success; anything else
+        is a traceback, and a case over `HANG_S` a hang (both recorded, then raised)."""
+        self.add(f"fuzz {target}")
+        started = time.perf_counter()
+        try:
+            yield
+        except expected:
+            pass
+        except Exception:
+            self.add(f"tracebacks {target}")
+            raise
+        finally:
+            if time.perf_counter() - started > HANG_S:
+                self.add(f"hangs {target}")
+        if time.perf_counter() - started > HANG_S:
+            raise AssertionError(f"{target}: one case took more than {HANG_S} s")
+
+
+CAMPAIGN = Campaign()
+
+
+@pytest.fixture(scope="session")
+def campaign() -> Campaign:
+    """The session's campaign figures."""
+    return CAMPAIGN
+
+
+def _rows(campaign: Campaign) -> list[tuple[str, str]]:
+    counts = campaign.counts
+    rows = [
+        ("kills (SIGKILL / SIGINT / SIGTERM of `looplab run`)", str(counts["kills"])),
+        ("runs lost after resume", str(counts["lost"])),
+        ("runs duplicated after resume", str(counts["duplicated"])),
+        ("leftovers (processes, dirs, cgroups, containers)", str(counts["leftovers"])),
+        (
+            "failed model attempts recorded / made",
+            f"{counts['attempts recorded']} / {counts['attempts made']}",
+        ),
+    ]
+    for target in ("config", "trace", "http"):
+        rows.append(
+            (
+                f"fuzz cases: {target} (tracebacks, hangs)",
+                f"{counts[f'fuzz {target}']} ({counts[f'tracebacks {target}']}, "
+                f"{counts[f'hangs {target}']})",
+            )
+        )
+    if counts["trace cases read"]:
+        rows.append(
+            (
+                "  of which read / through every reader",
+                f"{counts['trace cases read']} / {counts['trace cases through every reader']}",
+            )
+        )
+    for kind, results in sorted(campaign.probes.items()):
+        rows.append((f"containment probes passed: {kind}", f"{sum(results)} / {len(results)}"))
+    return rows
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Print the campaign table when reliability tests ran."""
+    if not CAMPAIGN.counts and not CAMPAIGN.probes:
+        return
+    write: Callable[[str], None] = terminalreporter.write_line
+    write("")
+    write("reliability campaign")
+    rows = _rows(CAMPAIGN)
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        write(f"  {name.ljust(width)}  {value}")
+    for note in CAMPAIGN.notes:
+        write(f"  note: {note}")
