@@ -11,36 +11,37 @@ is started and loaded through the real `openai` client over loopback HTTP. Per s
 - chunk gap = time between consecutive token-carrying chunks at the client;
 - CPU seconds per 1k tokens = (server process + client process CPU) / tokens * 1000.
 
-Each of the `concurrency` workers sends its requests back to back; their first requests
+Each of the `concurrency` streams sends its requests back to back; their first requests
 are staggered over one stream's duration, so the server sees a steady `concurrency`
 streams in flight (as vLLM's `--max-concurrency` does after its ramp), not one burst.
-The server runs in its own process, so server and client compete for the 2 cores as a
-real deployment on one machine would, but not for one event loop.
+The server runs in its own process and the load generator in its own worker processes
+(`looplab.backends.loadgen`), so they compete for the 2 cores as a real deployment on
+one machine would, but never for one event loop; the server's own release lateness
+(p50/p99) is printed beside the client-measured TTFT error, so a stall is attributed to
+the side that caused it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import resource
 import statistics
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import httpx2
-
 from looplab.backends.bench_costs import prepare_cost, tokenizer_agreement
-from looplab.backends.client import EndpointConfig, InstrumentedClient, ModelResponse
+from looplab.backends.loadgen import (
+    LoadGenerator,
+    LoadSpec,
+    ServerProcess,
+    attach_server_timing,
+)
 from looplab.errors import BackendError
 from looplab.stats import quantile
 
 __all__ = [
     "SERVING_MODELS",
     "BackendBenchCell",
+    "bench_profile_args",
     "prepare_cost",
     "run_backend_bench",
     "run_serving_bench",
@@ -75,6 +76,8 @@ class BackendBenchCell:
     """Median re-plans per stream (streams joining or leaving a load-dependent server)."""
     lateness_ms_p99: float = 0.0
     """p99 over streams of the server's per-token lateness p99."""
+    lateness_ms_p50: float = 0.0
+    """Median over streams of the server's per-token release lateness p50."""
     model: str = "flat"
     """Serving model of the cell (`SERVING_MODELS`)."""
 
@@ -108,18 +111,17 @@ def run_backend_bench(
         BackendError: when a server does not start or a request fails.
     """
     cells: list[BackendBenchCell] = []
-    for rate in rates:
-        for pacer in pacers:
-            with _ServerProcess(rate, pacer, tokens, ttft_s) as server:
-                for concurrency in concurrencies:
-                    if progress:
-                        progress(f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams")
-                    rounds = max(1, -(-min_streams // concurrency))
-                    cells.append(
-                        asyncio.run(
-                            _measure(server, pacer, rate, concurrency, rounds, tokens, ttft_s)
+    with LoadGenerator() as load:
+        for rate in rates:
+            for pacer in pacers:
+                with _ServerProcess(rate, pacer, tokens, ttft_s) as server:
+                    for concurrency in concurrencies:
+                        if progress:
+                            progress(f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams")
+                        rounds = max(1, -(-min_streams // concurrency))
+                        cells.append(
+                            _measure(server, load, pacer, rate, concurrency, rounds, tokens, ttft_s)
                         )
-                    )
     return cells
 
 
@@ -178,81 +180,51 @@ def run_serving_bench(
         BackendError: when a server does not start or a request fails.
     """
     cells: list[BackendBenchCell] = []
-    for name in models:
-        _, overrides, prompt_words = SERVING_MODELS[name]
-        if progress:
-            progress(f"serving model {name}, {rate:g} tok/s, {concurrency} streams")
-        with _ServerProcess(rate, "schedule", tokens, ttft_s, overrides) as server:
-            rounds = max(1, -(-min_streams // concurrency))
-            cell = asyncio.run(
-                _measure(
-                    server, "schedule", rate, concurrency, rounds, tokens, ttft_s, prompt_words
-                )
-            )
-        cell.model = name
-        cells.append(cell)
+    with LoadGenerator() as load:
+        for name in models:
+            _, overrides, prompt_words = SERVING_MODELS[name]
+            if progress:
+                progress(f"serving model {name}, {rate:g} tok/s, {concurrency} streams")
+            with _ServerProcess(rate, "schedule", tokens, ttft_s, overrides) as server:
+                rounds = max(1, -(-min_streams // concurrency))
+                cell = _measure(
+                    server, load, "schedule", rate, concurrency, rounds, tokens, ttft_s,
+                    prompt_words,
+                )  # fmt: skip
+            cell.model = name
+            cells.append(cell)
     return cells
 
 
-class _ServerProcess:
-    """`looplab serve` in a child process on a free loopback port."""
+class _ServerProcess(ServerProcess):
+    """`looplab serve` at a bench profile in a child process on a free loopback port."""
 
     def __init__(
         self, rate: float, pacer: str, tokens: int, ttft_s: float, extra: Sequence[str] = ()
     ) -> None:
-        self.args = [
-            sys.executable, "-m", "looplab", "serve",
-            "--profile", "fast-750", "--pacer", pacer, "--port", "0", "--port-file", "",
-            "-s", f"decode_tps={rate}", "-s", f"ttft_s={ttft_s}", "-s", "prefill_tps=null",
-            "-s", f"output_tokens={tokens}", "-s", "reasoning_tokens=0", "-s", "prefix_cache=false",
-        ]  # fmt: skip
-        for override in extra:
-            self.args += ["-s", override]
-        self.process: subprocess.Popen[bytes] | None = None
-        self.base_url = ""
-
-    def __enter__(self) -> _ServerProcess:
-        import tempfile
-
-        with tempfile.NamedTemporaryFile(prefix="looplab-port-", delete=False) as handle:
-            port_file = handle.name
-        self.args[self.args.index("--port-file") + 1] = port_file
-        self.process = subprocess.Popen(
-            self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        super().__init__(
+            ["serve", "--pacer", pacer, *bench_profile_args(rate, tokens, ttft_s, extra)]
         )
-        deadline = time.perf_counter() + 30
-        port = ""
-        while time.perf_counter() < deadline and not port:
-            if self.process.poll() is not None:
-                err = self.process.stderr.read().decode() if self.process.stderr else ""
-                raise BackendError(f"bench server exited early: {err.strip()[-400:]}")
-            time.sleep(0.05)
-            port = open(port_file).read().strip()
-        os.unlink(port_file)
-        if not port:
-            raise BackendError("bench server did not report its port within 30 s")
-        self.base_url = f"http://127.0.0.1:{port}/v1"
-        httpx2.get(self.base_url.removesuffix("/v1") + "/health", timeout=10).raise_for_status()
-        return self
-
-    def cpu_s(self) -> float:
-        """User + system CPU seconds the server process has used so far."""
-        assert self.process is not None
-        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()  # noqa: SIM115
-        ticks = os.sysconf("SC_CLK_TCK")
-        return (int(fields[11]) + int(fields[12])) / ticks
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
 
 
-async def _measure(
+def bench_profile_args(
+    rate: float, tokens: int, ttft_s: float, extra: Sequence[str] = ()
+) -> list[str]:
+    """The bench profile as CLI flags: fast-750 at `rate`, fixed TTFT, free prefill,
+    `tokens` per reply, no reasoning or cache (plus `extra` overrides)."""
+    fields = [
+        f"decode_tps={rate}", f"ttft_s={ttft_s}", "prefill_tps=null", f"output_tokens={tokens}",
+        "reasoning_tokens=0", "prefix_cache=false", *extra,
+    ]  # fmt: skip
+    args = ["--profile", "fast-750"]
+    for field in fields:
+        args += ["--profile-set", field]
+    return args
+
+
+def _measure(
     server: _ServerProcess,
+    load: LoadGenerator,
     pacer: str,
     rate: float,
     concurrency: int,
@@ -261,44 +233,18 @@ async def _measure(
     ttft_s: float,
     prompt_words: int = 0,
 ) -> BackendBenchCell:
-    endpoint = EndpointConfig(
-        base_url=server.base_url, model="looplab-lorem", fetch_server_timing=True
+    spec = LoadSpec(
+        base_url=server.base_url,
+        concurrency=concurrency,
+        rounds=rounds,
+        stagger_s=ttft_s + tokens / rate,
+        prompt_words=prompt_words,
     )
-    limits = httpx2.Limits(
-        max_connections=concurrency + 8, max_keepalive_connections=concurrency + 8
-    )
-    async with (
-        httpx2.AsyncClient(limits=limits, timeout=600) as http,
-        InstrumentedClient(endpoint, http_client=http) as client,
-    ):
-        # Open one connection per stream first: the cell measures steady-state streaming,
-        # not TCP and first-use set-up (~10 ms on a new connection here).
-        await asyncio.gather(
-            *(
-                client.complete([{"role": "user", "content": f"warm {i}"}], max_completion_tokens=1)
-                for i in range(concurrency)
-            )
-        )
-        server_cpu0 = server.cpu_s()
-        client_cpu0 = _own_cpu_s()
-        started = time.perf_counter()
-        per_worker = rounds
-        stream_s = ttft_s + tokens / rate
-        results: list[ModelResponse] = []
-
-        async def worker(index: int) -> None:
-            # Stagger the first requests over one stream's duration: a steady state of
-            # `concurrency` streams in flight, not a thundering herd of simultaneous sends.
-            await asyncio.sleep(index * stream_s / concurrency)
-            for turn in range(per_worker):
-                text = f"bench {index}-{turn}" + " context" * prompt_words
-                messages = [{"role": "user", "content": text}]
-                results.append(await client.complete(messages))
-
-        await asyncio.gather(*(worker(i) for i in range(concurrency)))
-        wall = time.perf_counter() - started
-        server_cpu = server.cpu_s() - server_cpu0
-        client_cpu = _own_cpu_s() - client_cpu0
+    server_cpu0 = server.cpu_s()
+    measured = load.run(spec)
+    server_cpu = server.cpu_s() - server_cpu0
+    results, client_cpu, wall = measured.responses, measured.client_cpu_s, measured.wall_s
+    attach_server_timing(server.base_url, results)
     rate_errors: list[float] = []
     ttft_errors: list[float] = []
     transits: list[float] = []
@@ -352,9 +298,8 @@ async def _measure(
             [(r.server_timing or {}).get("lateness_p99_s") or 0.0 for r in results], 0.99
         )
         * 1000,
+        lateness_ms_p50=statistics.median(
+            [(r.server_timing or {}).get("lateness_p50_s") or 0.0 for r in results]
+        )
+        * 1000,
     )
-
-
-def _own_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime

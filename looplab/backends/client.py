@@ -38,7 +38,13 @@ from pydantic import Field
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
 
-__all__ = ["CallTiming", "EndpointConfig", "InstrumentedClient", "ModelResponse"]
+__all__ = [
+    "CallTiming",
+    "EndpointConfig",
+    "InstrumentedClient",
+    "ModelResponse",
+    "StreamAssembler",
+]
 
 
 class EndpointConfig(StrictModel):
@@ -132,6 +138,8 @@ class ModelResponse:
     visible_chunks: int = 0
     request_id: str | None = None
     server_timing: dict[str, Any] | None = None
+    looplab_request_id: str | None = None
+    """The `x-looplab-request-id` header (simulator or proxy): the timing endpoint's id."""
 
     @property
     def output_tokens(self) -> int | None:
@@ -246,6 +254,7 @@ class InstrumentedClient:
                 self._observer("idle")
         response = assembler.response(timing, headers.get("x-request-id"))
         looplab_id = headers.get("x-looplab-request-id")
+        response.looplab_request_id = looplab_id
         if looplab_id and self.endpoint.fetch_server_timing:
             response.server_timing = await self._server_timing(looplab_id)
         return response
@@ -410,3 +419,7 @@ class _Assembler:
             visible_chunks=self.token_chunks,
             request_id=request_id,
         )
+
+
+StreamAssembler = _Assembler
+"""Folds chat-completion chunks into one message (also the proxy's, for its records)."""

@@ -146,7 +146,7 @@ def _bench_tables(cells: list[Any], tokens: int) -> list[Table]:
     table = Table(title=f"looplab bench backend: {tokens} tokens/stream (p50 unless marked)")
     columns = (
         "tok/s", "streams", "pacer", "rate err%", "worst%", "TTFT err ms", "p99",
-        "gap ms", "p99", "CPU ms/1k",
+        "server late ms", "p99", "gap ms", "p99", "CPU ms/1k",
     )  # fmt: skip
     for column in columns:
         table.add_column(column, justify="right")
@@ -159,6 +159,8 @@ def _bench_tables(cells: list[Any], tokens: int) -> list[Table]:
             f"{cell.rate_error_pct_worst:+.2f}",
             f"{cell.ttft_error_ms_p50:.2f}",
             f"{cell.ttft_error_ms_p99:.2f}",
+            f"{cell.lateness_ms_p50:.2f}",
+            f"{cell.lateness_ms_p99:.2f}",
             f"{cell.chunk_gap_ms_p50:.1f}",
             f"{cell.chunk_gap_ms_p99:.1f}",
             f"{(cell.server_cpu_s_per_1k_tokens + cell.client_cpu_s_per_1k_tokens) * 1000:.0f}",
@@ -276,6 +278,8 @@ def bench_backend_command(
         f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
     )
     for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
+        if not exact:
+            continue  # not run from a checkout: no such files here
         console.print(
             f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
             f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"

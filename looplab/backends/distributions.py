@@ -23,7 +23,23 @@ from pydantic import BeforeValidator, Field, model_validator
 
 from looplab.config import StrictModel
 
-__all__ = ["Distribution", "Exponential", "Fixed", "LogNormal", "Normal", "Uniform"]
+__all__ = [
+    "Distribution",
+    "Exponential",
+    "Fixed",
+    "LogNormal",
+    "Normal",
+    "Uniform",
+    "rate_factor",
+]
+
+
+def rate_factor(jitter: float, rng: random.Random) -> float:
+    """One request's decode-rate factor: 1 + N(0, jitter), clipped to +-3 jitter (1 when
+    `jitter` is 0, drawing nothing)."""
+    if not jitter:
+        return 1.0
+    return 1.0 + max(-3 * jitter, min(3 * jitter, rng.gauss(0.0, jitter)))
 
 
 class Fixed(StrictModel):

@@ -5,6 +5,7 @@ Endpoints:
 | method | path                                   | what                                         |
 |--------|----------------------------------------|----------------------------------------------|
 | POST   | `/v1/chat/completions`                 | streaming (SSE) and non-streaming completions |
+| POST   | `/v1/responses`                        | the Responses API (`responses_stream.py`)     |
 | GET    | `/v1/models`, `/v1/models/{id}`        | the served model ids (`looplab-<policy>`)     |
 | GET    | `/health`                              | liveness, profile, active/queued/completed    |
 | GET    | `/v1/looplab/profile`                  | the full latency profile in force             |
@@ -26,6 +27,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from looplab.backends.protocol import ApiError
+from looplab.backends.responses_stream import responses_endpoint
 from looplab.backends.simulator import Simulator
 
 __all__ = ["create_app"]
@@ -56,6 +58,9 @@ def create_app(simulator: Simulator) -> Starlette:
                 simulator.stream(prepared), media_type="text/event-stream", headers=headers
             )
         return JSONResponse(await simulator.complete(prepared), headers=headers)
+
+    async def responses(request: Request) -> Response:
+        return await responses_endpoint(simulator, request)
 
     async def models(request: Request) -> Response:
         return JSONResponse({"object": "list", "data": [_model(m) for m in simulator.policies]})
@@ -111,6 +116,7 @@ def create_app(simulator: Simulator) -> Starlette:
 
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/responses", responses, methods=["POST"]),
         Route("/v1/models", models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         Route("/health", health, methods=["GET"]),

@@ -33,6 +33,7 @@ from looplab.backends.completion import (
     conversation_seed,
     visible_slots,
 )
+from looplab.backends.distributions import rate_factor
 from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, SchedulePacer
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
@@ -158,8 +159,7 @@ class Simulator:
         drop_after: int | None = None
         if faults.drop_stream_rate and self._fault_rng.random() < faults.drop_stream_rate:
             drop_after = self._fault_rng.randint(0, max(0, len(slots) - 1))
-        jitter = self.profile.decode_jitter
-        factor = 1.0 + max(-3 * jitter, min(3 * jitter, rng.gauss(0.0, jitter))) if jitter else 1.0
+        factor = rate_factor(self.profile.decode_jitter, rng)
         request_id = secrets.token_hex(12)
         return PreparedCompletion(
             request_id=request_id,
@@ -242,6 +242,10 @@ class Simulator:
             ],
             "usage": prepared.usage(),
         }
+
+    def paced(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
+        """The paced releases of `prepared` (for other wire formats: the Responses API)."""
+        return self._run(prepared)
 
     async def _run(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
         waited = await self.admission.acquire()

@@ -17,6 +17,7 @@ import typer
 from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
+from looplab.backends.proxy import commands as proxy_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
 from looplab.experiments import commands as experiment_commands
@@ -39,6 +40,8 @@ COMMANDS: dict[str, Command] = {
     "dashboard": report_commands.dashboard_command,
     "schema": trace_commands.schema_command,
     "serve": backend_commands.serve_command,
+    "proxy": proxy_commands.proxy_command,
+    "wrap": proxy_commands.wrap_command,
     "profiles": backend_commands.profiles_command,
     "demo": backend_commands.demo_command,
 }
@@ -58,6 +61,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
         "Benchmarks that print side-by-side numbers (medians and ratios).",
         {
             "backend": backend_commands.bench_backend_command,
+            "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
             "replay": experiment_commands.bench_replay_command,
             "report": report_commands.bench_report_command,

@@ -18,12 +18,13 @@ budgets: {max_steps: 40}
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
+from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
 from looplab.workloads.task import WorkloadSettings
 
@@ -51,7 +52,7 @@ def path_component(value: str) -> str:
     return value
 
 
-def _auto_agent() -> list[AgentName]:
+def _auto_agent() -> list[str]:
     return ["auto"]
 
 
@@ -119,8 +120,11 @@ class ExperimentConfig(StrictModel):
     """What the experiment asks."""
     backends: list[BackendSpec] = Field(min_length=1)
     """Backends to compare (names unique)."""
-    agents: list[AgentName] = Field(default_factory=_auto_agent)
-    """Agents (unique); `auto` picks the task kind's agent (`workload` for trace-driven tasks)."""
+    agents: list[str] = Field(default_factory=_auto_agent)
+    """Agents (unique); `auto` picks the task kind's agent (`workload` for trace-driven
+    tasks); a `wrapped` agent's name runs that command."""
+    wrapped: list[WrappedAgent] = Field(default_factory=list)
+    """Foreign agent commands, run through the pacing proxy (`looplab.experiments.wrapped`)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
     """Task ids, globs (`coding/*`), families with parameter lists, or trace-driven tasks
     (see `looplab.workloads.task`): `trace:PATH` (a trace file, or a directory: one task
@@ -153,6 +157,17 @@ class ExperimentConfig(StrictModel):
     """Where traces and the results database go (default `runs/<name>`)."""
 
     _name = field_validator("name")(path_component)
+
+    @model_validator(mode="after")
+    def _known_agents(self) -> ExperimentConfig:
+        known = {*get_args(AgentName), *(w.name for w in self.wrapped)}
+        unknown = [a for a in self.agents if a not in known]
+        if unknown:
+            raise ValueError(
+                f"agents: unknown {unknown}; allowed: {sorted(known)} (a foreign agent "
+                "command is declared under `wrapped`)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> ExperimentConfig:

@@ -42,6 +42,7 @@ from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
 from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
+from looplab.experiments.wrapped import WrappedAgent, fast_upstream, run_wrapped_cell
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
@@ -290,6 +291,9 @@ class ExperimentRunner:
     async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
         path = self.traces / f"{cell.id}.jsonl"
         run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
+        wrapped = {w.name: w for w in self.config.wrapped}
+        if cell.agent in wrapped:
+            return await self._run_wrapped(cell, wrapped[cell.agent], path, run_id)
         shape: TaskShape | None = None
         try:
             endpoint, server = await self._endpoint(cell)
@@ -366,6 +370,23 @@ class ExperimentRunner:
             success=end.success,
             loop_lag_p99_ms=end.loop_lag_p99_ms,
         )
+
+    async def _run_wrapped(
+        self, cell: Cell, agent: WrappedAgent, path: Path, run_id: str
+    ) -> CellOutcome:
+        """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
+        profile = self._profile(cell.backend, cell.seed)
+        fast = fast_upstream(cell.backend, agent, profile)
+        try:
+            upstream = (await self._server(fast, cell.seed)).base_url if fast else None
+            end = await run_wrapped_cell(
+                agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
+                upstream=upstream or cell.backend.base_url, experiment=self.config.name,
+                cell=cell.describe(),
+            )  # fmt: skip
+        except LooplabError as exc:
+            return CellOutcome(cell, "failed", path, error=str(exc))
+        return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
 
     def _observer(self, cell_id: str) -> Callable[[str], None] | None:
         """A client observer turning call start/end into (cell, phase, step) status."""

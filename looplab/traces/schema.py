@@ -289,6 +289,8 @@ class RunEndEvent(_Event):
     loop_lag_p99_ms: float | None = None
     """Event-loop lag (p99) measured during the run: high values mean the harness machine
     was saturated and timings are suspect."""
+    exit_code: int | None = None
+    """Exit status of a wrapped agent command (`looplab wrap`; 128 + N for signal N)."""
 
 
 TraceEvent = Annotated[

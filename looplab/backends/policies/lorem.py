@@ -10,7 +10,9 @@ gets the same reply. Behaviour with tools:
   case a text answer, so an agent loop alternates call -> result -> answer and ends.
 
 Arguments fill the function's JSON Schema (required properties, or all when none are
-required) with lorem strings, numbers, booleans, enum members, empty arrays and objects.
+required; `schema_fill.py`). With `response_format` `json_schema` (and no tool to call)
+the text is JSON that validates against the schema, every property filled; with
+`json_object` it is a small JSON object.
 """
 
 from __future__ import annotations
@@ -18,76 +20,12 @@ from __future__ import annotations
 import json
 import random
 import secrets
-from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
+from looplab.backends.policies.schema_fill import WORDS, fill_schema, response_format
 from looplab.backends.protocol import ChatRequest, ToolSpec
 
-__all__ = ["LoremPolicy"]
-
-WORDS = (
-    "lorem",
-    "ipsum",
-    "dolor",
-    "sit",
-    "amet",
-    "consectetur",
-    "adipiscing",
-    "elit",
-    "sed",
-    "do",
-    "eiusmod",
-    "tempor",
-    "incididunt",
-    "ut",
-    "labore",
-    "et",
-    "dolore",
-    "magna",
-    "aliqua",
-    "enim",
-    "ad",
-    "minim",
-    "veniam",
-    "quis",
-    "nostrud",
-    "exercitation",
-    "ullamco",
-    "laboris",
-    "nisi",
-    "aliquip",
-    "ex",
-    "ea",
-    "commodo",
-    "consequat",
-    "duis",
-    "aute",
-    "irure",
-    "in",
-    "reprehenderit",
-    "voluptate",
-    "velit",
-    "esse",
-    "cillum",
-    "fugiat",
-    "nulla",
-    "pariatur",
-    "excepteur",
-    "sint",
-    "occaecat",
-    "cupidatat",
-    "non",
-    "proident",
-    "sunt",
-    "culpa",
-    "qui",
-    "officia",
-    "deserunt",
-    "mollit",
-    "anim",
-    "id",
-    "est",
-)
+__all__ = ["WORDS", "LoremPolicy", "lorem_pieces"]
 
 
 class LoremPolicy:
@@ -99,10 +37,19 @@ class LoremPolicy:
         """Text of `output_tokens` length, or one tool call, per the module rules."""
         rng = context.rng
         tool = self._tool_to_call(request, rng)
+        structured = response_format(request)
+        if tool is None and structured is not None:
+            kind, schema = structured
+            value = (
+                fill_schema(schema, rng, all_properties=True)
+                if kind == "json_schema"
+                else {"answer": "".join(lorem_pieces(8, rng))}
+            )
+            return Reply(content_pieces=context.tokenizer.split(json.dumps(value)))
         if tool is None:
             length = max(1, round(context.profile.output_tokens.sample(rng)))
             return Reply(content_pieces=lorem_pieces(length, rng))
-        arguments = json.dumps(_fill_schema(tool.function.parameters or {}, rng, depth=0))
+        arguments = json.dumps(fill_schema(tool.function.parameters or {}, rng))
         call = PlannedToolCall(
             id=f"call_{secrets.token_hex(12)}",
             name=tool.function.name,
@@ -136,28 +83,3 @@ def lorem_pieces(count: int, rng: random.Random) -> list[str]:
             word += "."
         pieces.append(word if index == 0 else " " + word)
     return pieces
-
-
-def _fill_schema(schema: dict[str, Any], rng: random.Random, depth: int) -> Any:
-    if schema.get("enum"):
-        return rng.choice(schema["enum"])
-    kind = schema.get("type", "object")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "string")
-    if kind == "object":
-        properties: dict[str, Any] = schema.get("properties") or {}
-        names = schema.get("required") or list(properties)
-        if depth > 3:
-            return {}
-        return {name: _fill_schema(properties.get(name, {}), rng, depth + 1) for name in names}
-    if kind == "string":
-        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 6)))
-    if kind == "integer":
-        return rng.randint(0, 100)
-    if kind == "number":
-        return round(rng.uniform(0, 100), 2)
-    if kind == "boolean":
-        return rng.random() < 0.5
-    if kind == "array":
-        return []
-    return None

@@ -1,0 +1,113 @@
+"""`CallRecord`: what the proxy measured of one exchange (for `wrap`'s trace and timing).
+
+Times are clock seconds (`time.perf_counter()`), measured at the proxy: `received` when
+the client's request arrived, `first_token` / `last_token` when the first and last token
+slots were released to the client, `end` when the response was complete. `upstream_*`
+are when the upstream delivered them (the upstream's own pace, before re-timing).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from looplab.backends.client import StreamAssembler
+from looplab.backends.proxy.events import Item, Usage
+
+__all__ = ["CallRecord", "assemble_message"]
+
+
+@dataclass
+class CallRecord:
+    """One proxied (or replayed) exchange, as the proxy saw it."""
+
+    request_id: str
+    endpoint: str
+    """`chat` or `responses`."""
+    stream: bool
+    model: str | None
+    received: float
+    received_wall: datetime
+    source: str
+    """`upstream`, `replay`, or `none` (refused before any reply)."""
+    status: int = 0
+    first_token: float | None = None
+    last_token: float | None = None
+    end: float | None = None
+    usage: Usage = field(default_factory=Usage)
+    message: dict[str, Any] | None = None
+    finish_reason: str | None = None
+    upstream_first_token: float | None = None
+    upstream_last_token: float | None = None
+    upstream_end: float | None = None
+    upstream_slower: list[str] = field(default_factory=list)
+    """`ttft` and/or `decode`: where the upstream, not the profile, set the pace."""
+    scheduled_first_s: float | None = None
+    """The profile's first-token time, from `received` (before any upstream delay)."""
+    scheduled_last_s: float | None = None
+    """The profile's last-token time, from `received`."""
+    error: str | None = None
+    pacing: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready (times relative to `received`)."""
+        out = asdict(self)
+        base = self.received
+        for key in ("first_token", "last_token", "end", "upstream_first_token",
+                    "upstream_last_token", "upstream_end"):  # fmt: skip
+            value = out.pop(key)
+            out[f"{key}_s"] = None if value is None else value - base
+        out["received_wall"] = self.received_wall.isoformat()
+        return out
+
+
+def assemble_message(endpoint: str, items: list[Item]) -> tuple[dict[str, Any], str | None]:
+    """The assistant message (chat shape: content, tool_calls) and finish reason of a
+    streamed reply, from its events."""
+    if endpoint == "responses":
+        for item in reversed(items):
+            data = item.data or {}
+            if data.get("type") in ("response.completed", "response.incomplete"):
+                return responses_message(data.get("response") or {})
+        return {"role": "assistant", "content": None}, None
+    assembler = StreamAssembler()
+    for item in items:
+        if item.data is not None:
+            assembler.add(item.data)
+    content = "".join(assembler.content)
+    message: dict[str, Any] = {"role": "assistant", "content": content or None}
+    if assembler.calls:
+        message["tool_calls"] = [assembler.calls[i] for i in sorted(assembler.calls)]
+    return message, assembler.finish_reason
+
+
+def responses_message(response: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """A Responses API response object's output as a chat-shaped message."""
+    text: list[str] = []
+    calls: list[dict[str, Any]] = []
+    for output in response.get("output") or []:
+        if output.get("type") == "message":
+            text.extend(
+                part.get("text", "")
+                for part in output.get("content") or []
+                if part.get("type") == "output_text"
+            )
+        elif output.get("type") == "function_call":
+            calls.append(
+                {
+                    "id": output.get("call_id", ""),
+                    "type": "function",
+                    "function": {
+                        "name": output.get("name", ""),
+                        "arguments": output.get("arguments", ""),
+                    },
+                }
+            )
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(text) or None}
+    if calls:
+        message["tool_calls"] = calls
+    finish = "tool_calls" if calls else "stop"
+    if response.get("status") == "incomplete":
+        finish = "length"
+    return message, finish

@@ -1,0 +1,214 @@
+"""`looplab proxy`, `looplab wrap` and `looplab bench proxy`; `looplab.cli.app` registers them."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from looplab.cli.options import (
+    HostOpt,
+    OutputOpt,
+    PortOpt,
+    ProfileOpt,
+    ProfileSetOpt,
+    err_console,
+    out_console,
+    parse_numbers,
+    write_output,
+)
+from looplab.errors import ConfigError
+
+__all__ = ["bench_proxy_command", "proxy_command", "wrap_command"]
+
+UpstreamOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--upstream",
+        help="API root of any OpenAI-compatible upstream, e.g. https://api.openai.com/v1.",
+        show_default=False,
+    ),
+]
+RecordOpt = Annotated[
+    Path | None,
+    typer.Option("--record", help="Record every exchange into this directory.", show_default=False),
+]
+ReplayOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--replay",
+        help="Serve recorded exchanges from this directory (no upstream needed).",
+        show_default=False,
+    ),
+]
+ApiKeyEnvOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key-env",
+        help="Send the upstream the key in this environment variable instead of the "
+        "client's (never logged or written).",
+        show_default=False,
+    ),
+]
+
+
+def _check(upstream: str | None, record: Path | None, replay: Path | None) -> None:
+    if upstream is None and replay is None:
+        raise ConfigError("give --upstream URL, --replay DIR, or both", field="--upstream")
+    if upstream is not None and not upstream.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"{upstream!r} is not an http(s) URL (e.g. http://127.0.0.1:8750/v1)",
+            field="--upstream",
+        )
+    if record is not None and upstream is None:
+        raise ConfigError("--record needs an --upstream to record from", field="--record")
+
+
+def _api_key(name: str | None) -> str | None:
+    if name is None:
+        return None
+    value = os.environ.get(name)
+    if not value:
+        raise ConfigError(f"environment variable {name} is empty or not set",
+                          field="--api-key-env")  # fmt: skip
+    return value
+
+
+def proxy_command(
+    upstream: UpstreamOpt = None,
+    profile: ProfileOpt = "fast-750",
+    profile_set: ProfileSetOpt = None,
+    record: RecordOpt = None,
+    replay: ReplayOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    host: HostOpt = "127.0.0.1",
+    port: PortOpt = 8751,
+    port_file: Annotated[
+        Path | None,
+        typer.Option(help="Write the bound port to this file once serving.", show_default=False),
+    ] = None,
+) -> None:
+    """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.
+
+    Tokens go out no earlier than the profile's schedule (TTFT, then its decode rate) and
+    never before the upstream sent them; where the upstream is slower, the reply says so
+    (header x-looplab-upstream-slower). POST /v1/chat/completions and /v1/responses.
+    """
+    import socket
+
+    import uvicorn
+
+    from looplab.backends.inprocess import app_config
+    from looplab.backends.presets import resolve_profile
+    from looplab.backends.proxy.app import create_proxy_app
+    from looplab.backends.proxy.core import Proxy
+
+    _check(upstream, record, replay)
+    resolved = resolve_profile(profile, profile_set or [])
+    proxy = Proxy(resolved, upstream=upstream, record=record, replay=replay,
+                  api_key=_api_key(api_key_env))  # fmt: skip
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
+    bound = sock.getsockname()[1]
+    source = upstream or "no upstream"
+    if replay is not None:
+        source = f"replay {replay}" + (f", else {upstream}" if upstream else "")
+    err_console().print(
+        f"[bold]looplab proxy[/] profile [cyan]{resolved.name}[/] ({resolved.decode_tps:g} tok/s)"
+        f" in front of {source}"
+        + (f", recording into {record}" if record else "")
+        + f" on http://{host}:{bound}/v1"
+    )
+    if port_file is not None:
+        port_file.write_text(str(bound))
+    server = uvicorn.Server(app_config(create_proxy_app(proxy), host=host, port=bound,
+                                       lifespan="on"))  # fmt: skip
+    gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    finally:
+        sock.close()
+
+
+def wrap_command(
+    command: Annotated[list[str], typer.Argument(help="The agent command, after --.")],
+    profile: ProfileOpt = "fast-750",
+    profile_set: ProfileSetOpt = None,
+    upstream: UpstreamOpt = None,
+    record: RecordOpt = None,
+    replay: ReplayOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    output: OutputOpt = Path("runs/wrap"),
+    agent: Annotated[
+        str | None, typer.Option(help="The agent's name in the trace (default: the program).")
+    ] = None,
+    task: Annotated[str | None, typer.Option(help="A task label for the trace.")] = None,
+) -> None:
+    """Run any agent command against the pacing proxy and write a looplab trace of it.
+
+    The command gets OPENAI_BASE_URL, OPENAI_API_BASE (LiteLLM) and LOOPLAB_PROXY_URL
+    pointing at the proxy. Model calls are measured at the proxy; the gaps between them
+    are the agent's tools + harness (estimated). Exits with the command's exit code.
+    Example: looplab wrap -p slow-80 --upstream http://127.0.0.1:8750/v1 -- python agent.py
+    """
+    from looplab.backends.presets import resolve_profile
+    from looplab.backends.proxy.wrap import run_wrapped
+
+    _check(upstream, record, replay)
+    resolved = resolve_profile(profile, profile_set or [])
+    result = run_wrapped(
+        command,
+        resolved,
+        output=output or Path("runs/wrap"),
+        upstream=upstream,
+        record=record,
+        replay=replay,
+        api_key=_api_key(api_key_env),
+        agent=agent,
+        task=task,
+    )
+    console = err_console()
+    summary = result.summary
+    console.print(
+        f"[bold]looplab wrap[/] {result.calls} model call(s) at {resolved.name}, exit code "
+        f"{result.exit_code}; upstream slower on {summary.get('upstream_slower', 0)} call(s); "
+        f"trace: {result.trace}"
+    )
+    for line in summary.get("divergences") or []:  # type: ignore[attr-defined]
+        console.print(f"[yellow]replay divergence[/] {line}")
+    raise typer.Exit(result.exit_code)
+
+
+def bench_proxy_command(
+    rate: Annotated[float, typer.Option(help="The profile's decode rate, tok/s.")] = 750.0,
+    concurrency: Annotated[
+        str, typer.Option(help="Comma-separated concurrent stream counts.")
+    ] = "1,16,64",
+    tokens: Annotated[int, typer.Option(min=2, help="Output tokens per stream.")] = 400,
+    output: OutputOpt = Path("bench-results/proxy.json"),
+) -> None:
+    """Added TTFT and decode-rate error of the proxy vs the simulator direct, side by side."""
+    from looplab.backends.proxy.bench import print_proxy_bench, run_proxy_bench
+
+    levels = parse_numbers(concurrency, "--concurrency", int)
+    errors = err_console()
+    rows = run_proxy_bench(
+        rate=rate,
+        concurrencies=levels,
+        tokens=tokens,
+        progress=lambda line: errors.print(f"[dim]measuring {line}[/]"),
+    )
+    console = out_console()
+    print_proxy_bench(console, rows, rate, tokens)
+    if output is not None and write_output(output, json.dumps([r.as_dict() for r in rows])):
+        console.print(f"results: {output}")

@@ -1,0 +1,428 @@
+"""The pacing proxy, HTTP-free: one exchange in, a re-timed reply out (README.md has more).
+
+`Proxy.handle(endpoint, body, headers)` takes a client's request (`chat` or `responses`),
+gets the reply from a `Source` (the upstream, or a recording) and returns a `Reply` whose
+tokens go out on the profile's schedule (`schedule.plan_request`, paced by `GatedRecord`
+on the simulator's `SchedulePacer`). Streaming: headers go out with the first token
+(`x-looplab-upstream-slower: ttft` if the upstream's first token was later than the
+profile's), an SSE comment before the end says `upstream-slower decode` when later tokens
+were. Non-streaming: the body is held to the profile's whole-call time. Errors pass
+through with the upstream's status, in OpenAI's shape. Hidden reasoning: known up front
+in replays and non-streamed replies (decoded at the profile's rate); a live stream learns
+it only at its end, so there it takes the upstream's time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import structlog
+
+from looplab.backends.pacing import SchedulePacer
+from looplab.backends.prefix_cache import PrefixCache
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.protocol import ApiError
+from looplab.backends.proxy.calls import CallRecord, assemble_message
+from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, Usage, make_item
+from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
+from looplab.backends.proxy.replies import (
+    Cursor,
+    body_message,
+    is_reasoning,
+    json_object,
+    prepend,
+    streams_reasoning,
+    usage_of_body,
+    usage_of_events,
+)
+from looplab.backends.proxy.schedule import plan_request, replan
+from looplab.backends.proxy.store import Recorder, Recording, exchange_entry
+from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source, error_body
+from looplab.backends.timing import CallSchedule, TimingModel
+from looplab.backends.tokens import Tokenizer, default_tokenizer
+from looplab.clock import WallClock, utc_now
+
+__all__ = ["Proxy", "Reply"]
+
+log = structlog.get_logger(__name__)
+
+_HISTORY = 10_000
+
+
+@dataclass
+class Reply:
+    """What goes back to the client: status, headers, and a body or a byte stream."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
+
+
+@dataclass
+class _Exchange:
+    """One request on its way through the proxy."""
+
+    endpoint: str
+    body: dict[str, Any]
+    call: CallRecord
+    plan: CallSchedule
+    items: list[Item] = field(default_factory=list)
+    record: GatedRecord | None = None
+
+
+class Proxy:
+    """The pacing proxy (see the module docstring).
+
+    Args:
+        profile: the latency profile to pace to.
+        upstream: the upstream's API root (`https://api.openai.com/v1`); None: replay only.
+        record: a directory to record every exchange into.
+        replay: a recording to serve from (with `upstream`, unrecorded requests go there).
+        api_key: a key for the upstream, replacing the client's (never logged or stored).
+        tokenizer: prompt and reply token counter (default: the simulator's).
+    """
+
+    def __init__(
+        self,
+        profile: LatencyProfile,
+        *,
+        upstream: str | None = None,
+        record: Path | None = None,
+        replay: Path | None = None,
+        api_key: str | None = None,
+        tokenizer: Tokenizer | None = None,
+    ) -> None:
+        self.profile = profile
+        self.timing = TimingModel.from_profile(profile)
+        self.clock = WallClock()
+        self.upstream = upstream.rstrip("/") if upstream else None
+        self.recorder = Recorder(record) if record is not None else None
+        self.recording = Recording(replay) if replay is not None else None
+        self._api_key = api_key
+        self.tokenizer = tokenizer or default_tokenizer()
+        self.cache = PrefixCache(
+            profile.prefix_cache_ttl_s,
+            profile.prefix_cache_block_tokens,
+            profile.prefix_cache_min_tokens,
+        )
+        self.active = 0
+        self._in_flight: set[GatedRecord] = set()
+        self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
+        self.calls: list[CallRecord] = []
+        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._http: httpx2.AsyncClient | None = None
+
+    async def aclose(self) -> None:
+        """Close the upstream connections."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    # -- entry ---------------------------------------------------------------------------
+
+    async def handle(self, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
+        """Answer one request to `endpoint` (`chat` or `responses`)."""
+        received = self.clock.now()
+        call = CallRecord(
+            request_id=secrets.token_hex(12),
+            endpoint=endpoint,
+            stream=False,
+            model=None,
+            received=received,
+            received_wall=utc_now(),
+            source="none",
+        )
+        try:
+            body = json_object(raw)
+            call.model = str(body.get("model")) if body.get("model") is not None else None
+            call.stream = bool(body.get("stream"))
+            exchange = _Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            source = self._source(exchange, headers)
+            await source.open()
+        except ApiError as error:
+            call.status, call.error, call.end = error.status, error.message, self.clock.now()
+            self._remember(call)
+            return Reply(error.status, {**error.headers, **self._headers(call)},
+                         json.dumps(error.body()).encode())  # fmt: skip
+        call.status = source.status
+        if source.status >= 300:
+            return await self._error(exchange, source)
+        if call.stream:
+            return await self._stream(exchange, source)
+        return await self._complete(exchange, source)
+
+    def _source(self, exchange: _Exchange, headers: Mapping[str, str]) -> Source:
+        endpoint, body = exchange.endpoint, exchange.body
+        if self.recording is not None:
+            recorded = self.recording.lookup(endpoint, body)
+            if recorded is not None:
+                exchange.call.source = "replay"
+                return RecordedSource(
+                    int(recorded.get("status", 200)),
+                    list(recorded.get("events") or []),
+                    json.dumps(recorded.get("body")).encode() if "body" in recorded else b"",
+                )
+            if self.upstream is None:
+                raise ApiError(
+                    400,
+                    "replay: this request is not in the recording "
+                    f"({self.recording.directory}), and the proxy has no upstream to ask. "
+                    f"Divergence: {self.recording.divergences[-1].describe()}",
+                    code="replay_miss",
+                )
+        if self.upstream is None:
+            raise ApiError(500, "the proxy has neither an upstream nor a recording")
+        upstream_body = dict(body)
+        if body.get("stream") and endpoint == "chat":
+            upstream_body["stream_options"] = {
+                **(body.get("stream_options") or {}),
+                "include_usage": True,
+            }
+        exchange.call.source = "upstream"
+        return HttpUpstream(
+            self.http_client(),
+            self.upstream + PROTOCOLS[endpoint].path,
+            json.dumps(upstream_body).encode(),
+            headers,
+            self._api_key,
+        )
+
+    def http_client(self) -> httpx2.AsyncClient:
+        """The upstream connection pool (created on first use, on the serving loop)."""
+        if self._http is None:
+            self._http = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(600.0, connect=10.0),
+                limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
+            )
+        return self._http
+
+    # -- the profile's schedule -----------------------------------------------------------
+
+    def _plan(self, endpoint: str, body: dict[str, Any], received: float) -> CallSchedule:
+        return plan_request(
+            self.timing, self.profile, self.tokenizer, self.cache, endpoint, body,
+            received=received, streams=max(1, self.active + 1),
+        )  # fmt: skip
+
+    # -- replies -------------------------------------------------------------------------
+
+    async def _error(self, exchange: _Exchange, source: Source) -> Reply:
+        call = exchange.call
+        try:
+            raw = await source.body()
+        finally:
+            await source.close()
+        body = error_body(source.status, raw)
+        call.error = str(body["error"].get("message"))[:500]
+        call.end = self.clock.now()
+        self._remember(call)
+        self._record(exchange, source, body=body)
+        headers = {**source.headers, **self._headers(call)}
+        return Reply(source.status, headers, json.dumps(body).encode())
+
+    async def _complete(self, exchange: _Exchange, source: Source) -> Reply:
+        """Non-streaming: hold the body until the profile's whole-call time."""
+        call = exchange.call
+        self.active += 1
+        try:
+            try:
+                raw = await source.body()
+            finally:
+                await source.close()
+            arrived = self.clock.now()
+            call.upstream_end = arrived
+            body = json_object(raw) if raw else {}
+            call.usage = usage_of_body(exchange.endpoint, body)
+            call.message, call.finish_reason = body_message(exchange.endpoint, body)
+            plan = replan(self.timing, exchange.plan, call.usage)
+            due = call.received + plan.total_s
+            call.scheduled_first_s, call.scheduled_last_s = plan.first_visible_s, plan.total_s
+            if arrived > due + 1e-3:
+                call.upstream_slower = ["ttft", "decode"]
+            await self.clock.sleep_until(due)
+            call.end = self.clock.now()
+            # not streamed: the tokens' times are the schedule's (or the upstream's, later)
+            call.first_token = max(call.received + plan.first_visible_s, min(arrived, due))
+            call.last_token = max(due, arrived)
+        finally:
+            self.active -= 1
+        self._remember(call)
+        self._record(exchange, source, body=body)
+        headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
+        return Reply(call.status, headers, raw)
+
+    async def _stream(self, exchange: _Exchange, source: Source) -> Reply:
+        """Streaming: pace the slots as they arrive; headers go out with the first one."""
+        call = exchange.call
+        hidden = 0
+        if isinstance(source, RecordedSource):
+            # a recording knows its hidden reasoning tokens up front
+            recorded = usage_of_events(exchange.endpoint, source.events)
+            hidden = recorded.reasoning or 0 if not streams_reasoning(source.events) else 0
+        unknown = Usage(completion=hidden + UNKNOWN_SLOTS, reasoning=hidden)
+        plan = replan(self.timing, exchange.plan, unknown)
+        record = GatedRecord(
+            received=call.received,
+            track=plan.track(call.received),
+            slots=UNKNOWN_SLOTS,
+            offset=hidden,
+        )
+        exchange.record = record
+        call.scheduled_first_s = record.track.time_of(hidden) - call.received
+        self.active += 1
+        self._load_changed(call.received)
+        self._in_flight.add(record)
+        reader = asyncio.ensure_future(self._read(exchange, source, record))
+        body = self._release(exchange, source, record, reader)
+        try:
+            first = await body.__anext__()
+        except StopAsyncIteration:
+            first = b""
+        except BaseException:
+            await body.aclose()
+            raise
+        if record.anchored_s > 1e-3:
+            call.upstream_slower.append("ttft")
+        headers = {**source.headers, **self._headers(call), "cache-control": "no-cache",
+                   "content-type": "text/event-stream; charset=utf-8"}  # fmt: skip
+        return Reply(call.status, headers, stream=prepend(first, body))
+
+    async def _read(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
+        """Feed the upstream's events into the exchange as they arrive."""
+        protocol = PROTOCOLS[exchange.endpoint]
+        parser = SseParser()
+        call = exchange.call
+        streamed_reasoning = False
+        try:
+            async for line, arrived in source.lines():
+                event = parser.feed(line)
+                if event is None:
+                    continue
+                item = make_item(protocol, event[0], event[1], event[2], self.tokenizer)
+                item.first_slot = len(record.arrivals)
+                item.arrived = arrived
+                exchange.items.append(item)
+                if item.slots:
+                    if call.upstream_first_token is None:
+                        call.upstream_first_token = arrived
+                    call.upstream_last_token = arrived
+                    streamed_reasoning |= is_reasoning(item)
+                    record.arrive(item.tokens, arrived)
+                usage = protocol.usage(item.data) if item.data is not None else None
+                if usage is not None:
+                    call.usage = usage
+                    hidden = 0 if streamed_reasoning else (usage.reasoning or 0)
+                    record.settle((usage.completion or 0) - hidden)
+        except Exception as exc:  # a broken upstream stream: what came is still released
+            call.error = f"upstream stream failed: {type(exc).__name__}: {exc}"[:500]
+        finally:
+            call.upstream_end = self.clock.now()
+            record.finish()
+
+    async def _release(
+        self,
+        exchange: _Exchange,
+        source: Source,
+        record: GatedRecord,
+        reader: asyncio.Future[None],
+    ) -> AsyncGenerator[bytes, None]:
+        """The paced body: released slots with the passthrough events between them."""
+        call = exchange.call
+        wants_usage = exchange.endpoint != "chat" or bool(
+            (exchange.body.get("stream_options") or {}).get("include_usage")
+        )
+        cursor = Cursor(exchange.items, wants_usage)
+        done = False
+        try:
+            async for release in self.pacer.release(record, self.clock):
+                if call.first_token is None:
+                    call.first_token = release.actual
+                call.last_token = release.actual
+                yield cursor.upto(release.stop, len(record.arrivals))
+            await reader
+            if not record.releases:  # no token at all: not before the profile's TTFT
+                await self.clock.sleep_until(record.track.time_of(record.offset))
+            late = record.late_slots() - (1 if record.anchored_s > 1e-3 else 0)
+            tail = cursor.upto(len(record.arrivals), len(record.arrivals), final=True)
+            if late > 0:
+                call.upstream_slower.append("decode")
+                tail = f": looplab upstream-slower decode late_slots={late}\n\n".encode() + tail
+            call.end = self.clock.now()
+            done = True
+            self._close_stream(exchange, source, record)  # recorded before the client's [DONE]
+            yield tail
+        finally:
+            reader.cancel()
+            await asyncio.gather(reader, return_exceptions=True)
+            await source.close()
+            if not done:
+                call.end = self.clock.now()
+                call.error = call.error or "the client disconnected"
+                self._close_stream(exchange, source, record)
+
+    def _close_stream(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
+        call = exchange.call
+        self.active -= 1
+        self._in_flight.discard(record)
+        self._load_changed(self.clock.now())
+        call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
+        call.pacing = record.summary()
+        if record.arrivals:
+            call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
+        self._remember(call)
+        self._record(exchange, source)
+
+    def _load_changed(self, now: float) -> None:
+        """Streams joined or left: in-flight replies go on at the new per-token time (a
+        load-dependent profile), as in the simulator."""
+        if not self.timing.load_dependent:
+            return
+        for record in self._in_flight:
+            record.replan(now, self.active)
+
+    # -- bookkeeping ---------------------------------------------------------------------
+
+    def _headers(self, call: CallRecord) -> dict[str, str]:
+        headers = {
+            "x-looplab-request-id": call.request_id,
+            "x-looplab-profile": self.profile.name,
+            "x-looplab-source": call.source,
+        }
+        if call.upstream_slower:
+            headers["x-looplab-upstream-slower"] = ",".join(call.upstream_slower)
+        return headers
+
+    def _remember(self, call: CallRecord) -> None:
+        self.calls.append(call)
+        self.timings[call.request_id] = call.as_dict()
+        while len(self.timings) > _HISTORY:
+            self.timings.popitem(last=False)
+        if len(self.calls) > _HISTORY:
+            del self.calls[: len(self.calls) - _HISTORY]
+        log.debug(
+            "proxy.call",
+            request_id=call.request_id,
+            endpoint=call.endpoint,
+            status=call.status,
+            source=call.source,
+            upstream_slower=call.upstream_slower,
+        )
+
+    def _record(
+        self, exchange: _Exchange, source: Source, body: dict[str, Any] | None = None
+    ) -> None:
+        """Store the exchange when recording (upstream replies only)."""
+        if self.recorder is not None and exchange.call.source == "upstream":
+            items = None if body is not None else exchange.items
+            entry = exchange_entry(exchange.endpoint, exchange.body, exchange.call, source.sent,
+                                   items=items, reply=body)  # fmt: skip
+            self.recorder.add(entry)

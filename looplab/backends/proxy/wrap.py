@@ -1,0 +1,208 @@
+"""`looplab wrap`: run any agent command against the pacing proxy and trace it.
+
+`run_wrapped` starts a `ProxyServer` on a free loopback port, runs the command in its
+own process group with the conventional variables pointing at the proxy, waits for it,
+and writes a looplab trace (`trace.wrap_events`). Whatever ends it (the command exits,
+Ctrl-C, SIGTERM, an error), the command's whole process group is terminated (TERM, then
+KILL), the proxy stopped and its port closed before `run_wrapped` returns or raises.
+
+Variables set for the command (`proxy_env`): `OPENAI_BASE_URL` (the openai SDKs, the
+Agents SDK, Codex-style clients), `OPENAI_API_BASE` (LiteLLM and older clients),
+`LOOPLAB_PROXY_URL`; `OPENAI_API_KEY` only when it is not set already (a placeholder, so
+that SDKs that insist on a key start; a real key in the environment passes through the
+proxy to the upstream), `NO_PROXY` extended with the loopback, and
+`OPENAI_AGENTS_DISABLE_TRACING=1` unless set (the Agents SDK would otherwise try to
+export traces to the internet).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.proxy.app import ProxyServer, describe
+from looplab.backends.proxy.trace import wrap_events
+from looplab.clock import utc_now
+from looplab.errors import ConfigError
+from looplab.traces.io import write_trace
+from looplab.traces.schema import TraceHeader
+from looplab.traces.scrub import Scrubber
+
+__all__ = ["WrapResult", "proxy_env", "run_wrapped"]
+
+_GRACE_S = 3.0
+
+
+@dataclass
+class WrapResult:
+    """What a wrapped run produced."""
+
+    exit_code: int
+    trace: Path
+    calls: int
+    summary: dict[str, object] = field(default_factory=dict)
+
+
+def proxy_env(base_url: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The command's environment: `environ` with the proxy's variables (module doc)."""
+    env = dict(environ)
+    env["OPENAI_BASE_URL"] = base_url
+    env["OPENAI_API_BASE"] = base_url
+    env["LOOPLAB_PROXY_URL"] = base_url
+    env.setdefault("OPENAI_API_KEY", "looplab-no-key")
+    env.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    loopback = "127.0.0.1,localhost,::1"
+    for name in ("NO_PROXY", "no_proxy"):
+        env[name] = f"{env[name]},{loopback}" if env.get(name) else loopback
+    return env
+
+
+def run_wrapped(
+    command: Sequence[str],
+    profile: LatencyProfile,
+    *,
+    output: Path,
+    upstream: str | None = None,
+    record: Path | None = None,
+    replay: Path | None = None,
+    api_key: str | None = None,
+    agent: str | None = None,
+    task: str | None = None,
+    cwd: Path | None = None,
+    extra_env: Mapping[str, str] | None = None,
+    timeout_s: float | None = None,
+    stop: threading.Event | None = None,
+    run_id: str | None = None,
+    experiment: str | None = None,
+    cell: Mapping[str, object] | None = None,
+) -> WrapResult:
+    """Run `command` against the proxy and write its trace to `output` (module doc).
+
+    Args:
+        command: the agent command and its arguments.
+        profile: the latency profile the proxy paces to.
+        output: the trace file to write (`.jsonl`); a directory gets `<run id>.jsonl`.
+        upstream, record, replay, api_key: as for `Proxy`.
+        agent: the agent's name in the trace (default: the command's program name).
+        task: a task label for the trace.
+        cwd: the command's working directory.
+        extra_env: more variables for the command.
+        timeout_s: kill the command after this long (None: no limit).
+        stop: set it to end the command early (from another thread); the trace is still
+            written.
+        run_id, experiment, cell: the trace header's (an experiment cell's run).
+
+    Raises:
+        ConfigError: an empty command, or one that cannot be started.
+    """
+    if not command:
+        raise ConfigError("give the agent command after --", field="COMMAND")
+    agent = agent or Path(command[0]).name
+    run_id = run_id or f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
+    server = ProxyServer(profile, upstream=upstream, record=record, replay=replay,
+                         api_key=api_key)  # fmt: skip
+    server.start()
+    gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
+    process: subprocess.Popen[bytes] | None = None
+    try:
+        env = proxy_env(server.base_url, {**os.environ, **(extra_env or {})})
+        try:
+            process = subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot start {command[0]!r}: {exc.strerror}",
+                              field="COMMAND") from None  # fmt: skip
+        code = _wait(process, timeout_s, stop)
+        exited = time.perf_counter()
+    finally:
+        if process is not None:
+            _stop_group(process)
+        server.stop()
+    exit_code = code if code >= 0 else 128 - code
+    calls = list(server.proxy.calls)
+    header = TraceHeader(
+        run_id=run_id,
+        created=utc_now(),
+        source="wrap",
+        experiment=experiment,
+        cell=dict(cell)
+        if cell
+        else {"backend": profile.name, "agent": agent, "task": task or agent},
+        task=task or agent,
+        agent=agent,
+        model=next((c.model for c in calls if c.model), None),
+        profile=profile.model_dump(mode="json", by_alias=True),
+        backend={
+            "kind": "proxy",
+            "name": profile.name,
+            "upstream": upstream,
+            "replay": str(replay) if replay else None,
+        },
+        clock="wall",
+        notes=[
+            "model calls measured at the looplab proxy (looplab wrap): sent = request "
+            "received, first/last token = released to the agent",
+            "tools + harness: the gaps between model calls (estimated, not separated)",
+            f"command: {' '.join(command)[:300]}",
+            f"exit code {exit_code}",
+        ],
+    )
+    events = wrap_events(run_id, calls, exited=exited, exit_code=exit_code,
+                         task=task or agent, profile=profile.name)  # fmt: skip
+    path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_trace(path, header, events, scrubber=Scrubber())
+    return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+
+
+def _wait(
+    process: subprocess.Popen[bytes], timeout_s: float | None, stop: threading.Event | None
+) -> int:
+    """The command's exit status; it is stopped at `timeout_s` or when `stop` is set."""
+    deadline = None if timeout_s is None else time.perf_counter() + timeout_s
+    while True:
+        try:
+            return process.wait(timeout=0.1)
+        except subprocess.TimeoutExpired:
+            pass
+        expired = deadline is not None and time.perf_counter() > deadline
+        if expired or (stop is not None and stop.is_set()):
+            _stop_group(process)
+            return process.wait()
+
+
+def _stop_group(process: subprocess.Popen[bytes]) -> None:
+    """TERM the command's process group, KILL it after a grace period; verified gone."""
+    try:
+        group = os.getpgid(process.pid)
+    except ProcessLookupError:
+        group = process.pid
+    for sig, wait in ((signal.SIGTERM, _GRACE_S), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.perf_counter() + wait
+        while time.perf_counter() < deadline:
+            if process.poll() is not None and not _group_alive(group):
+                return
+            time.sleep(0.02)
+    process.poll()
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,162 @@
+"""Wrapped agents: a foreign agent command as an experiment's agent (`looplab wrap` per cell).
+
+```yaml
+wrapped:
+  - name: agents-sdk-fixer
+    command: [python, my_agent.py, "{prompt}"]
+agents: [agents-sdk-fixer]
+backends:
+  - {name: slow-80, profile: slow-80}
+  - {name: fast-750, profile: fast-750}
+tasks: [coding/fix-pager]
+```
+
+Each cell runs the command through the pacing proxy (`looplab.backends.proxy.wrap`) at
+the cell's backend: a simulated backend's profile paces a fast in-process simulator
+upstream (the agent picks its model id, e.g. `looplab-lorem`), or the wrapped agent's own
+`upstream` / `replay`; a `real` backend is the upstream itself, only measured (a pass-
+through profile). The command runs on this host in a fresh copy of the task's workspace
+(`{workspace}`), with `{task}` and `{prompt}` replaced in its arguments and also given as
+`LOOPLAB_TASK` / `LOOPLAB_TASK_PROMPT`. The task's check is not run (a wrapped agent
+works outside looplab's sandboxes): the trace's `success` stays unknown and its
+`exit_code` says how the command ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import Field
+
+from looplab.agents.taskset import load_task
+from looplab.backends.presets import resolve_profile
+from looplab.backends.profile import LatencyProfile
+from looplab.backends.proxy.wrap import run_wrapped
+from looplab.config import StrictModel
+from looplab.traces.io import read_trace
+from looplab.traces.schema import RunEndEvent
+
+if TYPE_CHECKING:
+    from looplab.experiments.config import BackendSpec
+
+__all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "WrappedAgent", "fast_upstream", "run_wrapped_cell"]
+
+FAST_UPSTREAM: dict[str, float | None] = {
+    "decode_tps": 1_000_000, "ttft_s": 0, "ttft_jitter_s": 0, "prefill_tps": None,
+    "network_rtt_s": 0, "pipeline_stages": 1, "stage_latency_s": 0,
+}  # fmt: skip
+"""Profile overrides that turn a backend into the fast upstream the proxy paces down."""
+
+PASS_THROUGH = ["decode_tps=1000000", "ttft_s=0", "prefill_tps=null", "prefix_cache=false"]
+"""The profile for a real backend: the proxy only measures, the API sets the pace."""
+
+
+class WrappedAgent(StrictModel):
+    """A foreign agent command, run through the pacing proxy in each of its cells."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.+-]{1,64}$")
+    """The agent's name in `agents`, cell ids and traces."""
+    command: list[str] = Field(min_length=1)
+    """The command and its arguments; `{task}`, `{prompt}`, `{workspace}` are replaced."""
+    upstream: str | None = None
+    """An OpenAI-compatible API root to pace (default: the cell's backend)."""
+    replay: Path | None = None
+    """A proxy recording to serve instead of an upstream."""
+    api_key_env: str | None = None
+    """Environment variable with the upstream's key (never the key itself)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """More environment variables for the command."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Stop the command after this long."""
+
+
+def fast_upstream(
+    backend: BackendSpec, agent: WrappedAgent, profile: LatencyProfile | None
+) -> BackendSpec | None:
+    """The fast simulated backend the proxy paces down, for a simulated backend whose
+    wrapped agent names no upstream or recording of its own (else None)."""
+    if profile is None or agent.upstream or agent.replay:
+        return None
+    overrides = {**backend.overrides, **FAST_UPSTREAM}
+    return backend.model_copy(update={"name": f"{backend.name}+up", "overrides": overrides})
+
+
+async def run_wrapped_cell(
+    agent: WrappedAgent,
+    *,
+    task_id: str,
+    profile: LatencyProfile | None,
+    upstream: str | None,
+    trace: Path,
+    run_id: str,
+    experiment: str,
+    cell: dict[str, object],
+) -> RunEndEvent:
+    """Run one cell of a wrapped agent, write its trace to `trace`, return its end.
+
+    Args:
+        profile: the backend's profile (None for a real backend: pass-through).
+        upstream: the backend's API root (real backend, or the fast simulator upstream).
+
+    Raises:
+        ConfigError: an unknown task, a missing key variable, a command that cannot start.
+    """
+    import os
+
+    from looplab.errors import ConfigError
+
+    task = load_task(task_id)
+    key = None
+    if agent.api_key_env:
+        key = os.environ.get(agent.api_key_env)
+        if not key:
+            raise ConfigError(f"environment variable {agent.api_key_env} is empty or not set",
+                              field=f"wrapped.{agent.name}.api_key_env")  # fmt: skip
+    workspace = task.build_workspace()
+    prompt = task.prompt({})
+    values = {"task": task.name, "prompt": prompt, "workspace": str(workspace)}
+    command = [_fill(part, values) for part in agent.command]
+    stop = threading.Event()
+    pace = profile or resolve_profile("fast-750", PASS_THROUGH)
+    job = asyncio.create_task(
+        asyncio.to_thread(
+            run_wrapped,
+            command,
+            pace,
+            output=trace,
+            upstream=agent.upstream or (None if agent.replay else upstream),
+            replay=agent.replay,
+            api_key=key,
+            agent=agent.name,
+            task=task.name,
+            cwd=workspace,
+            extra_env={**agent.env, "LOOPLAB_TASK": task.name, "LOOPLAB_TASK_PROMPT": prompt},
+            timeout_s=agent.timeout_s,
+            stop=stop,
+            run_id=run_id,
+            experiment=experiment,
+            cell=cell,
+        )
+    )
+    try:
+        result = await asyncio.shield(job)
+    except asyncio.CancelledError:
+        stop.set()  # the command's group is stopped; wait for that before going on
+        await asyncio.gather(job, return_exceptions=True)
+        await asyncio.to_thread(trace.unlink, missing_ok=True)  # a cut-off run never counts
+        raise
+    finally:
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+    end = (await asyncio.to_thread(read_trace, result.trace)).end
+    assert end is not None  # run_wrapped writes whole traces
+    return end
+
+
+def _fill(text: str, values: dict[str, str]) -> str:
+    for key, value in values.items():
+        text = text.replace("{" + key + "}", value)
+    return text

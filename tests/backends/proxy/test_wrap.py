@@ -1,0 +1,123 @@
+"""`looplab wrap`: a foreign agent (OpenAI Agents SDK) at two speeds, traces, report, cleanup."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.presets import resolve_profile
+from looplab.traces.io import Trace, read_trace
+
+AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "openai_agents_fixer.py"
+
+
+@pytest.fixture(scope="module")
+def agent_upstream() -> Iterator[SimulatorServer]:
+    """A fast simulator upstream whose text answers are 400 tokens."""
+    profile = resolve_profile(
+        "fast-750", ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=400"]
+    )
+    with SimulatorServer(profile) as server:
+        yield server
+
+
+def _wrap(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "looplab", "--no-log-file", "wrap", *args]
+    return subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=120)
+
+
+def _trace(directory: Path) -> Trace:
+    (path,) = directory.glob("*.jsonl")
+    return read_trace(path)
+
+
+def _decode_rate(trace: Trace) -> float:
+    """Decode rate over the run: sum of (streamed tokens - 1) / sum of decode times."""
+    calls = [c for c in trace.model_calls() if c.decode_s and (c.output_tokens or 0) > 1]
+    return sum((c.output_tokens or 0) - 1 for c in calls) / sum(c.decode_s or 0 for c in calls)
+
+
+def test_foreign_agent_at_slow_80_and_fast_750(
+    agent_upstream: SimulatorServer, tmp_path: Path
+) -> None:
+    """The Agents SDK runs through wrap at both speeds; traces match the rates; report compares."""
+    rates = {"slow-80": 80.0, "fast-750": 750.0}
+    for name in rates:
+        done = _wrap(tmp_path, "-p", name, "--upstream", agent_upstream.base_url,
+                     "-o", str(tmp_path / name), "--", sys.executable, str(AGENT))  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "answer words: 400" in done.stdout
+    for name, rate in rates.items():
+        trace = _trace(tmp_path / name)
+        assert trace.header.source == "wrap" and trace.complete
+        assert trace.header.cell["backend"] == name
+        assert trace.end is not None and trace.end.exit_code == 0 and trace.end.steps >= 2
+        assert _decode_rate(trace) == pytest.approx(rate, rel=0.01)
+        assert any(c.name == "read_file" for c in trace.tool_calls())
+        assert all(c.estimated for c in trace.tool_calls())
+    report = tmp_path / "report.html"
+    made = subprocess.run(
+        [sys.executable, "-m", "looplab", "--no-log-file", "report", str(tmp_path / "slow-80"),
+         str(tmp_path / "fast-750"), "-o", str(report)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr[-2000:]
+    html = report.read_text()
+    assert "slow-80" in html and "fast-750" in html
+    swept = subprocess.run(
+        [sys.executable, "-m", "looplab", "--no-log-file", "sweep", str(tmp_path / "slow-80"),
+         "--rates", "80,750"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert swept.returncode == 0, swept.stderr[-2000:]
+
+
+def test_recording_replays_the_agent_without_upstream(
+    agent_upstream: SimulatorServer, tmp_path: Path
+) -> None:
+    """An agent run recorded once replays at another speed with no upstream, no divergence."""
+    store = tmp_path / "rec"
+    recorded = _wrap(tmp_path, "-p", "fast-750", "--upstream", agent_upstream.base_url,
+                     "--record", str(store), "-o", str(tmp_path / "recorded"),
+                     "--", sys.executable, str(AGENT))  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    for rate in (400,):
+        out = tmp_path / f"replay-{rate}"
+        done = _wrap(tmp_path, "-p", "fast-750", "--profile-set", f"decode_tps={rate}",
+                     "--replay", str(store), "-o", str(out),
+                     "--", sys.executable, str(AGENT))  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "divergence" not in done.stderr
+        # the 1% requirement is the foreign-agent test's; a replay's rate within 3%
+        assert _decode_rate(_trace(out)) == pytest.approx(rate, rel=0.03)
+
+
+def test_exit_code_passes_and_nothing_is_left_running(
+    agent_upstream: SimulatorServer, tmp_path: Path
+) -> None:
+    """wrap exits with the command's status; its background children and the proxy are gone."""
+    script = "sleep 300 & echo $! > child.pid; echo $OPENAI_BASE_URL > url; exit 3"
+    done = _wrap(tmp_path, "--upstream", agent_upstream.base_url, "-o", str(tmp_path / "t"),
+                 "--", "sh", "-c", script)  # fmt: skip
+    assert done.returncode == 3
+    trace = _trace(tmp_path / "t")
+    assert trace.end is not None and trace.end.exit_code == 3 and trace.end.steps == 0
+    child = int((tmp_path / "child.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
+    port = int((tmp_path / "url").read_text().strip().rsplit(":", 1)[1].split("/")[0])
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
+        pass
+
+
+def test_wrap_without_upstream_or_replay_is_a_usage_error(tmp_path: Path) -> None:
+    """wrap needs --upstream or --replay (exit 2, the flag named)."""
+    done = _wrap(tmp_path, "--", "true")
+    assert done.returncode == 2
+    assert "--upstream" in done.stderr
