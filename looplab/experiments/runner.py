@@ -41,7 +41,12 @@ from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
-from looplab.experiments.workload import WORKLOAD_MODEL, cell_shape, run_workload_cell
+from looplab.experiments.workload import (
+    WORKLOAD_MODEL,
+    cell_clock,
+    cell_shape,
+    run_workload_cell,
+)
 from looplab.experiments.wrapped import WrappedAgent, fast_upstream, run_wrapped_cell
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter
@@ -117,7 +122,7 @@ class ExperimentRunner:
         self.traces = self.directory / "traces"
         self.progress = progress
         self.status = status
-        self._servers: dict[tuple[str, int], SimulatorServer] = {}
+        self._servers: dict[tuple[str, int, str], SimulatorServer] = {}
         self.pruned: list[str] = []
         """Leftover containers removed before this invocation (docker sandboxes)."""
         self._server_lock = asyncio.Lock()
@@ -263,13 +268,13 @@ class ExperimentRunner:
         overrides = [*backend.profile_overrides(), f"seed={seed}"]
         return resolve_profile(backend.profile or backend.name, overrides)
 
-    async def _server(self, backend: BackendSpec, seed: int) -> SimulatorServer:
-        key = (backend.name, seed)
+    async def _server(self, backend: BackendSpec, seed: int, clock_name: str) -> SimulatorServer:
+        key = (backend.name, seed, clock_name)
         async with self._server_lock:
             if key not in self._servers:
                 profile = self._profile(backend, seed)
                 assert profile is not None
-                clock = VirtualClock() if self.config.clock == "virtual" else None
+                clock = VirtualClock() if clock_name == "virtual" else None
                 server = SimulatorServer(profile, clock=clock)
                 await asyncio.to_thread(server.start)
                 self._servers[key] = server
@@ -284,7 +289,7 @@ class ExperimentRunner:
                 base_url=backend.base_url, model=backend.model, api_key_env=backend.api_key_env
             )
             return endpoint, None
-        server = await self._server(backend, cell.seed)
+        server = await self._server(backend, cell.seed, cell_clock(self.config, cell.task))
         model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
         return EndpointConfig(base_url=server.base_url, model=model), server
 
@@ -314,7 +319,7 @@ class ExperimentRunner:
                 backend={"kind": cell.backend.kind, "name": cell.backend.name,
                          "base_url": endpoint.base_url},
                 sandbox={"kind": self.config.sandbox.kind},
-                clock=self.config.clock,
+                clock=cell_clock(self.config, cell.task),
                 notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
             )  # fmt: skip
         except LooplabError as exc:
@@ -353,7 +358,7 @@ class ExperimentRunner:
                 run_id, run, origin_wall=origin_wall, model=endpoint.model,
                 profile=profile.name if profile else None, loop_lag_p99_ms=lag,
             )  # fmt: skip
-            if self.config.clock == "virtual" and server is not None:
+            if cell_clock(self.config, cell.task) == "virtual" and server is not None:
                 events = compose_virtual_timeline(events, server.simulator.timings)
             elif server is not None:
                 events = annotate_reasoning(events, server.simulator.timings)
@@ -378,7 +383,8 @@ class ExperimentRunner:
         profile = self._profile(cell.backend, cell.seed)
         fast = fast_upstream(cell.backend, agent, profile)
         try:
-            upstream = (await self._server(fast, cell.seed)).base_url if fast else None
+            server = await self._server(fast, cell.seed, self.config.clock) if fast else None
+            upstream = server.base_url if server else None
             end = await run_wrapped_cell(
                 agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
                 upstream=upstream or cell.backend.base_url, experiment=self.config.name,

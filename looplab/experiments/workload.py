@@ -5,10 +5,13 @@ A cell whose task is `trace:...`, `workload:...` or `workload/<id>` (see
 policy (model `looplab-workload`), whatever the backend's `policy` says: the shape is
 loaded into that backend's in-process simulator before the run. The shape is scaled by
 the experiment's `workload.tool_scale`, and its cache hits are dropped when
-`workload.cache` is `simulator`.
+`workload.cache` is `simulator`. `workload.clock` may put trace-driven cells on another
+clock than the experiment's (`cell_clock`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun
@@ -18,13 +21,25 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies.workload import WorkloadPolicy
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
+from looplab.tasks.references import is_trace_driven
 from looplab.workloads.shape import TaskShape
 from looplab.workloads.task import WorkloadSettings, load_shape
 
-__all__ = ["WORKLOAD_MODEL", "cell_shape", "run_workload_cell"]
+if TYPE_CHECKING:
+    from looplab.experiments.config import ExperimentConfig
+
+__all__ = ["WORKLOAD_MODEL", "cell_clock", "cell_shape", "run_workload_cell"]
 
 WORKLOAD_MODEL = "looplab-workload"
 """The simulator model id that plays task shapes."""
+
+
+def cell_clock(config: ExperimentConfig, task: str) -> Literal["wall", "virtual"]:
+    """The clock a cell runs on: `workload.clock` for trace-driven tasks when set, else
+    the experiment's `clock`."""
+    if is_trace_driven(task) and config.workload.clock is not None:
+        return config.workload.clock
+    return config.clock
 
 
 def cell_shape(task: str, seed: int, settings: WorkloadSettings) -> TaskShape:

@@ -157,6 +157,10 @@ class WorkloadModel(StrictModel):
     """The traces behind the fit (empty for a hand-written model)."""
     parameters: WorkloadParameters
     """The distributions and their provenance."""
+    draws_as: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.+-]+$")
+    """Seed draws as the model of this name does (None: this model's `name`): a variant
+    that changes only hidden reasoning (drawn from its own stream) then plays the same
+    tasks as its base, plus the reasoning, so the two compare pair by pair."""
     notes: list[str] = Field(default_factory=list)
     """Free-form notes (e.g. where the fit is poor)."""
 

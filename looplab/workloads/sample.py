@@ -16,7 +16,9 @@ the per-task totals this gives are from the observed ones). Rules:
 - absent parameters: reasoning -> None (the latency profile decides), prompt -> None (not
   reproduced), cached share -> None, tool time and other time -> 0 s.
 
-The same (model, seed) always gives the same shape, whatever else draws.
+The same (model, seed) always gives the same shape, whatever else draws. Hidden reasoning
+is drawn from its own stream, so a model whose `draws_as` names another draws that
+model's tasks exactly, plus its own reasoning tokens.
 """
 
 from __future__ import annotations
@@ -52,7 +54,9 @@ def draw_shape(model: WorkloadModel, seed: int) -> TaskShape:
                 f"workload {model.name!r} has no distribution for {name}; a shape needs one",
                 field=f"parameters.{name}",
             )
-    rng = random.Random(f"looplab-workload:{model.name}:{seed}")
+    key = model.draws_as or model.name
+    rng = random.Random(f"looplab-workload:{key}:{seed}")
+    thinking = random.Random(f"looplab-workload:{key}:{seed}:reasoning")
     names = list(p.tool_names.weights)
     weights = list(p.tool_names.weights.values())
     count = max(1, round(_draw(p.steps, rng) or 1))
@@ -60,7 +64,7 @@ def draw_shape(model: WorkloadModel, seed: int) -> TaskShape:
     prompt: int | None = None
     for index in range(count):
         output = round(_draw(p.output_tokens, rng) or 0)
-        reasoning = _draw(p.reasoning_tokens, rng)
+        reasoning = _draw(p.reasoning_tokens, thinking)
         if index == 0:
             first = _draw(p.initial_prompt_tokens, rng)
             prompt = None if first is None else round(first)

@@ -60,6 +60,11 @@ class WorkloadSettings(StrictModel):
     harness_time: bool = True
     """Emulate each step's recorded/drawn other (harness) time: the agent sleeps that
     long after the step's tools, counted as the step's overhead."""
+    clock: Literal["wall", "virtual"] | None = None
+    """The clock of trace-driven cells (None: the experiment's `clock`). `virtual` runs
+    them through the same loop, sandbox and tools but computes model time from the
+    profile, so a 100-step real-agent shape at 80 tok/s costs its tool time, not minutes
+    of waiting (live and virtual agree within 3%: `looplab bench workload`)."""
 
 
 def expand_workload_entry(entry: str, where: str = "tasks") -> list[str]:
