@@ -271,12 +271,22 @@ def sweep_command(
     if output is not None and str(output) == "-":
         write_output(output, text)
         return
-    title = (
-        f"sweep of {len(traces)} trace(s), {len(rows)} points "
-        f"(medians; speedup vs {reference or min(rate_list):g} tok/s)"
-    )
     console = out_console()
-    console.print(_sweep_table(summaries, title))
+    untimed = len(traces) - len({r.run_id for r in rows})
+    if not summaries:
+        console.print(
+            f"no timed runs: none of the {len(traces)} trace(s) has a recorded task time and "
+            "model calls with token counts (e.g. SWE-agent demonstrations), so there is "
+            "nothing to re-time; speedup n/a",
+            highlight=False,
+        )
+    else:
+        left_out = f"; {untimed} untimed trace(s) left out" if untimed else ""
+        title = (
+            f"sweep of {len(traces) - untimed} timed trace(s), {len(rows)} points "
+            f"(medians; speedup vs {reference or min(rate_list):g} tok/s{left_out})"
+        )
+        console.print(_sweep_table(summaries, title))
     if output is not None and write_output(output, text):
         console.print(f"table: {output}")
 

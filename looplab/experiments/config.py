@@ -178,7 +178,8 @@ class ExperimentConfig(StrictModel):
             raise ValueError(f"backends: duplicate names {duplicates} (each needs its own)")
         if len(set(self.agents)) != len(self.agents):
             raise ValueError(f"agents: duplicates in {self.agents}")
-        if self.seed + self.repetitions - 1 > MAX_SEED:
+        most = max(self.repetitions, self.workload.repetitions or 0)
+        if self.seed + most - 1 > MAX_SEED:
             raise ValueError(f"seed + repetitions - 1 must be at most {MAX_SEED}")
         tasks = sum(len(t.values) if isinstance(t, TaskFamily) else 1 for t in self.tasks)
         cells = len(self.backends) * len(self.agents) * tasks * self.repetitions

@@ -78,7 +78,8 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
     """
     tasks = expand_tasks(config.tasks)
     _check_trace_driven(config, tasks)
-    count = config.repetitions * len(tasks) * len(config.agents) * len(config.backends)
+    reps = {t: _repetitions(config, t) for t in tasks}
+    count = sum(reps.values()) * len(config.agents) * len(config.backends)
     if count > config.max_cells:
         raise ConfigError(
             f"{count} cells (backends x agents x tasks x repetitions, globs expanded) is more "
@@ -86,8 +87,8 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
             field="max_cells",
         )
     cells: list[Cell] = []
-    for repetition in range(config.repetitions):
-        for task in tasks:
+    for repetition in range(max(reps.values(), default=0)):
+        for task in (t for t in tasks if repetition < reps[t]):
             for agent in config.agents:
                 for backend in config.backends:
                     agent_name = _agent_for(agent, task)
@@ -104,6 +105,13 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
                         )
                     )
     return cells
+
+
+def _repetitions(config: ExperimentConfig, task: str) -> int:
+    """Repetitions of a task: `workload.repetitions` for trace-driven ones when set."""
+    if is_trace_driven(task) and config.workload.repetitions is not None:
+        return config.workload.repetitions
+    return config.repetitions
 
 
 def _agent_for(agent: str, task: str) -> str:

@@ -9,6 +9,10 @@ decomposition: the share of predicted time in visible decode, in hidden reasonin
 `amdahl_ceiling` is the median over traces of `1 / (1 - f)`, `f` being a trace's share
 of decode plus reasoning (all the rate scales) at the reference rate: the speedup over it
 an infinitely fast decode would give.
+
+A trace with nothing to re-time (no recorded task time, or no model call with token
+counts: SWE-agent's demonstrations) is left out of every summary and counted in
+`SweepSummary.untimed`, never shown as a 0.00x or 1.00x speedup.
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from looplab.analysis.retime import SweepPoint, sweep_trace
 from looplab.backends.profile import LatencyProfile
 from looplab.traces.io import Trace
 
-__all__ = ["SweepRow", "SweepSummary", "run_sweep"]
+__all__ = ["SweepRow", "SweepSummary", "is_timed", "run_sweep"]
+
+
+def is_timed(trace: Trace) -> bool:
+    """True when `trace` has a recorded task time and a model call with token counts."""
+    end = trace.end
+    recorded = end.end if end is not None else 0.0
+    calls = trace.model_calls()
+    return recorded > 0 and any(c.completion_tokens is not None for c in calls)
 
 
 @dataclass(frozen=True)
@@ -53,6 +65,8 @@ class SweepSummary:
     amdahl_ceiling: float
     reasoning_share: float = 0.0
     """Hidden reasoning decode (its own phase; it scales with the rate like decode)."""
+    untimed: int = 0
+    """Traces left out: nothing to re-time (module docstring)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -75,7 +89,8 @@ def run_sweep(
     rates = sorted(set(rates) | ({reference} if reference else set()))
     base_rate = reference or rates[0]
     rows: list[SweepRow] = []
-    for trace in traces:
+    timed = [t for t in traces if is_timed(t)]
+    for trace in timed:
         end = trace.end
         recorded = end.end if end is not None else 0.0
         points = sweep_trace(trace, rates, ttfts, base)
@@ -117,6 +132,7 @@ def run_sweep(
                     other_share=_share(here, "other_s"),
                     amdahl_ceiling=_median(ceilings),
                     reasoning_share=_share(here, "reasoning_s"),
+                    untimed=len(traces) - len(timed),
                 )
             )
     return rows, summaries

@@ -88,6 +88,8 @@ def report_command(
     step-aligned diffs, decode-rate and TTFT sensitivity, per-step distributions. The HTML
     opens offline in any browser (no network); with scripts on it adds filters, zoom,
     sorting and CSV/JSON downloads. --format json writes the same data for scripts.
+    Ends by printing the claim check ("Is 750 tok/s worth it?": these runs by kind of
+    task, the shipped corpus re-timed, the Amdahl band, the published claims).
     """
     from looplab.report.build import FORMATS, write_report
     from looplab.report.screenshot import SCREENSHOT_TARGETS
@@ -128,6 +130,10 @@ def report_command(
         take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
+    if result.model.claim is not None:
+        from looplab.report.claim_panel import claim_panel
+
+        console.print(claim_panel(result.model.claim))
 
 
 def _report_to_stdout(

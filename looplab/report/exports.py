@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any, TypeVar, cast
 
 from looplab.report.charts_gantt import lanes
+from looplab.report.claim_rows import claim_json
 from looplab.report.steps import PHASES
 from looplab.report.views import ReportModel
 from looplab.report.views_diff import DiffView
@@ -319,5 +320,6 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "comparability": asdict(model.comparability) if model.comparability else None,
         "notes": model.notes,
         "tables": export_tables(model),
+        "claim": claim_json(model.claim) if model.claim else None,
     }
     return finite(data)

@@ -22,6 +22,7 @@ from typing import Any
 
 from looplab.report import charts, charts_steps, exports
 from looplab.report.charts_gantt import gantt_chart
+from looplab.report.render_claim import claim_tables, render_claim
 from looplab.report.tables import comparability_banner, headline_table, runs_table, task_table
 from looplab.report.views import ReportModel
 
@@ -65,7 +66,13 @@ def grid(items: list[str], columns: int = 2) -> str:
 
 def _headline(model: ReportModel) -> str:
     sentence = f'<p class="sentence">{escape(model.sentence)}</p>' if model.sentence else ""
-    return comparability_banner(model) + sentence + headline_table(model)
+    claim = ""
+    if model.claim is not None and model.claim.sentence:
+        claim = (
+            f'<p class="sentence">{escape(model.claim.sentence)} '
+            '(<a href="#claim">the claim check</a>)</p>'
+        )
+    return comparability_banner(model) + sentence + claim + headline_table(model)
 
 
 def _compounding(model: ReportModel) -> str:
@@ -133,6 +140,7 @@ def _notes(model: ReportModel) -> str:
 
 SECTIONS: list[Section] = [
     Section("headline", "Headline", "Headline", _headline),
+    Section("claim", "Is 750 tok/s worth it?", "Claim check", render_claim, claim_tables),
     Section(
         "compounding", "Compounding: how per-step latency adds up", "Compounding", _compounding
     ),

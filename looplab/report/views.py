@@ -17,8 +17,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from looplab.report.claim_rows import ClaimView
 from looplab.report.model import RunRecord
 from looplab.report.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.report.views_claim import claim_view
 from looplab.report.views_compare import Comparability, comparability, keyed
 from looplab.report.views_detail import (
     TRANSCRIPTS,
@@ -137,6 +139,9 @@ class ReportModel:
     """The transcripts the report embeds, by run id (bounded: `views_detail`)."""
     run_rows: list[RunRow] = field(default_factory=list)
     """Every run, for the table of runs."""
+    claim: ClaimView | None = None
+    """The claim check: these runs, the shipped corpus re-timed, the Amdahl band and the
+    published claims side by side (`views_claim`)."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view)."""
@@ -230,6 +235,7 @@ def build_model(
         diffs=diffs,
         transcripts=embedded,
         run_rows=run_rows(records, order, diffs, set(embedded)),
+        claim=claim_view(by_group, order),
     )
 
 

@@ -60,6 +60,9 @@ class WorkloadSettings(StrictModel):
     harness_time: bool = True
     """Emulate each step's recorded/drawn other (harness) time: the agent sleeps that
     long after the step's tools, counted as the step's overhead."""
+    repetitions: int | None = Field(default=None, ge=1)
+    """Repetitions of trace-driven tasks (None: the experiment's `repetitions`): several
+    draws of a workload beside one run of each bundled task."""
     clock: Literal["wall", "virtual"] | None = None
     """The clock of trace-driven cells (None: the experiment's `clock`). `virtual` runs
     them through the same loop, sandbox and tools but computes model time from the

@@ -1,0 +1,221 @@
+"""The claim check's rows: the claims, a row, its verdict and its sentence.
+
+`views_claim` assembles the rows (its docstring says what each is).
+
+Verdicts compare a row's CI (its point when there is none) with the claim's band of
+40-60% shorter (1.67-2.5x): `supports` (the CI inside it), `consistent` (overlapping,
+point inside), `exceeds` / `below` (the CI wholly beyond / short of it), `inconclusive`
+(overlapping, point outside), `no data`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "BAND",
+    "CLAIMS",
+    "Claim",
+    "ClaimRow",
+    "ClaimView",
+    "amdahl",
+    "band",
+    "claim_json",
+    "make_row",
+    "required_share",
+    "shorter",
+    "verdict",
+]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A published claim: tasks `low`-`high` shorter (fractions of the slow time)."""
+
+    key: str
+    label: str
+    low: float
+    high: float
+    source: str
+
+
+CLAIMS = (
+    Claim(
+        "claim-40-60",
+        '"end-to-end task time shortened by 40-60%" (typical programming assist)',
+        0.40,
+        0.60,
+        "press reports of the Sol-on-Cerebras announcement, 2026-06-26; no primary source found",
+    ),
+    Claim(
+        "claim-54",
+        '"54% efficiency improvement" (read as 54% shorter tasks)',
+        0.54,
+        0.54,
+        "press reports, 2026-06; no primary source found; read as 1.54x faster it is 35% shorter",
+    ),
+)
+"""The claims the lab tests (docs: README "Is 750 tok/s worth it?")."""
+BAND = CLAIMS[0]
+"""The band verdicts are measured against."""
+
+
+@dataclass
+class ClaimRow:
+    """One row of the claim check."""
+
+    key: str
+    kind: str
+    """`live`, `live (virtual clock)`, `virtual` (re-timed corpus), `bound`, `claim`."""
+    label: str
+    agent: str
+    """Which kind of agent the row stands for."""
+    n: int
+    """Paired cells (live), timed runs (corpus); 0 for the bound and the claims."""
+    speedup: float | None
+    ci: tuple[float, float] | None
+    verdict: str
+    sentence: str
+    decode_share: float | None = None
+    """Median share of task time in decode + hidden reasoning at the slow rate."""
+    untimed: int = 0
+    """Runs left out: no model or tool times to re-time."""
+
+    @property
+    def shorter(self) -> float | None:
+        """1 - 1/speedup: how much less time the fast profile takes."""
+        return None if self.speedup is None else shorter(self.speedup)
+
+    @property
+    def shorter_ci(self) -> tuple[float, float] | None:
+        """The CI as percent shorter."""
+        return None if self.ci is None else (shorter(self.ci[0]), shorter(self.ci[1]))
+
+
+@dataclass
+class ClaimView:
+    """The claim check of one report."""
+
+    slow: str
+    fast: str
+    slow_tps: float
+    fast_tps: float
+    rows: list[ClaimRow]
+    corpus_detail: list[ClaimRow] = field(default_factory=list)
+    """Per harness and model (the section's detail table)."""
+    sentence: str = ""
+    """The summary the headline shows."""
+
+
+def shorter(speedup: float) -> float:
+    """1 - 1/speedup (NaN for a speedup that is not positive)."""
+    return 1 - 1 / speedup if speedup > 0 else math.nan
+
+
+def amdahl(share: float, ratio: float) -> float:
+    """Task speedup when a share `share` of the time gets `ratio` times faster."""
+    return 1 / ((1 - share) + share / ratio)
+
+
+def required_share(shorter: float, ratio: float) -> float:
+    """The decode share f that makes a `ratio`x faster decode shorten tasks by `shorter`."""
+    return shorter / (1 - 1 / ratio)
+
+
+def band(claim: Claim) -> tuple[float, float]:
+    """A claim's band as speedups (40-60% shorter: 1.67-2.5x)."""
+    return 1 / (1 - claim.low), 1 / (1 - claim.high)
+
+
+def verdict(
+    speedup: float | None, ci: tuple[float, float] | None, claim: Claim | None = None
+) -> str:
+    """`supports` / `consistent` / `exceeds` / `below` / `inconclusive` / `no data` against
+    a claim's band (the 40-60% one by default; module docstring)."""
+    if speedup is None or not math.isfinite(speedup):
+        return "no data"
+    low_s, high_s = band(claim or BAND)
+    lo, hi = ci if ci else (speedup, speedup)
+    if hi < low_s:
+        return "below"
+    if lo > high_s:
+        return "exceeds"
+    if low_s <= lo and hi <= high_s:
+        return "supports"
+    if lo <= low_s and high_s <= hi and low_s == high_s:
+        return "supports"  # a point claim inside the CI
+    return "consistent" if low_s <= speedup <= high_s else "inconclusive"
+
+
+_PHRASES = {
+    "supports": "supports the claim (40-60% shorter)",
+    "consistent": "is consistent with the claim, though its CI reaches outside 40-60%",
+    "exceeds": "beats the claim: more than 60% shorter",
+    "below": "does not support the claim: less than 40% shorter",
+    "inconclusive": "cannot settle the claim: its CI straddles the 40-60% band",
+    "no data": "says nothing about the claim",
+}
+
+
+def _sentence(row: ClaimRow) -> str:
+    if row.speedup is None:
+        return f"{row.label}: no timed runs, so it {_PHRASES['no data']} ({row.agent})."
+    ci = ""
+    if row.ci:
+        ci = (
+            f" [95% CI {row.ci[0]:.2f}-{row.ci[1]:.2f}x, "
+            f"{shorter(row.ci[0]):.0%}-{shorter(row.ci[1]):.0%}]"
+        )
+    else:
+        ci = " (no CI: too few pairs)"
+    share = f", decode {row.decode_share:.0%} of the slow time" if row.decode_share else ""
+    return (
+        f"{row.label}: {row.speedup:.2f}x, {shorter(row.speedup):.0%} shorter{ci}{share}: "
+        f"{_PHRASES[row.verdict]} for {row.agent}."
+    )
+
+
+def make_row(key: str, kind: str, label: str, agent: str, **values: Any) -> ClaimRow:
+    """A data row (`ClaimRow`'s numeric fields by name), its verdict and sentence computed."""
+    row = ClaimRow(key, kind, label, agent, verdict="", sentence="", **values)
+    row.verdict = verdict(row.speedup, row.ci)
+    row.sentence = _sentence(row)
+    return row
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _row_json(row: ClaimRow) -> dict[str, Any]:
+    ci = row.ci or (None, None)
+    return {
+        "key": row.key,
+        "label": row.label,
+        "kind": row.kind,
+        "agent": row.agent,
+        "n": row.n,
+        "untimed": row.untimed,
+        "speedup": _finite(row.speedup),
+        "ci_low": _finite(ci[0]),
+        "ci_high": _finite(ci[1]),
+        "shorter": _finite(row.shorter),
+        "decode_share": _finite(row.decode_share),
+        "verdict": row.verdict,
+        "sentence": row.sentence,
+    }
+
+
+def claim_json(view: ClaimView) -> dict[str, Any]:
+    """The claim check for scripts (`looplab report --format json`: key `claim`)."""
+    return {
+        "slow": view.slow,
+        "fast": view.fast,
+        "slow_tps": view.slow_tps,
+        "fast_tps": view.fast_tps,
+        "sentence": view.sentence,
+        "rows": [_row_json(r) for r in view.rows],
+        "corpus_detail": [_row_json(r) for r in view.corpus_detail],
+    }
