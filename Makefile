@@ -15,19 +15,15 @@ $(STAMP): pyproject.toml
 	@$(BIN)/python -m pip install -q -e '.[all,dev]'
 	@touch $(STAMP)
 
-QUICKSTART := experiments/configs/quickstart.yaml
-CODING_ONLY := -s 'tasks=[coding/fix-pager, coding/fix-discount, coding/slow-suite, coding/nbugs-4]'
+CLAIM := experiments/configs/claim.yaml
 
-# The main job on the embedded default: the quickstart experiment at slow-80 vs fast-750.
-# Its web task needs Chromium; without one (and no way to install it) the coding tasks run.
+# The main job on the embedded default: the claim check at slow-80 vs fast-750 (bundled
+# coding tasks live, a real agent's calibrated workload with and without hidden reasoning;
+# then the report, which adds the shipped corpus re-timed and ends with the claim panel).
+# `looplab run experiments/configs/quickstart.yaml` runs the bundled tasks alone (web too).
 demo: $(STAMP)
-	@if sh scripts/ensure-chromium.sh; then \
-		$(BIN)/looplab run $(QUICKSTART); \
-	else \
-		echo "running the coding tasks only"; \
-		$(BIN)/looplab run $(QUICKSTART) $(CODING_ONLY); \
-	fi
-	$(BIN)/looplab report runs/quickstart
+	$(BIN)/looplab run $(CLAIM)
+	$(BIN)/looplab report runs/claim
 
 test: $(STAMP)
 	$(BIN)/pytest -q

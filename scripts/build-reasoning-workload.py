@@ -3,7 +3,8 @@ mini-swe-agent + DeepSeek-chat workload with a documented hidden-reasoning draw 
 
 The base workload's reasoning tokens are absent (DeepSeek-chat emits none); everything
 else is kept as fitted, and `draws_as` makes its draws the base's tasks exactly (same
-steps, tokens and tool times) plus the reasoning, so the two pairs compare task by task. The draw is the one looplab's reasoning-model presets assume
+steps, tokens and tool times) plus the reasoning, so the two pairs compare task by task.
+The draw is the one looplab's reasoning-model presets assume
 (`gpu-frontier-68`, `sol-cerebras-750`: log-normal, median 300, sigma 0.8; mean ~413), as
 empirical quantile knots (the workload format has no log-normal). Its provenance says it
 is estimated, and from what. Run from the repository root:
@@ -51,8 +52,9 @@ def main() -> None:
         update={
             "name": "mini-swe-agent-deepseek-reasoning",
             "draws_as": base.name,
-            "description": base.description + ", with a reasoning model's hidden tokens "
-            "(log-normal median 300 per step, assumed; scripts/build-reasoning-workload.py)",
+            "description": "mini-swe-agent 2.x with DeepSeek-chat on SWE-bench, plus a reasoning "
+            "model's hidden tokens (log-normal median 300 per step, assumed; "
+            "scripts/build-reasoning-workload.py)",
             "parameters": parameters,
         }
     )

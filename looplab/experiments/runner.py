@@ -220,11 +220,13 @@ class ExperimentRunner:
 
     async def _run_pending(self, pending: list[Cell], result: ExperimentResult, total: int) -> None:
         gate = asyncio.Semaphore(self.config.concurrency)
+        driven = self.config.workload.concurrency
+        driven_gate = asyncio.Semaphore(driven) if driven else gate
         monitor = LoopLagMonitor()
         monitor.start()
 
         async def one(cell: Cell) -> None:
-            async with gate:
+            async with driven_gate if is_trace_driven(cell.task) else gate:
                 log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
                 try:
                     outcome = await self._run_cell(cell, monitor)

@@ -20,7 +20,7 @@ def claim_panel(view: ClaimView) -> Panel:
         ("evidence", "left"), ("kind", "left"), ("n", "right"),
         ("speedup (95% CI)", "right"), ("shorter (95% CI)", "right"), ("verdict", "left"),
     ):  # fmt: skip
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]  # rich's literal
+        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]  # rich's literal
     for row in view.rows:
         n = (
             str(row.n) + (f" +{row.untimed} untimed" if row.untimed else "")

@@ -68,7 +68,7 @@ class ClaimRow:
 
     key: str
     kind: str
-    """`live`, `live (virtual clock)`, `virtual` (re-timed corpus), `bound`, `claim`."""
+    """`live`, `live, virtual clock`, `re-timed` (the corpus, virtual), `bound`, `claim`."""
     label: str
     agent: str
     """Which kind of agent the row stands for."""

@@ -15,8 +15,8 @@ __all__ = ["ci_text", "claim_tables", "render_claim", "shorter_text"]
 
 _KIND_COLORS = {
     "live": "#0072B2",
-    "live (virtual clock)": "#56B4E9",
-    "virtual": "#009E73",
+    "live, virtual clock": "#56B4E9",
+    "re-timed": "#009E73",
     "bound": "#B22222",
     "claim": "#555555",
 }

@@ -28,8 +28,10 @@ point inside), `exceeds` / `below` (the CI wholly beyond / short of it), `inconc
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
+from pathlib import Path
 
 from looplab.errors import LooplabError
 from looplab.report.claim_rows import (
@@ -52,6 +54,8 @@ from looplab.tasks.references import is_trace_driven, parse_reference
 from looplab.workloads.model import load_workload
 
 __all__ = ["DEFAULT_RATES", "claim_view"]
+
+_PARENTHESES = re.compile(r" \([^)]*\)")
 
 DEFAULT_RATES = (80.0, 750.0)
 """The mission's pair, used for the corpus rows when the report has no rated pair."""
@@ -93,7 +97,7 @@ def _live_row(
     if slow_times and fast_times and median(fast_times) > 0:
         speedup = median(slow_times) / median(fast_times)
     clocks = {r.clock for r in slow + fast}
-    kind = "live (virtual clock)" if clocks == {"virtual"} else "live"
+    kind = "live, virtual clock" if clocks == {"virtual"} else "live"
     return make_row(
         key, kind, label, agent,
         n=len(slow_times), speedup=speedup,
@@ -102,24 +106,31 @@ def _live_row(
     ), shares  # fmt: skip
 
 
+def _workload_name(task: str) -> str:
+    """`mini-swe-agent-deepseek` for `workload/mini-swe-agent-deepseek` or `workload:x/y.yaml`."""
+    if task.startswith("workload/"):
+        return task.removeprefix("workload/")
+    return Path(task.partition(":")[2]).stem
+
+
 def _agent(task: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
     """(label, kind of agent) of a live row."""
     if task == "bundled":
         tools = sum(r.tool_s for r in runs) / max(1, sum(r.steps for r in runs))
         return (
-            "bundled coding tasks (live)",
+            "bundled coding tasks",
             f"a scripted agent on short bundled coding tasks ({tools:.2f} s of tools per step)",
         )
     reference = parse_reference(task)
     if reference is not None and reference.kind == "model":
         try:
             model = load_workload(reference.path)
-            what = model.description or model.name
+            what = _PARENTHESES.sub("", model.description) or model.name
         except LooplabError:
             what = task
-        return f"calibrated workload {task.removeprefix('workload/')} (live)", what
+        return f"workload {_workload_name(task)}", what
     name = reference.path.name if reference else task
-    return f"recorded shape {name} (live)", f"the recorded run {name}"
+    return f"recorded shape {name}", f"the recorded run {name}"
 
 
 def _live_rows(
@@ -146,15 +157,17 @@ def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     """The Amdahl band over the measured decode shares (p10-p90) and what the claim needs."""
     need = (required_share(BAND.low, ratio), required_share(BAND.high, ratio))
     if not shares:
-        return make_row("amdahl", "bound", "Amdahl band", "no measured decode share", n=0,
-                        speedup=None, ci=None)  # fmt: skip
+        return ClaimRow("amdahl", "bound", "Amdahl band", "no measured decode share", n=0,
+                        speedup=None, ci=None, verdict="bound",
+                        sentence="Amdahl band: no measured decode share.")  # fmt: skip
     low, mid, high = (quantile(list(shares), q) for q in (0.1, 0.5, 0.9))
     row = make_row(
-        "amdahl", "bound", "Amdahl band (measured decode shares)",
+        "amdahl", "bound", "Amdahl band",
         f"decode shares f of {low:.0%}-{high:.0%} (p10-p90 of the runs above) at the slow rate",
         n=len(shares), speedup=amdahl(mid, ratio),
         ci=(amdahl(low, ratio), amdahl(high, ratio)), decode_share=mid,
     )  # fmt: skip
+    row.verdict = "bound"
     lo, hi = amdahl(low, ratio), amdahl(high, ratio)
     row.sentence = (
         f"Amdahl band: a {ratio:.1f}x faster decode gives {lo:.2f}-{hi:.2f}x "
@@ -209,7 +222,7 @@ def _names(rows: Sequence[ClaimRow], verdicts: dict[str, str]) -> str:
 
 def _summary(rows: Sequence[ClaimRow], ratio: float) -> str:
     parts = [
-        f"{r.label.removesuffix(' (live)')} {shorter(r.speedup):.0%} shorter ({r.verdict})"
+        f"{r.label} {shorter(r.speedup):.0%} shorter ({r.verdict})"
         for r in rows
         if r.speedup is not None and r.kind not in ("bound", "claim")
     ]

@@ -74,7 +74,7 @@ def _row(key: str, label: str, agent: str, runs: list[tuple[str, float, float, f
     if timed:
         speedup = median([s for _, s, _, _ in timed]) / median([f for _, _, f, _ in timed])
     return make_row(
-        key, "virtual", label, agent, n=len(timed), speedup=speedup,
+        key, "re-timed", label, agent, n=len(timed), speedup=speedup,
         ci=speedup_ci(slow, fast) if timed else None,
         decode_share=median([d for *_, d in timed]) if timed else None,
         untimed=len(runs) - len(timed),
@@ -99,7 +99,7 @@ def corpus_rows(
     rows = [
         _row(
             f"corpus:{harness}",
-            f"corpus {harness} (re-timed)",
+            f"corpus {harness}",
             f"{harness} runs ({', '.join(models[harness])})",
             runs,
         )

@@ -63,6 +63,10 @@ class WorkloadSettings(StrictModel):
     repetitions: int | None = Field(default=None, ge=1)
     """Repetitions of trace-driven tasks (None: the experiment's `repetitions`): several
     draws of a workload beside one run of each bundled task."""
+    concurrency: int | None = Field(default=None, ge=1, le=64)
+    """Trace-driven cells in flight at once, in a pool of their own (None: they share the
+    experiment's `concurrency`): on the virtual clock they mostly sleep in their synthetic
+    tools, so many can run beside a few CPU-bound bundled tasks."""
     clock: Literal["wall", "virtual"] | None = None
     """The clock of trace-driven cells (None: the experiment's `clock`). `virtual` runs
     them through the same loop, sandbox and tools but computes model time from the
