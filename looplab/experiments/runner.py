@@ -39,7 +39,7 @@ from looplab.experiments.config import BackendSpec, ExperimentConfig
 from looplab.experiments.directory import is_complete, prepare, set_aside
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
-from looplab.experiments.monitor import LoopLagMonitor
+from looplab.experiments.monitor import LoopLagMonitor, cell_observer
 from looplab.experiments.record import run_events
 from looplab.experiments.workload import (
     WORKLOAD_MODEL,
@@ -335,7 +335,7 @@ class ExperimentRunner:
                 )
             )
             client = await stack.enter_async_context(
-                InstrumentedClient(endpoint, observer=self._observer(cell.id))
+                InstrumentedClient(endpoint, observer=cell_observer(self.status, cell.id))
             )
             try:
                 if shape is not None:
@@ -395,24 +395,6 @@ class ExperimentRunner:
         except LooplabError as exc:
             return CellOutcome(cell, "failed", path, error=str(exc))
         return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
-
-    def _observer(self, cell_id: str) -> Callable[[str], None] | None:
-        """A client observer turning call start/end into (cell, phase, step) status."""
-        status = self.status
-        if status is None:
-            return None
-        steps = 0
-
-        def observe(event: str) -> None:
-            nonlocal steps
-            if event == "model":
-                steps += 1
-                status(cell_id, "model", steps)
-            else:
-                status(cell_id, "tools", steps)
-
-        status(cell_id, "start", 0)
-        return observe
 
     def _agent_config(self) -> AgentConfig:
         budgets = self.config.budgets
