@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import warnings
 from collections.abc import Iterator
 
@@ -49,6 +50,16 @@ _TIERS = {
     "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_engine_problem),
     "browser": ("LOOPLAB_REQUIRE_BROWSER", _chromium_problem),
 }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Deliver SIGINT to the processes the tests start, as a terminal's Ctrl-C would.
+
+    A shell's background job (`make test &`) starts with SIGINT ignored and its children
+    inherit that, so the tests that interrupt `looplab` would see it carry on.
+    """
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from looplab.backends.bench_costs import prepare_cost, tokenizer_agreement
+from looplab.backends.client import ModelResponse
 from looplab.backends.loadgen import (
     LoadGenerator,
     LoadSpec,
@@ -217,8 +218,8 @@ def bench_profile_args(
         "reasoning_tokens=0", "prefix_cache=false", *extra,
     ]  # fmt: skip
     args = ["--profile", "fast-750"]
-    for field in fields:
-        args += ["--profile-set", field]
+    for setting in fields:
+        args += ["--profile-set", setting]
     return args
 
 
@@ -233,6 +234,7 @@ def _measure(
     ttft_s: float,
     prompt_words: int = 0,
 ) -> BackendBenchCell:
+    """Load `server` with `concurrency` streams of `rounds` requests and measure the cell."""
     spec = LoadSpec(
         base_url=server.base_url,
         concurrency=concurrency,
@@ -245,55 +247,30 @@ def _measure(
     server_cpu = server.cpu_s() - server_cpu0
     results, client_cpu, wall = measured.responses, measured.client_cpu_s, measured.wall_s
     attach_server_timing(server.base_url, results)
-    rate_errors: list[float] = []
-    ttft_errors: list[float] = []
-    transits: list[float] = []
-    release_lates: list[float] = []
-    deliveries: list[float] = []
-    gaps: list[float] = []
-    total_tokens = 0
-    replans: list[float] = []
-    intended: list[float] = []
+    samples = _Samples()
     for result in results:
-        achieved = result.decode_rate_tps
-        record = result.server_timing
-        if achieved is None or record is None or result.timing.ttft_s is None:
-            raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
-        # against the request's own intended schedule (its mean rate over the visible
-        # tokens), which is the target rate itself under a flat profile
-        intended.append(record["intended_rate_tps"])
-        rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
-        replans.append(float(record.get("replans") or 0))
-        ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
-        # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.
-        received = record["received_clock_s"]
-        first_release = received + record["releases"][0][3]
-        transits.append((received - result.timing.sent) * 1000)
-        release_lates.append(record["first_release_late_s"] * 1000)
-        deliveries.append(((result.timing.first_token or 0) - first_release) * 1000)
-        gaps.extend(g * 1000 for g in result.timing.chunk_gaps_s())
-        total_tokens += result.completion_tokens or 0
-    per_1k = 1000 / max(1, total_tokens)
+        samples.add(result)
+    per_1k = 1000 / max(1, samples.total_tokens)
     return BackendBenchCell(
         pacer=pacer,
         target_tps=rate,
         concurrency=concurrency,
         streams=len(results),
         tokens_per_stream=tokens,
-        rate_error_pct_p50=statistics.median(rate_errors),
-        rate_error_pct_worst=max(rate_errors, key=abs),
-        ttft_error_ms_p50=statistics.median(ttft_errors),
-        ttft_error_ms_p99=quantile(ttft_errors, 0.99),
-        request_transit_ms_p50=statistics.median(transits),
-        first_release_late_ms_p50=statistics.median(release_lates),
-        delivery_ms_p50=statistics.median(deliveries),
-        chunk_gap_ms_p50=statistics.median(gaps) if gaps else 0.0,
-        chunk_gap_ms_p99=quantile(gaps, 0.99) if gaps else 0.0,
+        rate_error_pct_p50=statistics.median(samples.rate_errors),
+        rate_error_pct_worst=max(samples.rate_errors, key=abs),
+        ttft_error_ms_p50=statistics.median(samples.ttft_errors),
+        ttft_error_ms_p99=quantile(samples.ttft_errors, 0.99),
+        request_transit_ms_p50=statistics.median(samples.transits),
+        first_release_late_ms_p50=statistics.median(samples.release_lates),
+        delivery_ms_p50=statistics.median(samples.deliveries),
+        chunk_gap_ms_p50=statistics.median(samples.gaps) if samples.gaps else 0.0,
+        chunk_gap_ms_p99=quantile(samples.gaps, 0.99) if samples.gaps else 0.0,
         server_cpu_s_per_1k_tokens=server_cpu * per_1k,
         client_cpu_s_per_1k_tokens=client_cpu * per_1k,
         wall_s=wall,
-        intended_tps_p50=statistics.median(intended),
-        replans_p50=statistics.median(replans),
+        intended_tps_p50=statistics.median(samples.intended),
+        replans_p50=statistics.median(samples.replans),
         lateness_ms_p99=quantile(
             [(r.server_timing or {}).get("lateness_p99_s") or 0.0 for r in results], 0.99
         )
@@ -303,3 +280,43 @@ def _measure(
         )
         * 1000,
     )
+
+
+@dataclass
+class _Samples:
+    """Per-stream measures of one bench cell, against each request's intended schedule."""
+
+    rate_errors: list[float] = field(default_factory=list)
+    ttft_errors: list[float] = field(default_factory=list)
+    transits: list[float] = field(default_factory=list)
+    release_lates: list[float] = field(default_factory=list)
+    deliveries: list[float] = field(default_factory=list)
+    gaps: list[float] = field(default_factory=list)
+    replans: list[float] = field(default_factory=list)
+    intended: list[float] = field(default_factory=list)
+    total_tokens: int = 0
+
+    def add(self, result: ModelResponse) -> None:
+        """Add one stream's client-side timing and the server's record of it.
+
+        Raises:
+            BackendError: the stream came back without timing.
+        """
+        achieved = result.decode_rate_tps
+        record = result.server_timing
+        if achieved is None or record is None or result.timing.ttft_s is None:
+            raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
+        # against the request's own intended schedule (its mean rate over the visible
+        # tokens), which is the target rate itself under a flat profile
+        self.intended.append(record["intended_rate_tps"])
+        self.rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
+        self.replans.append(float(record.get("replans") or 0))
+        self.ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
+        # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.
+        received = record["received_clock_s"]
+        first_release = received + record["releases"][0][3]
+        self.transits.append((received - result.timing.sent) * 1000)
+        self.release_lates.append(record["first_release_late_s"] * 1000)
+        self.deliveries.append(((result.timing.first_token or 0) - first_release) * 1000)
+        self.gaps.extend(g * 1000 for g in result.timing.chunk_gaps_s())
+        self.total_tokens += result.completion_tokens or 0

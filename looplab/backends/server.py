@@ -35,8 +35,31 @@ __all__ = ["create_app"]
 
 def create_app(simulator: Simulator) -> Starlette:
     """Build the ASGI app serving `simulator`."""
+    endpoints = _Endpoints(simulator)
+    routes = [
+        Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
+        Route("/v1/responses", endpoints.responses, methods=["POST"]),
+        Route("/v1/models", endpoints.models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", endpoints.model, methods=["GET"]),
+        Route("/health", endpoints.health, methods=["GET"]),
+        Route("/v1/looplab/profile", endpoints.profile, methods=["GET"]),
+        Route("/v1/looplab/requests/{request_id}/timing", endpoints.timing, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={404: _not_found, 405: _wrong_method, 500: _server_error},
+    )
 
-    async def chat_completions(request: Request) -> Response:
+
+class _Endpoints:
+    """The app's request handlers, one method per route, over one simulator."""
+
+    def __init__(self, simulator: Simulator) -> None:
+        self.simulator = simulator
+
+    async def chat_completions(self, request: Request) -> Response:
+        """`POST /v1/chat/completions`: SSE or JSON; client mistakes are 400s."""
+        simulator = self.simulator
         try:
             body = await request.body()
             prepared = simulator.prepare(body)
@@ -59,15 +82,20 @@ def create_app(simulator: Simulator) -> Starlette:
             )
         return JSONResponse(await simulator.complete(prepared), headers=headers)
 
-    async def responses(request: Request) -> Response:
-        return await responses_endpoint(simulator, request)
+    async def responses(self, request: Request) -> Response:
+        """`POST /v1/responses` (`responses_stream.py`)."""
+        return await responses_endpoint(self.simulator, request)
 
-    async def models(request: Request) -> Response:
-        return JSONResponse({"object": "list", "data": [_model(m) for m in simulator.policies]})
+    async def models(self, request: Request) -> Response:
+        """`GET /v1/models`: the served model ids."""
+        return JSONResponse(
+            {"object": "list", "data": [_model(m) for m in self.simulator.policies]}
+        )
 
-    async def model(request: Request) -> Response:
+    async def model(self, request: Request) -> Response:
+        """`GET /v1/models/{id}`: one model, or 404 `model_not_found`."""
         model_id = request.path_params["model_id"]
-        if model_id not in simulator.policies:
+        if model_id not in self.simulator.policies:
             return _error_response(
                 ApiError(
                     404,
@@ -78,15 +106,18 @@ def create_app(simulator: Simulator) -> Starlette:
             )
         return JSONResponse(_model(model_id))
 
-    async def health(request: Request) -> Response:
-        return JSONResponse(simulator.health())
+    async def health(self, request: Request) -> Response:
+        """`GET /health`: liveness, profile, active/queued/completed."""
+        return JSONResponse(self.simulator.health())
 
-    async def profile(request: Request) -> Response:
-        return JSONResponse(simulator.profile.model_dump(mode="json", by_alias=True))
+    async def profile(self, request: Request) -> Response:
+        """`GET /v1/looplab/profile`: the latency profile in force."""
+        return JSONResponse(self.simulator.profile.model_dump(mode="json", by_alias=True))
 
-    async def timing(request: Request) -> Response:
+    async def timing(self, request: Request) -> Response:
+        """`GET /v1/looplab/requests/{id}/timing`: a request's release times, or 404."""
         request_id = request.path_params["request_id"]
-        record = simulator.timings.get(request_id)
+        record = self.simulator.timings.get(request_id)
         if record is None:
             return _error_response(
                 ApiError(
@@ -99,34 +130,21 @@ def create_app(simulator: Simulator) -> Starlette:
             )
         return JSONResponse(record)
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        return _error_response(
-            ApiError(404, f"Unknown path {request.url.path}", type="invalid_request_error")
-        )
 
-    async def wrong_method(request: Request, exc: Exception) -> Response:
-        return _error_response(
-            ApiError(405, f"Method {request.method} not allowed on {request.url.path}")
-        )
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        return _error_response(
-            ApiError(500, f"Internal simulator error: {exc}", type="server_error")
-        )
-
-    routes = [
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-        Route("/v1/responses", responses, methods=["POST"]),
-        Route("/v1/models", models, methods=["GET"]),
-        Route("/v1/models/{model_id:path}", model, methods=["GET"]),
-        Route("/health", health, methods=["GET"]),
-        Route("/v1/looplab/profile", profile, methods=["GET"]),
-        Route("/v1/looplab/requests/{request_id}/timing", timing, methods=["GET"]),
-    ]
-    return Starlette(
-        routes=routes,
-        exception_handlers={404: not_found, 405: wrong_method, 500: server_error},
+async def _not_found(request: Request, exc: Exception) -> Response:
+    return _error_response(
+        ApiError(404, f"Unknown path {request.url.path}", type="invalid_request_error")
     )
+
+
+async def _wrong_method(request: Request, exc: Exception) -> Response:
+    return _error_response(
+        ApiError(405, f"Method {request.method} not allowed on {request.url.path}")
+    )
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    return _error_response(ApiError(500, f"Internal simulator error: {exc}", type="server_error"))
 
 
 def _model(model_id: str) -> dict[str, Any]:

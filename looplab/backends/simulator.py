@@ -38,7 +38,7 @@ from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, Sc
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.profile import LatencyProfile
-from looplab.backends.protocol import ApiError, parse_request
+from looplab.backends.protocol import ApiError, ChatRequest, parse_request
 from looplab.backends.sse import DONE, ChunkWriter
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
@@ -102,23 +102,7 @@ class Simulator:
         """
         received = self.clock.now()
         request = parse_request(body)
-        policy = self.policies.get(request.model)
-        if policy is None:
-            raise ApiError(
-                404,
-                f"The model `{request.model}` does not exist or you do not have access to it. "
-                f"This simulator serves: {', '.join(sorted(self.policies))}.",
-                param="model",
-                code="model_not_found",
-            )
-        if request.n != 1:
-            raise ApiError(
-                400,
-                f"n={request.n} is not supported: the looplab simulator returns exactly one "
-                "choice per request; send n=1 (or omit it) and make separate requests.",
-                param="n",
-                code="unsupported_value",
-            )
+        policy = self._policy(request)
         messages = [m.model_dump(exclude_none=True) for m in request.messages]
         tools = [t.model_dump(exclude_none=True) for t in request.tools or []]
         cumulative = self.tokenizer.count_messages(messages, tools)
@@ -129,18 +113,7 @@ class Simulator:
             cached = self.cache.lookup_and_store(
                 prefix_hashes(messages, tools), cumulative, received
             )
-        try:
-            self.admission.check()
-        except QueueFull as full:
-            raise ApiError(
-                429,
-                "The simulator's concurrency limit and queue are full "
-                f"({self.profile.max_concurrency} running, {self.profile.max_queue} queued). "
-                f"Retry after {full.retry_after_s} s.",
-                type="requests",
-                code="rate_limit_exceeded",
-                headers={"retry-after": str(full.retry_after_s)},
-            ) from None
+        self._admit()
         self._maybe_inject_error()
         rng = random.Random(conversation_seed(self.profile.seed, request.model, messages, tools))
         reply = policy.reply(request, PolicyContext(self.profile, rng, self.tokenizer))
@@ -177,6 +150,50 @@ class Simulator:
             ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
             drop_after=drop_after,
         )
+
+    def _policy(self, request: ChatRequest) -> ModelPolicy:
+        """The policy serving `request.model`.
+
+        Raises:
+            ApiError: 404 (no such model), 400 (n other than 1).
+        """
+        policy = self.policies.get(request.model)
+        if policy is None:
+            raise ApiError(
+                404,
+                f"The model `{request.model}` does not exist or you do not have access to it. "
+                f"This simulator serves: {', '.join(sorted(self.policies))}.",
+                param="model",
+                code="model_not_found",
+            )
+        if request.n != 1:
+            raise ApiError(
+                400,
+                f"n={request.n} is not supported: the looplab simulator returns exactly one "
+                "choice per request; send n=1 (or omit it) and make separate requests.",
+                param="n",
+                code="unsupported_value",
+            )
+        return policy
+
+    def _admit(self) -> None:
+        """Take a place in the concurrency limit or the queue.
+
+        Raises:
+            ApiError: 429 with `retry-after` when both are full.
+        """
+        try:
+            self.admission.check()
+        except QueueFull as full:
+            raise ApiError(
+                429,
+                "The simulator's concurrency limit and queue are full "
+                f"({self.profile.max_concurrency} running, {self.profile.max_queue} queued). "
+                f"Retry after {full.retry_after_s} s.",
+                type="requests",
+                code="rate_limit_exceeded",
+                headers={"retry-after": str(full.retry_after_s)},
+            ) from None
 
     def _maybe_inject_error(self) -> None:
         faults = self.profile.faults

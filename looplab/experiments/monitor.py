@@ -1,15 +1,13 @@
-"""`LoopLagMonitor`: how late the event loop wakes, a sign that the harness machine is
-saturated; `cell_observer`: a running cell's phase and step, for the live status."""
+"""`LoopLagMonitor`: how late the event loop wakes, a sign that the harness machine is saturated."""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 from looplab.stats import quantile
 
-__all__ = ["LoopLagMonitor", "cell_observer"]
+__all__ = ["LoopLagMonitor"]
 
 
 class LoopLagMonitor:
@@ -41,24 +39,3 @@ class LoopLagMonitor:
             await asyncio.sleep(self.interval_s)
             now = time.perf_counter()
             self.samples.append((now, max(0.0, now - before - self.interval_s)))
-
-
-def cell_observer(
-    status: Callable[[str, str, int], None] | None, cell_id: str
-) -> Callable[[str], None] | None:
-    """A client observer turning a cell's call start/end into (cell, phase, step) status
-    (None without a status callback)."""
-    if status is None:
-        return None
-    steps = 0
-
-    def observe(event: str) -> None:
-        nonlocal steps
-        if event == "model":
-            steps += 1
-            status(cell_id, "model", steps)
-        else:
-            status(cell_id, "tools", steps)
-
-    status(cell_id, "start", 0)
-    return observe

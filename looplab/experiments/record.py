@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from looplab.agents.records import RunResult, StepRecord
+from looplab.agents.records import RunResult, StepRecord, ToolCallRecord
 from looplab.agents.runner import TaskRun
 from looplab.sandbox import SandboxEvent
 from looplab.traces.schema import (
@@ -101,82 +101,14 @@ def _step_events(
     step: StepRecord,
     message: dict[str, Any] | None,
     outputs: dict[str, str],
-    at: Any,
-    wall: Any,
+    at: Callable[[float], float],
+    wall: Callable[[float], datetime],
     model: str,
     profile: str | None,
 ) -> list[TraceEvent]:
-    events: list[TraceEvent] = []
-    call = step.model
-    timing = call.timing if call is not None else None
-    attempts = [
-        Attempt(
-            start=at(a.started),
-            end=at(a.ended),
-            error=a.error,
-            status=a.status,
-            wait_s=a.wait_s,
-        )
-        for a in step.attempts
-    ]
-    if call is None and attempts:
-        # the call never succeeded: its attempts (the last one fatal) still belong in the trace
-        events.append(
-            ModelCallEvent(
-                run_id=run_id,
-                step=step.index,
-                wall_time=wall(step.started),
-                start=at(step.started),
-                end=at(step.model_ended),
-                finish_reason="error",
-                model=model,
-                profile=profile,
-                request_id=step.attempts[-1].request_id,
-                attempts=attempts,
-            )
-        )
-    if call is not None and timing is not None:
-        events.append(
-            ModelCallEvent(
-                run_id=run_id,
-                step=step.index,
-                wall_time=wall(timing.scheduled),
-                start=at(timing.scheduled),
-                end=at(timing.end if timing.end is not None else step.model_ended),
-                sent=at(timing.sent),
-                first_token=None if timing.first_token is None else at(timing.first_token),
-                last_token=None if timing.last_token is None else at(timing.last_token),
-                prompt_tokens=call.prompt_tokens,
-                cached_tokens=call.cached_tokens,
-                completion_tokens=call.completion_tokens,
-                reasoning_tokens=call.reasoning_tokens,
-                finish_reason=call.finish_reason,
-                model=model,
-                profile=profile,
-                request_id=call.request_id,
-                message=message,
-                attempts=attempts,
-            )
-        )
-    for tool in step.tools:
-        output = outputs.get(tool.call_id)
-        events.append(
-            ToolCallEvent(
-                run_id=run_id,
-                step=step.index,
-                wall_time=wall(tool.started),
-                start=at(tool.started),
-                end=at(tool.ended),
-                call_id=tool.call_id,
-                name=tool.name,
-                arguments=tool.arguments,
-                ok=tool.ok,
-                error=tool.error,
-                output=None if output is None else output[:OUTPUT_LIMIT],
-                output_chars=tool.output_chars,
-                synthetic=tool.synthetic,
-            )
-        )
+    """One step's events: its model call (or failed attempts), tools, sandbox ops, step."""
+    events: list[TraceEvent] = _model_events(run_id, step, message, at, wall, model, profile)
+    events.extend(_tool_event(run_id, step.index, tool, outputs, at, wall) for tool in step.tools)
     events.extend(_setup_event(run_id, e, at, step.index) for e in step.sandbox_events)
     events.append(
         StepEvent(
@@ -191,6 +123,93 @@ def _step_events(
         )
     )
     return events
+
+
+def _model_events(
+    run_id: str,
+    step: StepRecord,
+    message: dict[str, Any] | None,
+    at: Callable[[float], float],
+    wall: Callable[[float], datetime],
+    model: str,
+    profile: str | None,
+) -> list[TraceEvent]:
+    """The step's model call; a call that never succeeded is one `error` event holding all
+    its attempts (the last one fatal)."""
+    attempts = [
+        Attempt(
+            start=at(a.started), end=at(a.ended), error=a.error, status=a.status, wait_s=a.wait_s
+        )
+        for a in step.attempts
+    ]
+    call = step.model
+    timing = call.timing if call is not None else None
+    if call is None or timing is None:
+        if call is not None or not attempts:
+            return []
+        return [
+            ModelCallEvent(
+                run_id=run_id,
+                step=step.index,
+                wall_time=wall(step.started),
+                start=at(step.started),
+                end=at(step.model_ended),
+                finish_reason="error",
+                model=model,
+                profile=profile,
+                request_id=step.attempts[-1].request_id,
+                attempts=attempts,
+            )
+        ]
+    return [
+        ModelCallEvent(
+            run_id=run_id,
+            step=step.index,
+            wall_time=wall(timing.scheduled),
+            start=at(timing.scheduled),
+            end=at(timing.end if timing.end is not None else step.model_ended),
+            sent=at(timing.sent),
+            first_token=None if timing.first_token is None else at(timing.first_token),
+            last_token=None if timing.last_token is None else at(timing.last_token),
+            prompt_tokens=call.prompt_tokens,
+            cached_tokens=call.cached_tokens,
+            completion_tokens=call.completion_tokens,
+            reasoning_tokens=call.reasoning_tokens,
+            finish_reason=call.finish_reason,
+            model=model,
+            profile=profile,
+            request_id=call.request_id,
+            message=message,
+            attempts=attempts,
+        )
+    ]
+
+
+def _tool_event(
+    run_id: str,
+    step: int,
+    tool: ToolCallRecord,
+    outputs: dict[str, str],
+    at: Callable[[float], float],
+    wall: Callable[[float], datetime],
+) -> ToolCallEvent:
+    """One tool call; its output cut to `OUTPUT_LIMIT` characters."""
+    output = outputs.get(tool.call_id)
+    return ToolCallEvent(
+        run_id=run_id,
+        step=step,
+        wall_time=wall(tool.started),
+        start=at(tool.started),
+        end=at(tool.ended),
+        call_id=tool.call_id,
+        name=tool.name,
+        arguments=tool.arguments,
+        ok=tool.ok,
+        error=tool.error,
+        output=None if output is None else output[:OUTPUT_LIMIT],
+        output_chars=tool.output_chars,
+        synthetic=tool.synthetic,
+    )
 
 
 def _setup_event(

@@ -17,43 +17,22 @@ run afresh, so no run is ever counted twice.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
-from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import structlog
 
-from looplab.agents.config import AgentConfig
-from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
-from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
-from looplab.clock import VirtualClock, utc_now
-from looplab.errors import LooplabError
-from looplab.experiments.config import BackendSpec, ExperimentConfig
+from looplab.experiments.cell import CellContext, CellOutcome, run_cell
+from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.directory import is_complete, prepare, set_aside
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
-from looplab.experiments.monitor import LoopLagMonitor, cell_observer
-from looplab.experiments.record import run_events
-from looplab.experiments.workload import (
-    WORKLOAD_MODEL,
-    cell_clock,
-    cell_shape,
-    run_workload_cell,
-)
-from looplab.experiments.wrapped import WrappedAgent, fast_upstream, run_wrapped_cell
+from looplab.experiments.monitor import LoopLagMonitor
+from looplab.experiments.servers import ServerPool, backend_profile
 from looplab.tasks.references import is_trace_driven
-from looplab.traces.io import TraceWriter
-from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
-from looplab.workloads.shape import TaskShape
 
 __all__ = [
     "CellOutcome",
@@ -65,21 +44,6 @@ __all__ = [
 ]
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass
-class CellOutcome:
-    """What happened to one cell in this invocation."""
-
-    cell: Cell
-    status: str
-    """`done` (ran now), `skipped` (complete trace found), `failed` (harness error)."""
-    trace_path: Path
-    task_s: float | None = None
-    steps: int | None = None
-    success: bool | None = None
-    error: str | None = None
-    loop_lag_p99_ms: float | None = None
 
 
 @dataclass
@@ -122,10 +86,8 @@ class ExperimentRunner:
         self.traces = self.directory / "traces"
         self.progress = progress
         self.status = status
-        self._servers: dict[tuple[str, int, str], SimulatorServer] = {}
         self.pruned: list[str] = []
         """Leftover containers removed before this invocation (docker sandboxes)."""
-        self._server_lock = asyncio.Lock()
 
     def validate(self) -> list[Cell]:
         """Check everything that can be checked before anything is written: the tasks (globs
@@ -139,7 +101,7 @@ class ExperimentRunner:
         """
         cells = expand_cells(self.config)
         for backend in self.config.backends:
-            self._profile(backend, 0)
+            backend_profile(backend, 0)
         return cells
 
     def prepare_directory(self, *, fresh: bool) -> None:
@@ -224,12 +186,14 @@ class ExperimentRunner:
         driven_gate = asyncio.Semaphore(driven) if driven else gate
         monitor = LoopLagMonitor()
         monitor.start()
+        servers = ServerPool(virtual=self.config.clock == "virtual")
+        context = CellContext(self.config, self.traces, servers, monitor, self._observer)
 
         async def one(cell: Cell) -> None:
             async with driven_gate if is_trace_driven(cell.task) else gate:
                 log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
                 try:
-                    outcome = await self._run_cell(cell, monitor)
+                    outcome = await run_cell(context, cell)
                 except Exception as exc:  # a harness bug fails its cell, not the experiment
                     log.exception("cell.crashed", cell=cell.id)
                     path = self.traces / f"{cell.id}.jsonl"
@@ -260,148 +224,22 @@ class ExperimentRunner:
                     group.create_task(one(cell))
         finally:
             await monitor.stop()
-            for server in self._servers.values():
-                await asyncio.to_thread(server.stop)
-            self._servers.clear()
+            await servers.stop()
 
-    def _profile(self, backend: BackendSpec, seed: int) -> LatencyProfile | None:
-        if backend.kind == "real":
+    def _observer(self, cell_id: str) -> Callable[[str], None] | None:
+        """A client observer turning call start/end into (cell, phase, step) status."""
+        status = self.status
+        if status is None:
             return None
-        overrides = [*backend.profile_overrides(), f"seed={seed}"]
-        return resolve_profile(backend.profile or backend.name, overrides)
+        steps = 0
 
-    async def _server(self, backend: BackendSpec, seed: int, clock_name: str) -> SimulatorServer:
-        key = (backend.name, seed, clock_name)
-        async with self._server_lock:
-            if key not in self._servers:
-                profile = self._profile(backend, seed)
-                assert profile is not None
-                clock = VirtualClock() if clock_name == "virtual" else None
-                server = SimulatorServer(profile, clock=clock)
-                await asyncio.to_thread(server.start)
-                self._servers[key] = server
-            return self._servers[key]
-
-    async def _endpoint(self, cell: Cell) -> tuple[EndpointConfig, SimulatorServer | None]:
-        backend = cell.backend
-        if backend.kind == "real":
-            assert backend.base_url is not None
-            assert backend.model is not None
-            endpoint = EndpointConfig(
-                base_url=backend.base_url, model=backend.model, api_key_env=backend.api_key_env
-            )
-            return endpoint, None
-        server = await self._server(backend, cell.seed, cell_clock(self.config, cell.task))
-        model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
-        return EndpointConfig(base_url=server.base_url, model=model), server
-
-    async def _run_cell(self, cell: Cell, monitor: LoopLagMonitor) -> CellOutcome:
-        path = self.traces / f"{cell.id}.jsonl"
-        run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
-        wrapped = {w.name: w for w in self.config.wrapped}
-        if cell.agent in wrapped:
-            return await self._run_wrapped(cell, wrapped[cell.agent], path, run_id)
-        shape: TaskShape | None = None
-        try:
-            endpoint, server = await self._endpoint(cell)
-            if is_trace_driven(cell.task):
-                shape = cell_shape(cell.task, cell.seed, self.config.workload)
+        def observe(event: str) -> None:
+            nonlocal steps
+            if event == "model":
+                steps += 1
+                status(cell_id, "model", steps)
             else:
-                task = load_task(cell.task)
-            profile = server.simulator.profile if server else None
-            header = TraceHeader(
-                run_id=run_id,
-                created=utc_now(),
-                experiment=self.config.name,
-                cell=cell.describe(),
-                task=cell.task,
-                agent=cell.agent,
-                model=endpoint.model,
-                profile=profile.model_dump(mode="json", by_alias=True) if profile else None,
-                backend={"kind": cell.backend.kind, "name": cell.backend.name,
-                         "base_url": endpoint.base_url},
-                sandbox={"kind": self.config.sandbox.kind},
-                clock=cell_clock(self.config, cell.task),
-                notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
-            )  # fmt: skip
-        except LooplabError as exc:
-            return CellOutcome(cell, "failed", path, error=str(exc))
-        async with AsyncExitStack() as stack:
-            writer = stack.enter_context(TraceWriter(path, header))
-            origin_wall = utc_now()
-            writer.write(
-                RunStartEvent(
-                    run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task
-                )
-            )
-            client = await stack.enter_async_context(
-                InstrumentedClient(endpoint, observer=cell_observer(self.status, cell.id))
-            )
-            try:
-                if shape is not None:
-                    run = await run_workload_cell(
-                        shape, cell.task, server, client, agent_config=self._agent_config(),
-                        sandbox_config=self.config.sandbox, settings=self.config.workload,
-                    )  # fmt: skip
-                else:
-                    run = await run_task(
-                        task,
-                        client,
-                        agent=cell.agent,
-                        agent_config=self._agent_config(),
-                        sandbox_config=self.config.sandbox,
-                        experiment=self.config.name,
-                        run_id=run_id,
-                    )
-            except LooplabError as exc:
-                return CellOutcome(cell, "failed", path, error=str(exc))
-            lag = monitor.p99_ms(run.result.started, run.result.ended)
-            events = run_events(
-                run_id, run, origin_wall=origin_wall, model=endpoint.model,
-                profile=profile.name if profile else None, loop_lag_p99_ms=lag,
-            )  # fmt: skip
-            if cell_clock(self.config, cell.task) == "virtual" and server is not None:
-                events = compose_virtual_timeline(events, server.simulator.timings)
-            elif server is not None:
-                events = annotate_reasoning(events, server.simulator.timings)
-            for event in events:
-                writer.write(event)
-            end = events[-1]
-            assert isinstance(end, RunEndEvent)
-        return CellOutcome(
-            cell,
-            "done",
-            path,
-            task_s=end.end,
-            steps=end.steps,
-            success=end.success,
-            loop_lag_p99_ms=end.loop_lag_p99_ms,
-        )
+                status(cell_id, "tools", steps)
 
-    async def _run_wrapped(
-        self, cell: Cell, agent: WrappedAgent, path: Path, run_id: str
-    ) -> CellOutcome:
-        """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
-        profile = self._profile(cell.backend, cell.seed)
-        fast = fast_upstream(cell.backend, agent, profile)
-        try:
-            server = await self._server(fast, cell.seed, self.config.clock) if fast else None
-            upstream = server.base_url if server else None
-            end = await run_wrapped_cell(
-                agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
-                upstream=upstream or cell.backend.base_url, experiment=self.config.name,
-                cell=cell.describe(),
-            )  # fmt: skip
-        except LooplabError as exc:
-            return CellOutcome(cell, "failed", path, error=str(exc))
-        return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
-
-    def _agent_config(self) -> AgentConfig:
-        budgets = self.config.budgets
-        return self.config.agent.model_copy(
-            update={
-                "max_steps": budgets.max_steps,
-                "token_budget": budgets.max_tokens,
-                "wall_time_budget_s": budgets.wall_time_s,
-            }
-        )
+        status(cell_id, "start", 0)
+        return observe

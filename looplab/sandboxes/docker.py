@@ -22,46 +22,39 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
-import json
 import socket
-import tarfile
-import uuid
 from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from looplab.errors import PrerequisiteError, SandboxError
-from looplab.sandbox import EventSink, ExecResult, SandboxConfig, parse_size
+from looplab.errors import SandboxError
+from looplab.sandbox import EventSink, ExecResult, SandboxConfig
 from looplab.sandboxes._channel import (
     DockerFrames,
     HelperChannel,
     command_argv,
     decode_b64,
     encode_b64,
-    helper_source,
     run_command,
 )
+from looplab.sandboxes._container import (
+    BASE_ENV,
+    WORKDIR,
+    exec_via_api,
+    remove_container,
+    start_container,
+    tar_directory,
+)
 from looplab.sandboxes._paths import workspace_relative
-from looplab.sandboxes._support import CappedOutput, EventClock
+from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.engine import connect_engine
-from looplab.sandboxes.owner import owner_label
 
 if TYPE_CHECKING:
     import docker
 
 __all__ = ["DockerSandbox", "default_client"]
-
-WORKDIR = "/workspace"
-BASE_ENV = {
-    "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-    "LANG": "C.UTF-8",
-    "HOME": "/home/sandbox",
-    "PYTHONDONTWRITEBYTECODE": "1",
-    "PYTHONUNBUFFERED": "1",
-}
 
 
 @cache
@@ -135,7 +128,7 @@ class DockerSandbox:
             client if client is not None else await asyncio.to_thread(default_client)
         )
         container, attached, published = await asyncio.to_thread(
-            _start_container, engine, config, experiment, run_id
+            start_container, engine, config, experiment, run_id
         )
         raw: socket.socket = getattr(attached, "_sock", attached)
         sandbox_id = str(container.id)[:12]
@@ -153,7 +146,7 @@ class DockerSandbox:
         try:
             await channel.request("ping", wait_s=30.0)
             if task_dir is not None:
-                archive = await asyncio.to_thread(_tar_directory, task_dir)
+                archive = await asyncio.to_thread(tar_directory, task_dir)
                 await channel.request("untar", wait_s=120.0, data=encode_b64(archive))
         except BaseException:
             await sandbox.close()
@@ -212,8 +205,9 @@ class DockerSandbox:
         argv = command_argv(command)
         if self.config.exec_mode == "api":
             result = await asyncio.to_thread(
-                self._exec_api, argv, timeout, full_env, f"{WORKDIR}/{relative}"
-            )
+                exec_via_api, self._client, self._container, self.config,
+                argv, timeout, full_env, f"{WORKDIR}/{relative}",
+            )  # fmt: skip
         else:
             result = await run_command(
                 self._channel,
@@ -261,7 +255,7 @@ class DockerSandbox:
         for closable in (getattr(self._attached, "_sock", self._attached), self._attached):
             with contextlib.suppress(OSError, AttributeError):
                 closable.close()
-        await asyncio.to_thread(_remove_container, self._container)
+        await asyncio.to_thread(remove_container, self._container)
         self._clock.emit("close", self.id, begun)
 
     async def __aenter__(self) -> Self:
@@ -283,135 +277,7 @@ class DockerSandbox:
         relative = workspace_relative(path, WORKDIR, sandbox_id=self.id)
         return await self._channel.request(op, wait_s=120.0, path=str(relative), **fields)
 
-    def _exec_api(
-        self, argv: list[str], timeout_s: float, env: dict[str, str], workdir: str
-    ) -> ExecResult:
-        """One Docker exec per command (the `api` mode); `timeout` kills its group."""
-        import time
-
-        started = time.perf_counter()
-        api = self._client.api
-        wrapped = ["timeout", "-s", "KILL", f"{timeout_s}", *argv]
-        exec_id = api.exec_create(
-            self._container.id, wrapped, environment=env, workdir=workdir, user=self.config.user
-        )["Id"]
-        out, err = (
-            CappedOutput(self.config.output_limit_bytes),
-            CappedOutput(self.config.output_limit_bytes),
-        )
-        for chunk_out, chunk_err in api.exec_start(exec_id, stream=True, demux=True):
-            if chunk_out:
-                out.feed(chunk_out)
-            if chunk_err:
-                err.feed(chunk_err)
-        code = int(api.exec_inspect(exec_id)["ExitCode"])
-        return ExecResult(
-            exit_code=code,
-            stdout=out.text(),
-            stderr=err.text(),
-            duration_s=time.perf_counter() - started,
-            timed_out=code == 137 and time.perf_counter() - started >= timeout_s,
-            truncated=bool(out.dropped or err.dropped),
-        )
-
     def _check_open(self) -> None:
         """Raise SandboxError once closed."""
         if self._closed:
             raise SandboxError("sandbox is closed", sandbox_id=self.id)
-
-
-def _start_container(
-    client: docker.DockerClient, config: SandboxConfig, experiment: str, run_id: str
-) -> tuple[Any, Any, dict[int, int]]:
-    """Create the container, attach to its stdio, start it (blocking; run in a thread).
-
-    Returns:
-        The container, the attach socket, and host port by published container port.
-    """
-    import docker as docker_sdk
-
-    memory = parse_size(config.memory)
-    uid, _, gid = config.user.partition(":")
-    # published on 127.0.0.1 only, on a host port the engine picks
-    ports: dict[str, int | list[int] | tuple[str, int] | None] = {
-        f"{port}/tcp": ("127.0.0.1", 0) for port in config.publish_ports
-    }
-    try:
-        container = client.containers.create(
-            config.image,
-            command=["python3", "-c", helper_source(), "serve", _helper_settings()],
-            init=True,
-            stdin_open=True,
-            detach=False,  # with stdin_open: StdinOnce, so EOF reaches the helper
-            auto_remove=True,
-            user=config.user,
-            working_dir=WORKDIR,
-            environment=BASE_ENV,
-            network_mode=config.network,
-            ports=ports or None,
-            cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
-            pids_limit=config.pids,
-            mem_limit=memory,
-            memswap_limit=memory,
-            nano_cpus=int(config.cpus * 1e9),
-            read_only=True,
-            tmpfs={
-                "/tmp": f"rw,exec,nosuid,nodev,size={parse_size(config.tmp_size)}",
-                WORKDIR: (
-                    f"rw,exec,nosuid,nodev,size={parse_size(config.workspace_size)},"
-                    f"uid={uid},gid={gid or uid},mode=0755"
-                ),
-            },
-            labels={
-                "looplab": "1",
-                "looplab.experiment": experiment,
-                "looplab.run": run_id,
-                "looplab.owner": owner_label(),
-            },
-        )
-    except docker_sdk.errors.ImageNotFound as exc:
-        raise PrerequisiteError(
-            f"the sandbox image {config.image} is not there", fix="looplab sandbox build"
-        ) from exc
-    except docker_sdk.errors.APIError as exc:
-        raise SandboxError(f"cannot create a container of {config.image}: {exc}") from exc
-    try:
-        params = {"stdin": 1, "stdout": 1, "stream": 1}
-        attached = client.api.attach_socket(str(container.id), params=params)
-        container.start()
-        published: dict[int, int] = {}
-        if ports and config.network != "none":
-            container.reload()  # the engine picks the host ports at start
-            for key, bindings in (container.ports or {}).items():
-                for binding in bindings or []:
-                    if binding.get("HostIp") == "127.0.0.1":
-                        published[int(str(key).split("/")[0])] = int(binding["HostPort"])
-    except Exception as exc:
-        _remove_container(container)
-        raise SandboxError(
-            f"cannot start the sandbox container: {exc}", sandbox_id=container.short_id
-        ) from exc
-    return container, attached, published
-
-
-def _helper_settings() -> str:
-    """The helper's settings: markers only (the container's cgroup holds the limits)."""
-    return json.dumps({"marker": uuid.uuid4().hex, "owner": owner_label()})
-
-
-def _remove_container(container: Any) -> None:
-    """Kill and remove a container, ignoring one that is already gone."""
-    import docker as docker_sdk
-
-    with contextlib.suppress(docker_sdk.errors.NotFound, docker_sdk.errors.APIError):
-        container.remove(force=True)
-
-
-def _tar_directory(directory: Path) -> bytes:
-    """A tar archive of a directory's contents (paths relative to it)."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for entry in sorted(directory.iterdir()):
-            tar.add(entry, arcname=entry.name)
-    return buffer.getvalue()

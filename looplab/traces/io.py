@@ -88,11 +88,25 @@ class TraceWriter:
         self.path = path
         self.scrubber = scrubber or Scrubber()
         path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = None
+        self._create(self._line(header.model_dump(mode="json")))
+        self._file = path.open("a", encoding="utf-8")
+
+    def _create(self, header_line: str) -> None:
+        """Create the file holding its header, atomically: the header goes to a temporary
+        file that is then hard-linked to `path` (which fails if `path` exists), so no reader
+        and no kill ever sees the trace without its header."""
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         try:
-            self._file: IO[str] | None = path.open("x", encoding="utf-8")
+            with temporary.open("w", encoding="utf-8") as handle:
+                handle.write(header_line)
+            os.link(temporary, self.path)
         except FileExistsError:
-            raise TraceError("trace already exists; refusing to append", path=str(path)) from None
-        self._write_line(header.model_dump(mode="json"))
+            raise TraceError(
+                "trace already exists; refusing to append", path=str(self.path)
+            ) from None
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def write(self, event: TraceEvent) -> None:
         """Append one event and flush it to the OS."""
@@ -122,11 +136,15 @@ class TraceWriter:
     ) -> None:
         self.close()
 
+    def _line(self, data: object) -> str:
+        """One JSON line, secrets scrubbed."""
+        text = json.dumps(self.scrubber.scrub(data), ensure_ascii=False, separators=(",", ":"))
+        return text + "\n"
+
     def _write_line(self, data: object) -> None:
         if self._file is None:
             raise TraceError("trace writer is closed", path=str(self.path))
-        line = json.dumps(self.scrubber.scrub(data), ensure_ascii=False, separators=(",", ":"))
-        self._file.write(line + "\n")
+        self._file.write(self._line(data))
         self._file.flush()
 
 

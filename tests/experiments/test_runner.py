@@ -94,14 +94,16 @@ def test_resume_after_the_process_is_killed(tmp_path: Path, small_config: dict[s
         stderr=subprocess.DEVNULL,
         env=env,
     )
-    deadline = time.perf_counter() + 60
-    while time.perf_counter() < deadline:
-        states = [read_trace(p).complete for p in traces.glob("*.jsonl")]
-        if True in states and False in states:
-            break  # one run finished and the next one is under way
-        time.sleep(0.05)
-    process.send_signal(signal.SIGKILL)
-    process.wait(timeout=10)
+    try:
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline:
+            states = [read_trace(p).complete for p in traces.glob("*.jsonl")]
+            if True in states and False in states:
+                break  # one run finished and the next one is under way
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
     before = {p.name: read_trace(p).complete for p in traces.glob("*.jsonl")}
     assert False in before.values(), f"expected a cut-off run, found {before}"
     result = _run(small_config)

@@ -89,6 +89,20 @@ def test_refusals_name_the_problem(tmp_path: Path) -> None:
         TraceWriter(path, HEADER)
 
 
+def test_a_new_trace_appears_with_its_header(tmp_path: Path) -> None:
+    """The file appears already holding its header (no empty trace), no temporary remains."""
+    path = tmp_path / "traces" / "r1.jsonl"
+    with TraceWriter(path, HEADER, Scrubber(environ={})) as writer:
+        assert read_trace(path).header.run_id == HEADER.run_id
+        assert not read_trace(path).complete
+        writer.write_all(_events())
+    assert read_trace(path).complete
+    assert sorted(p.name for p in path.parent.iterdir()) == ["r1.jsonl"]
+    with pytest.raises(TraceError, match="already exists"):
+        TraceWriter(path, HEADER)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["r1.jsonl"]
+
+
 def test_secrets_never_reach_the_file(tmp_path: Path) -> None:
     """API keys (from the environment and by shape) and auth headers are redacted."""
     secret = "live-key-0123456789abcdef"

@@ -63,7 +63,8 @@ async def test_recorded_session_is_replayed_step_by_step(fixtures: Path) -> None
         assert all(t.synthetic for t in live.tools)
         assert [t.ok for t in live.tools] == [t.ok for t in recorded.tools]
         for tool, planned in zip(live.tools, recorded.tools, strict=True):
-            assert planned.seconds - 0.002 <= tool.duration_s <= max(planned.seconds, 0.02) + 0.06
+            # above: a sandbox exec's own cost (~10 ms, far more on a loaded machine)
+            assert planned.seconds - 0.002 <= tool.duration_s <= max(planned.seconds, 0.02) + 0.25
     assert grew == 7  # all but the two rounds whose prompt grew less than their reply
 
 

@@ -19,7 +19,7 @@ import json
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,12 @@ from looplab.backends.prefix_cache import PrefixCache
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.calls import CallRecord, assemble_message
-from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, Usage, make_item
+from looplab.backends.proxy.events import Usage
+from looplab.backends.proxy.exchange import Exchange, choose_source, read_events
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
-    is_reasoning,
     json_object,
     prepend,
     streams_reasoning,
@@ -45,7 +45,7 @@ from looplab.backends.proxy.replies import (
 )
 from looplab.backends.proxy.schedule import plan_request, replan
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry
-from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source, error_body
+from looplab.backends.proxy.upstream import RecordedSource, Source, error_body
 from looplab.backends.timing import CallSchedule, TimingModel
 from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
@@ -65,18 +65,6 @@ class Reply:
     headers: dict[str, str]
     content: bytes = b""
     stream: AsyncIterator[bytes] | None = None
-
-
-@dataclass
-class _Exchange:
-    """One request on its way through the proxy."""
-
-    endpoint: str
-    body: dict[str, Any]
-    call: CallRecord
-    plan: CallSchedule
-    items: list[Item] = field(default_factory=list)
-    record: GatedRecord | None = None
 
 
 class Proxy:
@@ -145,7 +133,7 @@ class Proxy:
             body = json_object(raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            exchange = _Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            exchange = Exchange(endpoint, body, call, self._plan(endpoint, body, received))
             source = self._source(exchange, headers)
             await source.open()
         except ApiError as error:
@@ -160,41 +148,11 @@ class Proxy:
             return await self._stream(exchange, source)
         return await self._complete(exchange, source)
 
-    def _source(self, exchange: _Exchange, headers: Mapping[str, str]) -> Source:
-        endpoint, body = exchange.endpoint, exchange.body
-        if self.recording is not None:
-            recorded = self.recording.lookup(endpoint, body)
-            if recorded is not None:
-                exchange.call.source = "replay"
-                return RecordedSource(
-                    int(recorded.get("status", 200)),
-                    list(recorded.get("events") or []),
-                    json.dumps(recorded.get("body")).encode() if "body" in recorded else b"",
-                )
-            if self.upstream is None:
-                raise ApiError(
-                    400,
-                    "replay: this request is not in the recording "
-                    f"({self.recording.directory}), and the proxy has no upstream to ask. "
-                    f"Divergence: {self.recording.divergences[-1].describe()}",
-                    code="replay_miss",
-                )
-        if self.upstream is None:
-            raise ApiError(500, "the proxy has neither an upstream nor a recording")
-        upstream_body = dict(body)
-        if body.get("stream") and endpoint == "chat":
-            upstream_body["stream_options"] = {
-                **(body.get("stream_options") or {}),
-                "include_usage": True,
-            }
-        exchange.call.source = "upstream"
-        return HttpUpstream(
-            self.http_client(),
-            self.upstream + PROTOCOLS[endpoint].path,
-            json.dumps(upstream_body).encode(),
-            headers,
-            self._api_key,
-        )
+    def _source(self, exchange: Exchange, headers: Mapping[str, str]) -> Source:
+        return choose_source(
+            exchange, headers, recording=self.recording, upstream=self.upstream,
+            http=self.http_client, api_key=self._api_key,
+        )  # fmt: skip
 
     def http_client(self) -> httpx2.AsyncClient:
         """The upstream connection pool (created on first use, on the serving loop)."""
@@ -215,7 +173,7 @@ class Proxy:
 
     # -- replies -------------------------------------------------------------------------
 
-    async def _error(self, exchange: _Exchange, source: Source) -> Reply:
+    async def _error(self, exchange: Exchange, source: Source) -> Reply:
         call = exchange.call
         try:
             raw = await source.body()
@@ -229,7 +187,7 @@ class Proxy:
         headers = {**source.headers, **self._headers(call)}
         return Reply(source.status, headers, json.dumps(body).encode())
 
-    async def _complete(self, exchange: _Exchange, source: Source) -> Reply:
+    async def _complete(self, exchange: Exchange, source: Source) -> Reply:
         """Non-streaming: hold the body until the profile's whole-call time."""
         call = exchange.call
         self.active += 1
@@ -260,7 +218,7 @@ class Proxy:
         headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
         return Reply(call.status, headers, raw)
 
-    async def _stream(self, exchange: _Exchange, source: Source) -> Reply:
+    async def _stream(self, exchange: Exchange, source: Source) -> Reply:
         """Streaming: pace the slots as they arrive; headers go out with the first one."""
         call = exchange.call
         hidden = 0
@@ -281,7 +239,9 @@ class Proxy:
         self.active += 1
         self._load_changed(call.received)
         self._in_flight.add(record)
-        reader = asyncio.ensure_future(self._read(exchange, source, record))
+        reader = asyncio.ensure_future(
+            read_events(exchange, source, record, self.tokenizer, self.clock)
+        )
         body = self._release(exchange, source, record, reader)
         try:
             first = await body.__anext__()
@@ -296,41 +256,9 @@ class Proxy:
                    "content-type": "text/event-stream; charset=utf-8"}  # fmt: skip
         return Reply(call.status, headers, stream=prepend(first, body))
 
-    async def _read(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
-        """Feed the upstream's events into the exchange as they arrive."""
-        protocol = PROTOCOLS[exchange.endpoint]
-        parser = SseParser()
-        call = exchange.call
-        streamed_reasoning = False
-        try:
-            async for line, arrived in source.lines():
-                event = parser.feed(line)
-                if event is None:
-                    continue
-                item = make_item(protocol, event[0], event[1], event[2], self.tokenizer)
-                item.first_slot = len(record.arrivals)
-                item.arrived = arrived
-                exchange.items.append(item)
-                if item.slots:
-                    if call.upstream_first_token is None:
-                        call.upstream_first_token = arrived
-                    call.upstream_last_token = arrived
-                    streamed_reasoning |= is_reasoning(item)
-                    record.arrive(item.tokens, arrived)
-                usage = protocol.usage(item.data) if item.data is not None else None
-                if usage is not None:
-                    call.usage = usage
-                    hidden = 0 if streamed_reasoning else (usage.reasoning or 0)
-                    record.settle((usage.completion or 0) - hidden)
-        except Exception as exc:  # a broken upstream stream: what came is still released
-            call.error = f"upstream stream failed: {type(exc).__name__}: {exc}"[:500]
-        finally:
-            call.upstream_end = self.clock.now()
-            record.finish()
-
     async def _release(
         self,
-        exchange: _Exchange,
+        exchange: Exchange,
         source: Source,
         record: GatedRecord,
         reader: asyncio.Future[None],
@@ -369,7 +297,7 @@ class Proxy:
                 call.error = call.error or "the client disconnected"
                 self._close_stream(exchange, source, record)
 
-    def _close_stream(self, exchange: _Exchange, source: Source, record: GatedRecord) -> None:
+    def _close_stream(self, exchange: Exchange, source: Source, record: GatedRecord) -> None:
         call = exchange.call
         self.active -= 1
         self._in_flight.discard(record)
@@ -418,7 +346,7 @@ class Proxy:
         )
 
     def _record(
-        self, exchange: _Exchange, source: Source, body: dict[str, Any] | None = None
+        self, exchange: Exchange, source: Source, body: dict[str, Any] | None = None
     ) -> None:
         """Store the exchange when recording (upstream replies only)."""
         if self.recorder is not None and exchange.call.source == "upstream":

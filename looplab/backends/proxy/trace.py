@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from looplab.backends.proxy.calls import CallRecord
@@ -62,18 +63,12 @@ def wrap_events(
         profile: the profile name stamped on each model call.
     """
     ordered = sorted(calls, key=lambda c: c.received)
-    origin = ordered[0].received if ordered else exited
-    wall0 = ordered[0].received_wall if ordered else None
-
-    def rel(t: float | None) -> float | None:
-        return None if t is None else t - origin
-
-    def wall(t: float) -> datetime | None:
-        return None if wall0 is None else wall0 + timedelta(seconds=t)
-
+    axis = _Axis(
+        ordered[0].received if ordered else exited, ordered[0].received_wall if ordered else None
+    )
     events: list[TraceEvent] = [
         RunStartEvent(
-            run_id=run_id, wall_time=wall(0.0), start=0.0, end=0.0, task=task, prompt=prompt
+            run_id=run_id, wall_time=axis.wall(0.0), start=0.0, end=0.0, task=task, prompt=prompt
         )
     ]
     pending: list[Attempt] = []
@@ -82,84 +77,22 @@ def wrap_events(
     for index, call in enumerate(ordered):
         end = call.end if call.end is not None else call.received
         if call.status >= 300 or call.error is not None:
-            pending.append(
-                Attempt(
-                    start=call.received - origin,
-                    end=end - origin,
-                    error=call.error or "error",
-                    status=call.status or None,
-                )
-            )
+            pending.append(_attempt(call, end, axis))
             continue
-        start = call.received - origin
-        events.append(
-            ModelCallEvent(
-                run_id=run_id,
-                step=step,
-                wall_time=wall(start),
-                start=start,
-                end=end - origin,
-                sent=start,
-                first_token=rel(call.first_token),
-                last_token=rel(call.last_token),
-                prompt_tokens=call.usage.prompt,
-                cached_tokens=call.usage.cached,
-                completion_tokens=call.usage.completion,
-                reasoning_tokens=call.usage.reasoning,
-                finish_reason=call.finish_reason,
-                model=call.model,
-                profile=profile,
-                request_id=call.request_id,
-                message=call.message,
-                attempts=pending,
-                estimated=(
-                    {} if call.stream else {"first_token": _UNSTREAMED, "last_token": _UNSTREAMED}
-                ),
-            )
-        )
-        pending = []
         following = next((c.received for c in ordered[index + 1 :]), exited)
-        gap_end = max(end, following) - origin
-        gap = gap_end - (end - origin)
-        names = [
-            str((t.get("function") or {}).get("name", "?"))
-            for t in (call.message or {}).get("tool_calls") or []
-        ]
-        if gap > 0:
-            events.append(
-                ToolCallEvent(
-                    run_id=run_id,
-                    step=step,
-                    wall_time=wall(end - origin),
-                    start=end - origin,
-                    end=gap_end,
-                    name="+".join(names) if names else "harness",
-                    estimated={"start": GAP_NOTE, "end": GAP_NOTE},
-                )
-            )
-        model_s = end - call.received
-        events.append(
-            StepEvent(
-                run_id=run_id,
-                step=step,
-                wall_time=wall(start),
-                start=start,
-                end=gap_end,
-                model_s=model_s,
-                tool_s=gap,
-                overhead_s=0.0,
-                estimated={"tool_s": GAP_NOTE, "overhead_s": "included in tool_s"},
-            )
-        )
-        model_total += model_s
+        model = _model_call(run_id, step, call, end, axis, profile, pending)
+        gap_events, gap = _gap(run_id, step, call, end, following, axis)
+        events += [model, *gap_events]
+        pending = []
+        model_total += end - call.received
         tool_total += gap
         step += 1
     events.append(
         RunEndEvent(
             run_id=run_id,
-            wall_time=wall(0.0),
+            wall_time=axis.wall(0.0),
             start=0.0,
-            end=max(0.0, exited - origin),
+            end=max(0.0, exited - axis.origin),
             end_reason="exit",
             steps=step,
             model_s=model_total,
@@ -173,3 +106,107 @@ def wrap_events(
 
 
 _UNSTREAMED = "not streamed: the profile's schedule for the call's tokens"
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """The run's time axis: zero at `origin` (clock seconds), which was `wall0` (UTC)."""
+
+    origin: float
+    wall0: datetime | None
+
+    def rel(self, t: float | None) -> float | None:
+        """Clock seconds -> run seconds (None stays None)."""
+        return None if t is None else t - self.origin
+
+    def wall(self, t: float) -> datetime | None:
+        """Run seconds -> wall time (None without any call)."""
+        return None if self.wall0 is None else self.wall0 + timedelta(seconds=t)
+
+
+def _attempt(call: CallRecord, end: float, axis: _Axis) -> Attempt:
+    """A failed call, as an attempt of the next successful one."""
+    return Attempt(
+        start=call.received - axis.origin,
+        end=end - axis.origin,
+        error=call.error or "error",
+        status=call.status or None,
+    )
+
+
+def _model_call(
+    run_id: str,
+    step: int,
+    call: CallRecord,
+    end: float,
+    axis: _Axis,
+    profile: str | None,
+    attempts: list[Attempt],
+) -> ModelCallEvent:
+    """A successful call's `model_call` event, with the failed calls before it."""
+    start = call.received - axis.origin
+    return ModelCallEvent(
+        run_id=run_id,
+        step=step,
+        wall_time=axis.wall(start),
+        start=start,
+        end=end - axis.origin,
+        sent=start,
+        first_token=axis.rel(call.first_token),
+        last_token=axis.rel(call.last_token),
+        prompt_tokens=call.usage.prompt,
+        cached_tokens=call.usage.cached,
+        completion_tokens=call.usage.completion,
+        reasoning_tokens=call.usage.reasoning,
+        finish_reason=call.finish_reason,
+        model=call.model,
+        profile=profile,
+        request_id=call.request_id,
+        message=call.message,
+        attempts=attempts,
+        estimated=({} if call.stream else {"first_token": _UNSTREAMED, "last_token": _UNSTREAMED}),
+    )
+
+
+def _gap(
+    run_id: str, step: int, call: CallRecord, end: float, following: float, axis: _Axis
+) -> tuple[list[TraceEvent], float]:
+    """The gap after a call (tools plus harness): its `tool_call` (if any) and `step` events.
+
+    Returns:
+        The events and the gap in seconds.
+    """
+    start = call.received - axis.origin
+    gap_end = max(end, following) - axis.origin
+    gap = gap_end - (end - axis.origin)
+    names = [
+        str((t.get("function") or {}).get("name", "?"))
+        for t in (call.message or {}).get("tool_calls") or []
+    ]
+    events: list[TraceEvent] = []
+    if gap > 0:
+        events.append(
+            ToolCallEvent(
+                run_id=run_id,
+                step=step,
+                wall_time=axis.wall(end - axis.origin),
+                start=end - axis.origin,
+                end=gap_end,
+                name="+".join(names) if names else "harness",
+                estimated={"start": GAP_NOTE, "end": GAP_NOTE},
+            )
+        )
+    events.append(
+        StepEvent(
+            run_id=run_id,
+            step=step,
+            wall_time=axis.wall(start),
+            start=start,
+            end=gap_end,
+            model_s=end - call.received,
+            tool_s=gap,
+            overhead_s=0.0,
+            estimated={"tool_s": GAP_NOTE, "overhead_s": "included in tool_s"},
+        )
+    )
+    return events, gap

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.app import ProxyServer, describe
+from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.trace import wrap_events
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
@@ -128,15 +129,40 @@ def run_wrapped(
         server.stop()
     exit_code = code if code >= 0 else 128 - code
     calls = list(server.proxy.calls)
-    header = TraceHeader(
+    header = _header(
+        run_id, profile, command, calls, exit_code, agent=agent, task=task or agent,
+        upstream=upstream, replay=replay, experiment=experiment, cell=cell,
+    )  # fmt: skip
+    events = wrap_events(run_id, calls, exited=exited, exit_code=exit_code,
+                         task=task or agent, profile=profile.name)  # fmt: skip
+    path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_trace(path, header, events, scrubber=Scrubber())
+    return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+
+
+def _header(
+    run_id: str,
+    profile: LatencyProfile,
+    command: Sequence[str],
+    calls: Sequence[CallRecord],
+    exit_code: int,
+    *,
+    agent: str,
+    task: str,
+    upstream: str | None,
+    replay: Path | None,
+    experiment: str | None,
+    cell: Mapping[str, object] | None,
+) -> TraceHeader:
+    """The wrapped run's trace header: the profile, the proxy, the command and its status."""
+    return TraceHeader(
         run_id=run_id,
         created=utc_now(),
         source="wrap",
         experiment=experiment,
-        cell=dict(cell)
-        if cell
-        else {"backend": profile.name, "agent": agent, "task": task or agent},
-        task=task or agent,
+        cell=dict(cell) if cell else {"backend": profile.name, "agent": agent, "task": task},
+        task=task,
         agent=agent,
         model=next((c.model for c in calls if c.model), None),
         profile=profile.model_dump(mode="json", by_alias=True),
@@ -155,12 +181,6 @@ def run_wrapped(
             f"exit code {exit_code}",
         ],
     )
-    events = wrap_events(run_id, calls, exited=exited, exit_code=exit_code,
-                         task=task or agent, profile=profile.name)  # fmt: skip
-    path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_trace(path, header, events, scrubber=Scrubber())
-    return WrapResult(exit_code, path, len(calls), describe(server.proxy))
 
 
 def _wait(

@@ -1,0 +1,133 @@
+"""One request on its way through the proxy: where its reply comes from, how it arrives.
+
+`choose_source` picks the reply's `Source` (a recording's entry, else the upstream, asked
+for usage on streamed chat); `read_events` feeds a streamed upstream's events into the
+exchange and its `GatedRecord` as they arrive (README.md has the pacing rules).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx2
+
+from looplab.backends.protocol import ApiError
+from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
+from looplab.backends.proxy.gate import GatedRecord
+from looplab.backends.proxy.replies import is_reasoning
+from looplab.backends.proxy.store import Recording
+from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
+from looplab.backends.timing import CallSchedule
+from looplab.backends.tokens import Tokenizer
+from looplab.clock import Clock
+
+__all__ = ["Exchange", "choose_source", "read_events"]
+
+
+@dataclass
+class Exchange:
+    """One request on its way through the proxy."""
+
+    endpoint: str
+    body: dict[str, Any]
+    call: CallRecord
+    plan: CallSchedule
+    items: list[Item] = field(default_factory=list)
+    record: GatedRecord | None = None
+
+
+def choose_source(
+    exchange: Exchange,
+    headers: Mapping[str, str],
+    *,
+    recording: Recording | None,
+    upstream: str | None,
+    http: Callable[[], httpx2.AsyncClient],
+    api_key: str | None,
+) -> Source:
+    """The reply's source: the recording's entry for the request, else the upstream.
+
+    Sets `exchange.call.source` (`replay` or `upstream`). `http` is called only when the
+    upstream is asked.
+
+    Raises:
+        ApiError: 400 `replay_miss` (not recorded, no upstream); 500 (neither configured).
+    """
+    endpoint, body = exchange.endpoint, exchange.body
+    if recording is not None:
+        recorded = recording.lookup(endpoint, body)
+        if recorded is not None:
+            exchange.call.source = "replay"
+            return RecordedSource(
+                int(recorded.get("status", 200)),
+                list(recorded.get("events") or []),
+                json.dumps(recorded.get("body")).encode() if "body" in recorded else b"",
+            )
+        if upstream is None:
+            raise ApiError(
+                400,
+                "replay: this request is not in the recording "
+                f"({recording.directory}), and the proxy has no upstream to ask. "
+                f"Divergence: {recording.divergences[-1].describe()}",
+                code="replay_miss",
+            )
+    if upstream is None:
+        raise ApiError(500, "the proxy has neither an upstream nor a recording")
+    upstream_body = dict(body)
+    if body.get("stream") and endpoint == "chat":
+        upstream_body["stream_options"] = {
+            **(body.get("stream_options") or {}),
+            "include_usage": True,
+        }
+    exchange.call.source = "upstream"
+    return HttpUpstream(
+        http(),
+        upstream + PROTOCOLS[endpoint].path,
+        json.dumps(upstream_body).encode(),
+        headers,
+        api_key,
+    )
+
+
+async def read_events(
+    exchange: Exchange, source: Source, record: GatedRecord, tokenizer: Tokenizer, clock: Clock
+) -> None:
+    """Feed the upstream's events into the exchange as they arrive.
+
+    Each event becomes an `Item` (tokens counted by `tokenizer`); its tokens arrive in
+    `record`, the upstream's usage settles the slot count. A broken upstream stream is
+    noted in `call.error` (what came is still released); `record` is always finished.
+    """
+    protocol = PROTOCOLS[exchange.endpoint]
+    parser = SseParser()
+    call = exchange.call
+    streamed_reasoning = False
+    try:
+        async for line, arrived in source.lines():
+            event = parser.feed(line)
+            if event is None:
+                continue
+            item = make_item(protocol, event[0], event[1], event[2], tokenizer)
+            item.first_slot = len(record.arrivals)
+            item.arrived = arrived
+            exchange.items.append(item)
+            if item.slots:
+                if call.upstream_first_token is None:
+                    call.upstream_first_token = arrived
+                call.upstream_last_token = arrived
+                streamed_reasoning |= is_reasoning(item)
+                record.arrive(item.tokens, arrived)
+            usage = protocol.usage(item.data) if item.data is not None else None
+            if usage is not None:
+                call.usage = usage
+                hidden = 0 if streamed_reasoning else (usage.reasoning or 0)
+                record.settle((usage.completion or 0) - hidden)
+    except Exception as exc:  # a broken upstream stream: what came is still released
+        call.error = f"upstream stream failed: {type(exc).__name__}: {exc}"[:500]
+    finally:
+        call.upstream_end = clock.now()
+        record.finish()

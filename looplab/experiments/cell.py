@@ -1,0 +1,221 @@
+"""One cell of an experiment, run to its trace: `run_cell(context, cell) -> CellOutcome`.
+
+A cell is one (backend, agent, task, repetition). Running it writes exactly one trace at
+`<traces>/<cell id>.jsonl`: the header, `run_start`, then (only once the run has finished)
+its model, tool, sandbox and step events and `run_end`. A cell cut off before that leaves
+a trace without `run_end`, which resume sets aside. Three kinds of cell, chosen by
+`cell_kind`: a `wrapped` foreign agent (`looplab.experiments.wrapped`), a trace-driven
+`workload` (`looplab.experiments.workload`), or a bundled `task` run by its agent.
+
+The function is independent of where it runs: the in-process runner calls it for each cell,
+and an executor on another process or node can call it with its own `ServerPool`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from looplab.agents.config import AgentConfig
+from looplab.agents.runner import TaskRun, run_task
+from looplab.agents.taskset import load_task
+from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
+from looplab.backends.client import EndpointConfig, InstrumentedClient
+from looplab.backends.inprocess import SimulatorServer
+from looplab.clock import utc_now
+from looplab.errors import LooplabError
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.matrix import Cell
+from looplab.experiments.monitor import LoopLagMonitor
+from looplab.experiments.record import run_events
+from looplab.experiments.servers import ServerPool, backend_profile
+from looplab.experiments.workload import cell_clock, cell_shape, run_workload_cell
+from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
+from looplab.tasks.references import is_trace_driven
+from looplab.traces.io import TraceWriter
+from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
+from looplab.workloads.shape import TaskShape
+
+__all__ = ["CellContext", "CellKind", "CellOutcome", "agent_config", "cell_kind", "run_cell"]
+
+CellKind = Literal["wrapped", "workload", "task"]
+Observer = Callable[[str], None]
+
+
+@dataclass
+class CellOutcome:
+    """What happened to one cell in this invocation."""
+
+    cell: Cell
+    status: str
+    """`done` (ran now), `skipped` (complete trace found), `failed` (harness error)."""
+    trace_path: Path
+    task_s: float | None = None
+    steps: int | None = None
+    success: bool | None = None
+    error: str | None = None
+    loop_lag_p99_ms: float | None = None
+
+
+@dataclass
+class CellContext:
+    """What every cell of one experiment shares."""
+
+    config: ExperimentConfig
+    traces: Path
+    """The directory the cell's trace goes to."""
+    servers: ServerPool
+    monitor: LoopLagMonitor
+    observer: Callable[[str], Observer | None] = field(default=lambda _cell_id: None)
+    """Per cell id: a client observer (model/tool phase changes), or None."""
+
+
+def agent_config(config: ExperimentConfig) -> AgentConfig:
+    """The agent settings with the experiment's budgets applied."""
+    budgets = config.budgets
+    return config.agent.model_copy(
+        update={
+            "max_steps": budgets.max_steps,
+            "token_budget": budgets.max_tokens,
+            "wall_time_budget_s": budgets.wall_time_s,
+        }
+    )
+
+
+def cell_kind(config: ExperimentConfig, cell: Cell) -> CellKind:
+    """Which runner the cell needs: a wrapped agent, a trace-driven workload, a task."""
+    if any(w.name == cell.agent for w in config.wrapped):
+        return "wrapped"
+    return "workload" if is_trace_driven(cell.task) else "task"
+
+
+async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
+    """Run one cell and write its trace (see the module docstring).
+
+    Returns:
+        `done` with the run's totals, or `failed` with the error (bad task, backend or
+        sandbox); a harness bug raises.
+    """
+    path = context.traces / f"{cell.id}.jsonl"
+    run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
+    try:
+        if cell_kind(context.config, cell) == "wrapped":
+            return await _run_wrapped(context, cell, path, run_id)
+        clock = cell_clock(context.config, cell.task)
+        endpoint, server = await context.servers.endpoint(cell, virtual=clock == "virtual")
+        start = _agent_start(context.config, cell, run_id, server)
+        header = _header(context.config, cell, run_id, endpoint, server, start.shape)
+    except LooplabError as exc:
+        return CellOutcome(cell, "failed", path, error=str(exc))
+    async with AsyncExitStack() as stack:
+        writer = stack.enter_context(TraceWriter(path, header))
+        origin_wall = utc_now()
+        writer.write(
+            RunStartEvent(run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task)
+        )
+        client = await stack.enter_async_context(
+            InstrumentedClient(endpoint, observer=context.observer(cell.id))
+        )
+        try:
+            run = await start.run(client)
+        except LooplabError as exc:
+            return CellOutcome(cell, "failed", path, error=str(exc))
+        lag = context.monitor.p99_ms(run.result.started, run.result.ended)
+        events = run_events(
+            run_id, run, origin_wall=origin_wall, model=endpoint.model,
+            profile=server.simulator.profile.name if server else None, loop_lag_p99_ms=lag,
+        )  # fmt: skip
+        if server is not None and clock == "virtual":
+            events = compose_virtual_timeline(events, server.simulator.timings)
+        elif server is not None:
+            events = annotate_reasoning(events, server.simulator.timings)
+        for event in events:
+            writer.write(event)
+    end = events[-1]
+    assert isinstance(end, RunEndEvent)
+    return CellOutcome(
+        cell, "done", path, task_s=end.end, steps=end.steps, success=end.success,
+        loop_lag_p99_ms=end.loop_lag_p99_ms,
+    )  # fmt: skip
+
+
+@dataclass
+class _AgentStart:
+    """How to run the cell's agent once its client is open."""
+
+    run: Callable[[InstrumentedClient], Awaitable[TaskRun]]
+    shape: TaskShape | None = None
+    """The trace-driven shape, for workload cells."""
+
+
+def _agent_start(
+    config: ExperimentConfig, cell: Cell, run_id: str, server: SimulatorServer | None
+) -> _AgentStart:
+    """Load the cell's task (or draw its workload shape): input errors raise here, before
+    the trace exists."""
+    agent = agent_config(config)
+    if cell_kind(config, cell) == "workload":
+        shape = cell_shape(cell.task, cell.seed, config.workload)
+
+        def workload(client: InstrumentedClient) -> Awaitable[TaskRun]:
+            return run_workload_cell(
+                shape, cell.task, server, client, agent_config=agent,
+                sandbox_config=config.sandbox, settings=config.workload,
+            )  # fmt: skip
+
+        return _AgentStart(workload, shape)
+    task = load_task(cell.task)
+
+    def bundled(client: InstrumentedClient) -> Awaitable[TaskRun]:
+        return run_task(
+            task, client, agent=cell.agent, agent_config=agent, sandbox_config=config.sandbox,
+            experiment=config.name, run_id=run_id,
+        )  # fmt: skip
+
+    return _AgentStart(bundled)
+
+
+def _header(
+    config: ExperimentConfig,
+    cell: Cell,
+    run_id: str,
+    endpoint: EndpointConfig,
+    server: SimulatorServer | None,
+    shape: TaskShape | None,
+) -> TraceHeader:
+    """The trace header: what ran, against which profile and endpoint, in which sandbox."""
+    profile = server.simulator.profile if server else None
+    return TraceHeader(
+        run_id=run_id,
+        created=utc_now(),
+        experiment=config.name,
+        cell=cell.describe(),
+        task=cell.task,
+        agent=cell.agent,
+        model=endpoint.model,
+        profile=profile.model_dump(mode="json", by_alias=True) if profile else None,
+        backend={"kind": cell.backend.kind, "name": cell.backend.name,
+                 "base_url": endpoint.base_url},
+        sandbox={"kind": config.sandbox.kind},
+        clock=cell_clock(config, cell.task),
+        notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
+    )  # fmt: skip
+
+
+async def _run_wrapped(context: CellContext, cell: Cell, path: Path, run_id: str) -> CellOutcome:
+    """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
+    config = context.config
+    agent = next(w for w in config.wrapped if w.name == cell.agent)
+    profile = backend_profile(cell.backend, cell.seed)
+    fast = fast_upstream(cell.backend, agent, profile)
+    upstream = (await context.servers.server(fast, cell.seed)).base_url if fast else None
+    end = await run_wrapped_cell(
+        agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
+        upstream=upstream or cell.backend.base_url, experiment=config.name,
+        cell=cell.describe(),
+    )  # fmt: skip
+    return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)

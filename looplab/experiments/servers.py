@@ -1,0 +1,86 @@
+"""Simulated backends of an experiment: profiles resolved per cell, servers shared by cells.
+
+One `SimulatorServer` per (backend, seed, clock) serves every cell of that pair (a cell's seed is
+the experiment seed + its repetition); the pool starts servers on first use and stops them
+all at the end. A real backend needs no server: its endpoint is the config's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from looplab.backends.client import EndpointConfig
+from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.presets import resolve_profile
+from looplab.backends.profile import LatencyProfile
+from looplab.clock import VirtualClock
+from looplab.experiments.config import BackendSpec
+from looplab.experiments.matrix import Cell
+from looplab.experiments.workload import WORKLOAD_MODEL
+from looplab.tasks.references import is_trace_driven
+
+__all__ = ["ServerPool", "backend_profile"]
+
+
+def backend_profile(backend: BackendSpec, seed: int) -> LatencyProfile | None:
+    """The backend's latency profile with its overrides and `seed` (None for a real one).
+
+    Raises:
+        ConfigError: unknown preset, unreadable profile file or bad override.
+    """
+    if backend.kind == "real":
+        return None
+    overrides = [*backend.profile_overrides(), f"seed={seed}"]
+    return resolve_profile(backend.profile or backend.name, overrides)
+
+
+class ServerPool:
+    """Simulator servers keyed by (backend name, seed), on the virtual clock or the wall.
+
+    Args:
+        virtual: serve on a `VirtualClock` (each server its own) instead of wall time.
+    """
+
+    def __init__(self, *, virtual: bool) -> None:
+        self.virtual = virtual
+        self._servers: dict[tuple[str, int, bool], SimulatorServer] = {}
+        self._lock = asyncio.Lock()
+
+    async def server(
+        self, backend: BackendSpec, seed: int, *, virtual: bool | None = None
+    ) -> SimulatorServer:
+        """The running server of (backend, seed, clock), started on first use (`virtual`:
+        None for the pool's clock)."""
+        virtual = self.virtual if virtual is None else virtual
+        key = (backend.name, seed, virtual)
+        async with self._lock:
+            if key not in self._servers:
+                profile = backend_profile(backend, seed)
+                assert profile is not None, "a real backend has no simulator"
+                server = SimulatorServer(profile, clock=VirtualClock() if virtual else None)
+                await asyncio.to_thread(server.start)
+                self._servers[key] = server
+            return self._servers[key]
+
+    async def endpoint(
+        self, cell: Cell, *, virtual: bool | None = None
+    ) -> tuple[EndpointConfig, SimulatorServer | None]:
+        """Where the cell's agent talks to: the real endpoint, or its simulator's (on the
+        virtual clock or not: `virtual`, None for the pool's)."""
+        backend = cell.backend
+        if backend.kind == "real":
+            assert backend.base_url is not None
+            assert backend.model is not None
+            endpoint = EndpointConfig(
+                base_url=backend.base_url, model=backend.model, api_key_env=backend.api_key_env
+            )
+            return endpoint, None
+        server = await self.server(backend, cell.seed, virtual=virtual)
+        model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
+        return EndpointConfig(base_url=server.base_url, model=model), server
+
+    async def stop(self) -> None:
+        """Stop every server (idempotent)."""
+        servers, self._servers = list(self._servers.values()), {}
+        for server in servers:
+            await asyncio.to_thread(server.stop)
