@@ -50,6 +50,12 @@ def shorter_text(row: ClaimRow) -> str:
     return f"{row.shorter:.0%}" + (f" ({ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
 
 
+def _count(row: ClaimRow) -> str:
+    if not row.n and not row.untimed:
+        return "-"
+    return str(row.n) + (f" (+{row.untimed} untimed)" if row.untimed else "")
+
+
 def _cell(value: float | None, text: str) -> str:
     key = f"{value:.6g}" if value is not None and math.isfinite(value) else ""
     return f'<td data-v="{key}">{escape(text)}</td>'
@@ -60,7 +66,7 @@ def _table(rows: list[ClaimRow], name: str) -> str:
     body = "".join(
         f'<tr class="claim-{escape(r.verdict.replace(" ", "-"))}"><td>{escape(r.label)}</td>'
         f"<td>{escape(r.kind)}</td><td>{escape(r.agent)}</td>"
-        + _cell(float(r.n), str(r.n) + (f" (+{r.untimed} untimed)" if r.untimed else ""))
+        + _cell(float(r.n), _count(r))
         + _cell(r.speedup, ci_text(r))
         + _cell(r.shorter, shorter_text(r))
         + _cell(r.decode_share, f"{r.decode_share:.0%}" if r.decode_share is not None else "-")
