@@ -66,6 +66,8 @@ class ToolCallRecord:
     output_chars: int
     synthetic: bool = False
     """Stand-in work of a trace-driven run (`tools/synthetic.py`)."""
+    screenshot: bytes | None = None
+    """JPEG of the page after a browser action (`AgentConfig.trace_screenshots`)."""
 
     @property
     def duration_s(self) -> float:

@@ -236,6 +236,9 @@ class ToolCallEvent(_Event):
     synthetic: bool = False
     """True when the call did stand-in work for a recorded or drawn tool call (a
     trace-driven run's synthetic work tool), not the task's real tool."""
+    screenshot: str | None = None
+    """`data:image/jpeg;base64,...` of the page after a browser action, when the agent
+    kept trace screenshots (`agent.trace_screenshots`); never sent to the model."""
 
 
 class SandboxOpEvent(_Event):
