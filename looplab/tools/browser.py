@@ -90,18 +90,6 @@ def browser_tools(
             return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
         return ToolResult(f"{done}\n{await page_snapshot(page)}")
 
-    async def goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        url = str(arguments["url"])
-        if not url.startswith(("http://", "https://")):
-            return ToolResult(f"not an http(s) URL: {url}", ok=False)
-        response = await page.goto(url, wait_until="load")
-        status = response.status if response is not None else 0
-        result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
-        return result if status < 400 else ToolResult(result.content, ok=False)
-
-    async def snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        return await page_snapshot(page)
-
     async def click(arguments: dict[str, Any], page: Page) -> ToolResult | str:
         target = await _element(page, arguments["ref"])
         if isinstance(target, ToolResult):
@@ -139,26 +127,41 @@ def browser_tools(
         chosen = await target.select_option(str(arguments["value"]))
         return await after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
 
-    async def screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        image = await page.screenshot(type="png")
-        return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
-
     actions: dict[str, Action] = {
-        "goto": goto,
-        "snapshot": snapshot,
+        "goto": _goto,
+        "snapshot": _snapshot,
         "click": click,
         "type": type_text,
         "press": press,
         "select": select,
     }
     if screenshots:
-        actions["screenshot"] = screenshot
+        actions["screenshot"] = _screenshot
     return [
         FunctionTool(
             _SCHEMAS[name], _on_page(action, trace_screenshots and name not in _NOT_CAPTURED)
         )
         for name, action in actions.items()
     ]
+
+
+async def _goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    url = str(arguments["url"])
+    if not url.startswith(("http://", "https://")):
+        return ToolResult(f"not an http(s) URL: {url}", ok=False)
+    response = await page.goto(url, wait_until="load")
+    status = response.status if response is not None else 0
+    result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
+    return result if status < 400 else ToolResult(result.content, ok=False)
+
+
+async def _snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    return await page_snapshot(page)
+
+
+async def _screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    image = await page.screenshot(type="png")
+    return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
 
 
 def _on_page(
