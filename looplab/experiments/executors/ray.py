@@ -1,0 +1,146 @@
+"""`RayExecutor`: one Ray task per cell, this process the only writer of the directory.
+
+Each cell is a Ray generator task (`ray_worker.stream_cell`) asking for its share of a
+`looplab_cell_slot` (`node.cell_resources`) and no CPU, so the slots alone decide how many
+cells a node runs. Its simulator, agent and sandbox run together on the task's node; the
+trace streams back and is appended here as it arrives (`TraceWriter`). When a node or
+worker is lost mid-cell, the attempt's trace is set aside as incomplete (never counted)
+and the cell runs again, up to `max_attempts` times, then fails with the last error.
+Cancelled (Ctrl-C, SIGTERM), the tasks in flight are cancelled (each cleans up on its
+node) and their traces stay incomplete, so the directory resumes like an in-process one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import structlog
+
+from looplab.errors import ConfigError
+from looplab.experiments.cell import CellOutcome
+from looplab.experiments.directory import set_aside
+from looplab.experiments.executors.base import ExecutorJob
+from looplab.experiments.executors.config import SLOT_RESOURCE, ExecutorConfig
+from looplab.experiments.executors.node import cell_resources
+from looplab.experiments.executors.ray_worker import Done, Header, Line, Status, stream_cell
+from looplab.experiments.matrix import Cell
+from looplab.traces.io import TraceWriter
+
+__all__ = ["RayExecutor", "connect"]
+
+log = structlog.get_logger(__name__)
+
+
+def connect(config: ExecutorConfig) -> None:
+    """Connect this process to Ray (`address: local` starts one with `local_slots` slots).
+
+    Raises:
+        PrerequisiteError: Ray is not installed (the `looplab[ray]` extra).
+    """
+    from looplab.extras import require
+
+    require("ray", "executor kind ray")
+    import ray
+
+    options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
+    if config.address == "local":
+        options |= {
+            "num_cpus": config.local_slots,
+            "resources": {SLOT_RESOURCE: config.local_slots},
+            "include_dashboard": False,
+        }
+    else:
+        options["address"] = config.address
+    ray.init(**options)
+
+
+class RayExecutor:
+    """Runs each cell as a Ray task (see the module docstring)."""
+
+    def __init__(self, config: ExecutorConfig) -> None:
+        self.executor_config = config
+
+    async def run(self, cells: list[Cell], job: ExecutorJob) -> None:
+        """Run every cell on the cluster; disconnect (or stop the local Ray) at the end."""
+        wrapped = [w.name for w in job.config.wrapped if w.name in job.config.agents]
+        if wrapped:
+            raise ConfigError(
+                f"wrapped agents {wrapped} run in-process only", field="executor.kind"
+            )
+        import ray
+
+        await asyncio.to_thread(connect, self.executor_config)
+        try:
+            remote = ray.remote(stream_cell)
+            async with asyncio.TaskGroup() as group:
+                for cell in cells:
+                    group.create_task(self._cell(remote, cell, job))
+        finally:
+            await asyncio.to_thread(ray.shutdown)
+
+    async def _cell(self, remote: Any, cell: Cell, job: ExecutorJob) -> None:
+        """One cell, attempt after attempt until one ends or `max_attempts` are lost."""
+        errors: list[str] = []
+        observe = job.observer(cell.id)
+        for attempt in range(1, self.executor_config.max_attempts + 1):
+            task = remote.options(
+                num_cpus=0, max_retries=0, resources=cell_resources(job.config, cell)
+            ).remote(job.config, cell, attempt, str(job.traces))
+            mirror = _TraceMirror(job, cell)
+            try:
+                outcome = await mirror.follow(task, observe)
+            except asyncio.CancelledError:
+                import ray
+
+                ray.cancel(task)
+                mirror.close()
+                raise
+            except Exception as exc:  # a lost node or worker: Ray's errors, whatever kind
+                errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}"[:500])
+                log.warning("cell.attempt_lost", cell=cell.id, attempt=attempt, error=errors[-1])
+                mirror.abandon()
+                continue
+            job.finished(outcome)
+            return
+        path = job.traces / f"{cell.id}.jsonl"
+        error = f"lost {len(errors)} attempts; last: {errors[-1]}"
+        job.finished(CellOutcome(cell, "failed", path, error=error))
+
+
+class _TraceMirror:
+    """The driver's copy of one attempt's trace, appended as the lines arrive."""
+
+    def __init__(self, job: ExecutorJob, cell: Cell) -> None:
+        self.path = job.traces / f"{cell.id}.jsonl"
+        self.traces = job.traces
+        self.writer: TraceWriter | None = None
+
+    async def follow(self, task: Any, observe: Any) -> CellOutcome:
+        """Append the streamed lines until the outcome arrives (Ray errors propagate)."""
+        async for ref in task:
+            for item in await ref:
+                match item:
+                    case Header(header=header):
+                        self.writer = TraceWriter(self.path, header)
+                    case Line(event=event):
+                        assert self.writer is not None, "a trace line before its header"
+                        self.writer.write(event)
+                    case Status(phase=phase) if observe is not None:
+                        observe(phase)
+                    case Done(outcome=outcome):
+                        self.close()
+                        outcome.trace_path = self.path
+                        return outcome
+        raise RuntimeError("the cell's stream ended without its outcome")
+
+    def close(self) -> None:
+        """Close the file (the trace is complete or not, as far as it got)."""
+        if self.writer is not None:
+            self.writer.close()
+
+    def abandon(self) -> None:
+        """A lost attempt: close its trace and set it aside as incomplete."""
+        self.close()
+        if self.writer is not None and self.path.exists():
+            set_aside(self.traces, self.path)
