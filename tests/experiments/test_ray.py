@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -122,3 +126,55 @@ def test_lost_node_mid_run_loses_no_run_and_counts_none_twice(
     assert set(local.header.model_dump()) == set(remote.header.model_dump())
     assert local.header.node == {} and remote.header.node["hostname"]
     assert [e.kind for e in local.events] == [e.kind for e in remote.events]
+
+
+def _ray_processes() -> set[int]:
+    """Pids of Ray's own daemons (raylet, GCS) on this machine."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                command = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"raylet" in command or b"gcs_server" in command:
+                found.add(int(entry.name))
+    return found
+
+
+def test_ctrl_c_on_ray_cancels_cells_and_resumes_in_process(
+    small_config: dict[str, Any], tmp_path: Path
+) -> None:
+    """`looplab run --executor ray`: Ctrl-C mid-cell exits 130 leaving no Ray process; the
+    directory resumes (in-process here) and every cell is counted once."""
+    small_config |= {"clock": "virtual", "executor": {"local_slots": 1}}
+    config_path = tmp_path / "exp.yaml"
+    config_path.write_text(json.dumps(small_config))
+    traces = Path(small_config["output_dir"]) / "traces"
+    before = _ray_processes()
+    env = {**os.environ, "LOOPLAB_LOG_FILE": os.devnull}
+    command = [sys.executable, "-m", "looplab", "run", str(config_path), "--executor", "ray"]
+    process = subprocess.Popen(
+        [*command, "--ray-address", "local"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    try:
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline and not list(traces.glob("*.jsonl")):
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    time.sleep(0.5)
+    assert not _ray_processes() - before, "a Ray process outlived `looplab run`"
+    assert not any(read_trace(p).complete for p in traces.glob("*.jsonl"))
+    small_config["executor"] = {"kind": "inprocess"}
+    result = _run(small_config)
+    assert sorted(o.status for o in result.outcomes) == ["done", "done"]
+    with ResultStore(result.database) as store:
+        assert store.query("SELECT count(*) FROM runs")[0][0] == 2
