@@ -150,7 +150,7 @@ def _nodes(model: ReportModel) -> str:
     return (
         '<h3>Per node</h3><p class="hint">The runs ran on several nodes: medians per node '
         "(wall-clock times depend on the node; pool them only where the nodes agree).</p>"
-        '<table><thead><tr><th>node</th><th>group</th>'
+        "<table><thead><tr><th>node</th><th>group</th>"
         "<th>runs</th><th>task s</th><th>model s</th><th>tool s</th></tr></thead>"
         f"<tbody>{rows}</tbody></table>"
     )

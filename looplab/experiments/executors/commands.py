@@ -27,6 +27,7 @@ def bench_scale_command(
     require("ray", "looplab bench scale")
     require("agents", "looplab bench scale")
     counts = [int(n) for n in parse_numbers(slots, "--slots", int)]
+    load_before = os.getloadavg()[0]
     rows = run_scale_bench(cells, counts, inprocess=inprocess)
     base = next((r for r in rows if r.mode == "ray local" and r.slots == min(counts)), rows[0])
     table = Table(title=f"looplab bench scale: {cells} virtual-clock cells, {os.cpu_count()} CPUs")
@@ -41,6 +42,11 @@ def bench_scale_command(
         )  # fmt: skip
     console = out_console()
     console.print(table)
+    console.print(
+        f"load average (1 min) before {load_before:.2f}, after {os.getloadavg()[0]:.2f}: other "
+        "load on the machine takes CPU from the cells and skews the scaling",
+        highlight=False,
+    )
     overhead = measure_ray_overhead()
     console.print(
         f"Ray itself: start {overhead.start_s:.2f} s, first task {overhead.first_task_s:.2f} s, "

@@ -13,6 +13,7 @@ node) and their traces stay incomplete, so the directory resumes like an in-proc
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import structlog
@@ -49,10 +50,24 @@ def connect(config: ExecutorConfig) -> None:
             "num_cpus": config.local_slots,
             "resources": {SLOT_RESOURCE: config.local_slots},
             "include_dashboard": False,
+            # Ray runs workers at nice 15 by default: cells would lose the CPU to any
+            # other load and measure it
+            "_system_config": {"worker_niceness": 0},
         }
     else:
         options["address"] = config.address
-    ray.init(**options)
+    # ray.init runs off the main thread on purpose (Ray's own SIGTERM handler would exit
+    # without the cells' clean-up); its warning that it set no handler is noise
+    worker_log = logging.getLogger("ray._private.worker")
+    worker_log.addFilter(_no_sigterm_warning)
+    try:
+        ray.init(**options)
+    finally:
+        worker_log.removeFilter(_no_sigterm_warning)
+
+
+def _no_sigterm_warning(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("SIGTERM handler is not set")
 
 
 class RayExecutor:
