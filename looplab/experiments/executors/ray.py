@@ -13,18 +13,28 @@ node) and their traces stay incomplete, so the directory resumes like an in-proc
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import structlog
 
-from looplab.errors import ConfigError
+from looplab.errors import ConfigError, PrerequisiteError
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.directory import set_aside
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import SLOT_RESOURCE, ExecutorConfig
 from looplab.experiments.executors.node import cell_resources
-from looplab.experiments.executors.ray_worker import Done, Header, Line, Status, stream_cell
+from looplab.experiments.executors.ray_worker import (
+    Done,
+    Header,
+    Line,
+    Status,
+    StreamItem,
+    collect_cell,
+    stream_cell,
+)
 from looplab.experiments.matrix import Cell
 from looplab.traces.io import TraceWriter
 
@@ -37,7 +47,8 @@ def connect(config: ExecutorConfig) -> None:
     """Connect this process to Ray (`address: local` starts one with `local_slots` slots).
 
     Raises:
-        PrerequisiteError: Ray is not installed (the `looplab[ray]` extra).
+        PrerequisiteError: Ray is not installed (the `looplab[ray]` extra), or no cluster
+            answers at the address.
     """
     from looplab.extras import require
 
@@ -62,6 +73,12 @@ def connect(config: ExecutorConfig) -> None:
     worker_log.addFilter(_no_sigterm_warning)
     try:
         ray.init(**options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        raise PrerequisiteError(
+            f"cannot connect to Ray at {config.address!r}: {str(exc).splitlines()[0]}",
+            fix="start a cluster (ray start --head --resources='{\"looplab_cell_slot\": 2}'), "
+            "or use --ray-address local",
+        ) from None
     finally:
         worker_log.removeFilter(_no_sigterm_warning)
 
@@ -87,14 +104,18 @@ class RayExecutor:
 
         await asyncio.to_thread(connect, self.executor_config)
         try:
-            remote = ray.remote(stream_cell)
+            # Ray Client runs no generator tasks: there the trace comes back whole, at the end
+            streaming = not self.executor_config.address.startswith("ray://")
+            remote = ray.remote(stream_cell if streaming else collect_cell)
             async with asyncio.TaskGroup() as group:
                 for cell in cells:
-                    group.create_task(self._cell(remote, cell, job))
+                    group.create_task(self._cell(remote, cell, job, streaming=streaming))
         finally:
             await asyncio.to_thread(ray.shutdown)
 
-    async def _cell(self, remote: Any, cell: Cell, job: ExecutorJob) -> None:
+    async def _cell(
+        self, remote: Any, cell: Cell, job: ExecutorJob, *, streaming: bool = True
+    ) -> None:
         """One cell, attempt after attempt until one ends or `max_attempts` are lost."""
         errors: list[str] = []
         observe = job.observer(cell.id)
@@ -104,11 +125,13 @@ class RayExecutor:
             ).remote(job.config, cell, attempt, str(job.traces))
             mirror = _TraceMirror(job, cell)
             try:
-                outcome = await mirror.follow(task, observe)
+                outcome = await mirror.follow(_batches(task, streaming), observe)
             except asyncio.CancelledError:
                 import ray
 
-                ray.cancel(task)
+                # the cell cleans up on its node; a failed cancel must not hide the Ctrl-C
+                with contextlib.suppress(Exception):
+                    ray.cancel(task)
                 mirror.close()
                 raise
             except Exception as exc:  # a lost node or worker: Ray's errors, whatever kind
@@ -123,6 +146,15 @@ class RayExecutor:
         job.finished(CellOutcome(cell, "failed", path, error=error))
 
 
+async def _batches(task: Any, streaming: bool) -> AsyncIterator[list[StreamItem]]:
+    """The batches of a generator task as they come, or a plain task's one list."""
+    if streaming:
+        async for ref in task:
+            yield await ref
+    else:
+        yield await asyncio.wrap_future(task.future())
+
+
 class _TraceMirror:
     """The driver's copy of one attempt's trace, appended as the lines arrive."""
 
@@ -131,10 +163,10 @@ class _TraceMirror:
         self.traces = job.traces
         self.writer: TraceWriter | None = None
 
-    async def follow(self, task: Any, observe: Any) -> CellOutcome:
+    async def follow(self, batches: AsyncIterator[list[StreamItem]], observe: Any) -> CellOutcome:
         """Append the streamed lines until the outcome arrives (Ray errors propagate)."""
-        async for ref in task:
-            for item in await ref:
+        async for batch in batches:
+            for item in batch:
                 match item:
                     case Header(header=header):
                         self.writer = TraceWriter(self.path, header)

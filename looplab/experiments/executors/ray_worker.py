@@ -26,7 +26,7 @@ from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.servers import ServerPool
 from looplab.traces.schema import TraceEvent, TraceHeader
 
-__all__ = ["Done", "Header", "Line", "Status", "StreamItem", "stream_cell"]
+__all__ = ["Done", "Header", "Line", "Status", "StreamItem", "collect_cell", "stream_cell"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +152,11 @@ def stream_cell(
     finally:
         thread.cancel()
         thread.join()
+
+
+def collect_cell(
+    config: ExperimentConfig, cell: Cell, attempt: int, traces: str
+) -> list[StreamItem]:
+    """`stream_cell`'s items as one list, at the end: for Ray Client (`ray://`), which
+    runs no generator tasks. A lost node then leaves no trace at all (nothing counted)."""
+    return [item for batch in stream_cell(config, cell, attempt, traces) for item in batch]
