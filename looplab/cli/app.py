@@ -21,6 +21,7 @@ from looplab.backends.proxy import commands as proxy_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
 from looplab.experiments import commands as experiment_commands
+from looplab.experiments.executors import commands as executor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
@@ -67,6 +68,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "report": report_commands.bench_report_command,
             "clock": experiment_commands.bench_clock_command,
             "workload": workload_commands.bench_workload_command,
+            "scale": executor_commands.bench_scale_command,
         },
     ),
 }

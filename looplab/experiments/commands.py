@@ -41,21 +41,40 @@ def run_command(
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Discard earlier results in the output directory.")
     ] = False,
+    executor: Annotated[
+        str | None,
+        typer.Option(
+            help="Where cells run: inprocess or ray (= -c executor.kind=...).", show_default=False
+        ),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            help="Ray cluster: local, auto, ray://host:10001 (= -c executor.address=...).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Run an experiment: every backend x agent x task x repetition, traced and indexed.
 
-    Re-running the same command resumes: complete cells are kept, cut-off ones rerun.
+    Re-running the same command resumes: complete cells are kept, cut-off ones rerun
+    (on any executor: `--executor ray` resumes an in-process run and back).
     Everything (config, tasks, profiles) is validated before anything is written.
     """
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
     from looplab.extras import require
 
-    experiment = load_model(ExperimentConfig, config, set_ or [])
+    overrides = [*(set_ or [])]
+    overrides += [f"executor.kind={executor}"] if executor else []
+    overrides += [f"executor.address={ray_address}"] if ray_address else []
+    experiment = load_model(ExperimentConfig, config, overrides)
     require("agents", "looplab run")
     require("store", "looplab run")
     if experiment.sandbox.kind == "docker":
         require("docker", "a docker sandbox")
+    if experiment.executor.kind == "ray":
+        require("ray", "executor kind ray")
 
     from looplab.experiments.progress import RunProgress
     from looplab.experiments.runner import ExperimentRunner
@@ -68,7 +87,7 @@ def run_command(
     errors.print(
         f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
         f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
-        f"concurrency {experiment.concurrency})"
+        f"{_where(experiment)})"
     )
     try:
         with progress:
@@ -77,6 +96,14 @@ def run_command(
         _print_interrupted(runner.traces, len(cells), config)
         raise typer.Exit(getattr(stop, "exit_code", 130)) from None
     _finish_run(result)
+
+
+def _where(experiment: Any) -> str:
+    """Where the cells run, for the start line."""
+    executor = experiment.executor
+    if executor.kind == "ray":
+        return f"executor ray at {executor.address}"
+    return f"concurrency {experiment.concurrency}"
 
 
 def _print_interrupted(traces: Path, total: int, config: Path) -> None:

@@ -93,6 +93,9 @@ class TraceHeader(StrictModel):
     """Sandbox kind and isolation description."""
     clock: Literal["wall", "virtual", "recorded"] = "wall"
     """How model times were obtained: waited for, computed, or taken from a recording."""
+    node: dict[str, Any] = Field(default_factory=dict)
+    """Where the run ran, when an executor placed it on a node: hostname, cpus, load1 (at
+    the start), ray_node_id, task_id, attempt. Empty for in-process runs."""
     absent: list[str] = Field(default_factory=list)
     """Fields the source did not have (left None in events, never invented)."""
     notes: list[str] = Field(default_factory=list)
