@@ -91,6 +91,8 @@ def run_events(
             sandbox_start_s=run.sandbox_start_s,
             prompt=_first_user_text(result),
             loop_lag_p99_ms=loop_lag_p99_ms,
+            knobs=dict(result.knobs),
+            knob_stats=dict(result.knob_stats),
         )
     )
     return events
@@ -209,6 +211,10 @@ def _tool_event(
         output=None if output is None else output[:OUTPUT_LIMIT],
         output_chars=tool.output_chars,
         synthetic=tool.synthetic,
+        dispatch=tool.dispatch,
+        dispatch_token=tool.dispatch_token,
+        dispatch_fraction=tool.dispatch_fraction,
+        queued_s=tool.queued_s,
     )
 
 
