@@ -23,7 +23,8 @@ from looplab.tools.base import ToolResult
 
 # slow enough that a long second call takes a while to stream, fast enough for a test
 PROFILE = ["ttft_s=0", "decode_tps=400", "prefill_tps=null", "reasoning_tokens=0"]
-EDIT = {"path": "pager.py", "old_text": "    start = page * per_page\n", "new_text": "    start = page * per_page  # same\n"}  # fmt: skip
+OLD = "    start = page * per_page\n"
+EDIT = {"path": "pager.py", "old_text": OLD, "new_text": OLD.replace("\n", "  # same\n")}
 PLANS: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {
     "stream": [
         [("read_file", {"path": "pager.py"}), ("list_files", {"path": "x" * 400})],
@@ -142,4 +143,4 @@ async def test_speculation_never_runs_a_tool_that_is_not_read_only() -> None:
         speculator.start([])
         await speculator.drain()
     assert ran == ["read_file"]
-    assert READ_ONLY_TOOLS == {"read_file", "list_files", "run_tests"}
+    assert {"read_file", "list_files", "run_tests"} == READ_ONLY_TOOLS
