@@ -155,6 +155,8 @@ class AgentLoop:
         """Wait for what the knobs left running; count what they did."""
         await self._dispatcher.finish([], 1)  # a stream cut off by a backend error
         stats: dict[str, float] = {}
+        if self._knobs_on():
+            stats["tool_limit"] = float(self.config.tool_limit())
         if self.config.streaming_dispatch:
             streamed = [t for s in self.steps for t in s.tools if t.dispatch == "stream"]
             stats["streamed_calls"] = float(len(streamed))
