@@ -66,6 +66,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "replay": experiment_commands.bench_replay_command,
             "report": report_commands.bench_report_command,
             "clock": experiment_commands.bench_clock_command,
+            "knobs": experiment_commands.bench_knobs_command,
             "workload": workload_commands.bench_workload_command,
         },
     ),

@@ -91,10 +91,14 @@ def _print_interrupted(traces: Path, total: int, config: Path) -> None:
 
 def _finish_run(result: Any) -> None:
     from looplab.experiments.verdict import reference_verdict
+    from looplab.report.build import assign_groups
     from looplab.report.model import load_runs
     from looplab.report.views import headline
 
-    _print_summary(headline(load_runs([result.directory])))
+    records = load_runs([result.directory])
+    assign_groups(records)  # one group per backend, and per variant when there are axes
+    _print_summary(headline(records))
+    _print_knobs(records)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     verdict = reference_verdict(result.directory / "traces")
@@ -109,6 +113,16 @@ def _finish_run(result: Any) -> None:
         )
     if failed or not verdict.ok:
         raise typer.Exit(1)
+
+
+def _print_knobs(records: list[Any]) -> None:
+    """The knob table (`looplab.report.knobs`), when the runs have axes."""
+    from looplab.experiments.knob_table import knob_table
+    from looplab.report.knobs import knob_rows
+
+    rows = knob_rows(records)
+    if rows:
+        out_console().print(knob_table(rows))
 
 
 def _print_summary(groups: list[Any]) -> None:
@@ -325,9 +339,21 @@ def bench_clock_command(
     set_: SetOpt = None,
 ) -> None:
     """Virtual-clock task times against wall-clock ones, cell by cell (target: within 3%)."""
+    _print_clock_bench(config, set_ or [])
+
+
+def bench_knobs_command(set_: SetOpt = None) -> None:
+    """The latency knobs on both clocks: a small subset of knobs.yaml (fix-pager, slow-80
+    and fast-750, all knobs off and all on), virtual vs wall task times (target: 3%)."""
+    from looplab.bundled import bundled_configs_dir
+
+    _print_clock_bench(bundled_configs_dir() / "knobs-bench.yaml", set_ or [])
+
+
+def _print_clock_bench(config: Path, set_: list[str]) -> None:
     from looplab.experiments.bench import run_clock_bench
 
-    pairs = run_clock_bench(config, set_ or [])
+    pairs = run_clock_bench(config, set_)
     if not pairs:
         raise ConfigError("no cell finished on both clocks", field="CONFIG")
     table = Table(title=f"wall vs virtual clock: {config}")

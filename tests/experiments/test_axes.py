@@ -13,6 +13,8 @@ from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
+from looplab.report.knobs import knob_rows
+from looplab.report.model import load_runs
 from looplab.traces.io import read_trace
 
 
@@ -105,6 +107,11 @@ def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[s
     trace = read_trace(first.outcomes[1].trace_path)
     assert trace.header.cell["variant"] == {"agent.streaming_dispatch": True}
     assert trace.end is not None and trace.end.knobs["streaming_dispatch"] is True
+    rows = knob_rows(load_runs([first.directory]))
+    assert [(r.label, r.saving is None) for r in rows] == [
+        ("all-off", True),
+        ("streaming_dispatch", False),
+    ]
     cut = first.outcomes[0].cell.id
     first.outcomes[0].trace_path.unlink()  # as if the run had been cut off before it
     second = _run(small_config)
