@@ -6,6 +6,11 @@ calls: the tests after a successful edit, a file just written read back. It star
 call at once, but only when the tool is in `READ_ONLY_TOOLS` and in the agent's toolbox;
 nothing else is ever run speculatively.
 
+Back-off: after `MISSES_BEFORE_PAUSE` misses in a row the speculator stops running its
+guesses and only keeps them as shadows; the first shadow that would have matched resumes
+it (an agent that edits several times before testing wastes a test run per edit
+otherwise, and on a busy machine those runs slow the real tools down).
+
 When the reply's first call is exactly the guess (same name, same arguments as JSON) the
 speculative run is that call's result (`dispatch: speculative`): no call of the reply ran
 before it, and the previous step's calls had all ended before it started, so it saw the
@@ -38,6 +43,8 @@ READ_ONLY_TOOLS = frozenset({"read_file", "list_files", "run_tests"})
 """The only tools ever run speculatively (see the module docstring for why)."""
 
 EDIT_TOOLS = frozenset({"edit_file", "write_file"})
+MISSES_BEFORE_PAUSE = 2
+"""Misses in a row after which guesses are only shadowed (module docstring)."""
 
 Predictor = Callable[[list[ToolCallRecord], frozenset[str]], tuple[str, dict[str, Any]] | None]
 """(previous step's calls, the toolbox's tool names) -> (tool, arguments) or None."""
@@ -101,11 +108,16 @@ class Speculator:
         self._guess: dict[str, Any] | None = None
         self._task: asyncio.Task[CallOutcome] | None = None
         self._misses: list[asyncio.Task[CallOutcome]] = []
+        self._in_a_row = 0
         self.hits = 0
         self.started = 0
+        self.paused = 0
 
     def start(self, previous: list[ToolCallRecord]) -> None:
-        """Start the guess for the coming reply, if any and if read-only."""
+        """Start the guess for the coming reply, if any, read-only and not paused."""
+        if self._task is not None:  # never resolved (the reply failed): a miss
+            self._misses.append(self._task)
+        self._guess = self._task = None
         guess = self._predict(previous, self._tools)
         if guess is None:
             return
@@ -113,17 +125,24 @@ class Speculator:
         if name not in READ_ONLY_TOOLS or name not in self._tools:
             return  # never run a tool that might write
         self._guess = {"id": "", "function": {"name": name, "arguments": json.dumps(arguments)}}
+        if self._in_a_row >= MISSES_BEFORE_PAUSE:
+            self.paused += 1  # a shadow guess: checked in `resolve`, never run
+            return
         self._task = asyncio.ensure_future(self._run_call(self._guess))
         self.started += 1
 
     def resolve(self, first_call: dict[str, Any] | None, dispatcher: StepDispatcher) -> None:
         """The reply's first call is known: hand a matching run to the dispatcher as call
         0's result, or drop the run (a miss). Idempotent within one reply."""
-        if self._task is None or self._guess is None:
+        if self._guess is None:
             return
         task, guess = self._task, self._guess
         self._task = self._guess = None
-        if first_call is not None and same_call(first_call, guess):
+        matched = first_call is not None and same_call(first_call, guess)
+        self._in_a_row = 0 if matched else self._in_a_row + 1
+        if task is None:
+            return
+        if matched:
             self.hits += 1
             dispatcher.take(0, task)
         else:
@@ -135,7 +154,8 @@ class Speculator:
         await asyncio.gather(*self._misses, return_exceptions=True)
 
     def stats(self) -> dict[str, float]:
-        """Hits, misses and the tool time of dropped runs (after `drain`)."""
+        """Hits, misses, the tool time of dropped runs (after `drain`) and guesses not run
+        while paused."""
         wasted = sum(
             t.result()[0].duration_s
             for t in self._misses
@@ -145,4 +165,5 @@ class Speculator:
             "speculation_hits": float(self.hits),
             "speculation_misses": float(self.started - self.hits),
             "speculation_wasted_s": wasted,
+            "speculation_paused": float(self.paused),
         }

@@ -10,6 +10,15 @@ from looplab.report.knobs import KnobRow
 
 __all__ = ["knob_table"]
 
+SHORT = {
+    "streamed_calls": "streamed",
+    "speculation_hits": "hits",
+    "speculation_misses": "misses",
+    "speculation_paused": "paused",
+    "speculation_wasted_s": "wasted",
+}
+"""The `knob_stats` shown, by their short names."""
+
 
 def knob_table(rows: Sequence[KnobRow]) -> Table:
     """Per backend and variant: task time, saving per task and per step vs all-off (95%
@@ -24,9 +33,9 @@ def knob_table(rows: Sequence[KnobRow]) -> Table:
         ci = f" ({row.saving_ci[0]:+.1%}..{row.saving_ci[1]:+.1%})" if row.saving_ci else ""
         step_ci = f" ({row.step_ci[0]:+.3f}..{row.step_ci[1]:+.3f})" if row.step_ci else ""
         stats = " ".join(
-            f"{k.removeprefix('speculation_')}={v:.3g}"
+            f"{SHORT.get(k, k)}={v:.0f}{'s' if k.endswith('_s') else ''}"
             for k, v in sorted(row.stats.items())
-            if k != "tool_limit"
+            if k in SHORT
         )
         table.add_row(
             row.backend,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from looplab.agents.config import AgentConfig
-from looplab.agents.dispatch import CallOutcome
+from looplab.agents.dispatch import CallOutcome, StepDispatcher
 from looplab.agents.records import ToolCallRecord
 from looplab.agents.runner import TaskRun, run_task
 from looplab.agents.speculation import READ_ONLY_TOOLS, Speculator
@@ -144,3 +144,28 @@ async def test_speculation_never_runs_a_tool_that_is_not_read_only() -> None:
         await speculator.drain()
     assert ran == ["read_file"]
     assert {"read_file", "list_files", "run_tests"} == READ_ONLY_TOOLS
+
+
+async def test_speculation_pauses_after_misses_in_a_row_and_resumes_on_a_shadow_hit() -> None:
+    """Two misses in a row pause speculation (guesses only shadowed, not run); a shadow
+    guess that would have matched resumes it."""
+    ran: list[str] = []
+
+    async def run_call(call: dict[str, Any]) -> CallOutcome:
+        ran.append(call["function"]["name"])
+        record = ToolCallRecord("", call["function"]["name"], "{}", 0.0, 0.0, True, None, 0)
+        return record, ToolResult("x")
+
+    guess = {"id": "x", "function": {"name": "run_tests", "arguments": "{}"}}
+    other = {"id": "y", "function": {"name": "edit_file", "arguments": "{}"}}
+    speculator = Speculator(
+        run_call, frozenset({"run_tests"}), predict=lambda _p, _t: ("run_tests", {})
+    )
+    dispatcher = StepDispatcher(run_call, limit=1, streaming=False)
+    for first in (other, other, other, guess, guess):
+        speculator.start([])
+        speculator.resolve(first, dispatcher)
+    await speculator.drain()
+    stats = speculator.stats()
+    assert stats["speculation_misses"] == 2 and stats["speculation_paused"] == 2
+    assert stats["speculation_hits"] == 1  # resumed after the shadow hit
