@@ -8,7 +8,10 @@ from pydantic import Field
 
 from looplab.config import StrictModel
 
-__all__ = ["AgentConfig", "RetryConfig"]
+__all__ = ["KNOB_FIELDS", "AgentConfig", "RetryConfig"]
+
+KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation")
+"""The agent's latency knobs (recorded in every trace's `run_end.knobs`)."""
 
 
 class RetryConfig(StrictModel):
@@ -42,7 +45,19 @@ class AgentConfig(StrictModel):
     wall_time_budget_s: float | None = Field(default=None, gt=0)
     """Seconds from the first request before the run ends with `wall_time_budget`."""
     parallel_tool_calls: bool = False
-    """Run the tool calls of one step concurrently (False: one after another)."""
+    """Run the tool calls of one step concurrently (False: one after another); without a
+    `max_parallel_tools` above 1, all of them at once."""
+    max_parallel_tools: int = Field(default=1, ge=1, le=64)
+    """Knob: at most this many tool calls of one step run at once (1: one after another;
+    above 1 also asks the model for parallel calls). A latency knob, recorded in traces."""
+    streaming_dispatch: bool = False
+    """Knob: start a tool call as soon as its arguments are complete in the stream (the
+    next call begins, or its JSON closes), before the rest of the reply is decoded
+    (`looplab.agents.dispatch`)."""
+    speculation: bool = False
+    """Knob: while the model decodes, run the read-only tool the agent most likely calls
+    next (tests after an edit, re-reading a written file); its result is used only when
+    the next call matches exactly (`looplab.agents.speculation`)."""
     max_completion_tokens: int | None = Field(default=4096, ge=1)
     """Cap on each reply's completion tokens (reasoning included); None: the backend's."""
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -64,3 +79,13 @@ class AgentConfig(StrictModel):
     """Replaces the agent's built-in system prompt."""
     retry: RetryConfig = Field(default_factory=RetryConfig)
     """Backend retry policy."""
+
+    def knobs(self) -> dict[str, object]:
+        """The latency knobs' values, as recorded in traces."""
+        return {name: getattr(self, name) for name in KNOB_FIELDS}
+
+    def tool_limit(self) -> int:
+        """How many tool calls of one step may run at once."""
+        if self.max_parallel_tools > 1:
+            return self.max_parallel_tools
+        return 64 if self.parallel_tool_calls else 1

@@ -13,7 +13,10 @@ START -> model --(tool calls)--> tools --(continue)--> model ...
   with `backend_error` (recorded, not raised).
 - **tools**: every requested call goes through the `ToolBox`, so an unknown tool, bad JSON,
   arguments off the schema or a raising tool become `ERROR:` results the model can read.
-  Calls of one step run concurrently when `parallel_tool_calls` is on.
+  Calls of one step run through a `StepDispatcher` (`dispatch.py`): at most
+  `max_parallel_tools` at once (all with `parallel_tool_calls`), started while the reply
+  still streams with `streaming_dispatch`; with `speculation` a likely read-only call
+  runs during the model call and is used when it matches (`speculation.py`).
 - **limits**: `max_steps`, `token_budget` and `wall_time_budget_s` are checked before each
   model call; reaching one ends the run with that reason.
 
@@ -31,9 +34,11 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
+from looplab.agents.dispatch import StepDispatcher
 from looplab.agents.records import ModelCallRecord, RunResult, StepRecord, ToolCallRecord
 from looplab.agents.retry import complete_with_retries
-from looplab.backends.client import InstrumentedClient, ModelResponse
+from looplab.agents.speculation import Speculator
+from looplab.backends.client import InstrumentedClient, ModelResponse, ToolReady
 from looplab.errors import BackendError
 from looplab.sandbox import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult
@@ -83,6 +88,13 @@ class AgentLoop:
         self._tokens = 0
         self._error: str | None = None
         self._finish_text = ""
+        self._dispatcher = self._new_dispatcher()
+        self._streamed_chars = 0
+        self._speculator = (
+            Speculator(self._one_call, frozenset(toolbox.names))
+            if self.config.speculation
+            else None
+        )
         graph = StateGraph(LoopState)
         graph.add_node("model", self._model_node)
         graph.add_node("tools", self._tools_node)
@@ -111,6 +123,7 @@ class AgentLoop:
         limit = 2 * self.config.max_steps + 10
         final = await self._graph.ainvoke(state, config={"recursion_limit": limit})
         ended = self.steps[-1].ended if self.steps else time.perf_counter()
+        stats = await self._knob_stats()
         last = final["messages"][-1]
         text = str(last.get("content") or "") if last.get("role") == "assistant" else ""
         return RunResult(
@@ -122,7 +135,41 @@ class AgentLoop:
             final_text=self._finish_text or text,
             error=self._error,
             tokens_used=self._tokens,
+            knobs=self.config.knobs(),
+            knob_stats=stats,
         )
+
+    def _knobs_on(self) -> bool:
+        config = self.config
+        return config.streaming_dispatch or config.speculation or config.max_parallel_tools > 1
+
+    def _new_dispatcher(self) -> StepDispatcher:
+        return StepDispatcher(
+            self._one_call,
+            limit=self.config.tool_limit(),
+            streaming=self.config.streaming_dispatch,
+            mark=self._knobs_on(),
+        )
+
+    async def _knob_stats(self) -> dict[str, float]:
+        """Wait for what the knobs left running; count what they did."""
+        await self._dispatcher.finish([], 1)  # a stream cut off by a backend error
+        stats: dict[str, float] = {}
+        if self._knobs_on():
+            stats["tool_limit"] = float(self.config.tool_limit())
+        if self.config.streaming_dispatch:
+            streamed = [t for s in self.steps for t in s.tools if t.dispatch == "stream"]
+            stats["streamed_calls"] = float(len(streamed))
+        if self._speculator is not None:
+            await self._speculator.drain()
+            stats.update(self._speculator.stats())
+        return stats
+
+    def _on_tool_ready(self, ready: ToolReady) -> None:
+        """The stream completed a call's arguments: resolve speculation, dispatch it."""
+        if ready.index == 0 and self._speculator is not None:
+            self._speculator.resolve(ready.call, self._dispatcher)
+        self._dispatcher.on_ready(ready)
 
     def _limit_reached(self) -> str | None:
         config = self.config
@@ -146,7 +193,12 @@ class AgentLoop:
             params["max_completion_tokens"] = self.config.max_completion_tokens
         if self.config.temperature is not None:
             params["temperature"] = self.config.temperature
-        params["parallel_tool_calls"] = self.config.parallel_tool_calls
+        params["parallel_tool_calls"] = self.config.tool_limit() > 1
+        self._dispatcher = self._new_dispatcher()
+        if self.config.streaming_dispatch or self._speculator is not None:
+            params["on_tool_ready"] = self._on_tool_ready
+        if self._speculator is not None:
+            self._speculator.start(self.steps[-2].tools if len(self.steps) > 1 else [])
         try:
             response = await complete_with_retries(
                 self.client,
@@ -164,6 +216,10 @@ class AgentLoop:
         self._tokens += (response.prompt_tokens or 0) + (response.completion_tokens or 0)
         step.model_ended = step.ended = time.perf_counter()
         message = response.message
+        self._streamed_chars = response.streamed_chars
+        if self._speculator is not None:
+            calls = message.get("tool_calls") or []
+            self._speculator.resolve(calls[0] if calls else None, self._dispatcher)
         end = None if message.get("tool_calls") else "answer"
         return {"messages": [*state["messages"], message], "end_reason": end}
 
@@ -173,10 +229,7 @@ class AgentLoop:
     async def _tools_node(self, state: LoopState) -> dict[str, Any]:
         step = self.steps[-1]
         calls: list[dict[str, Any]] = state["messages"][-1].get("tool_calls") or []
-        if self.config.parallel_tool_calls and len(calls) > 1:
-            outcomes = await asyncio.gather(*(self._one_call(call) for call in calls))
-        else:
-            outcomes = [await self._one_call(call) for call in calls]
+        outcomes = await self._dispatcher.finish(calls, self._streamed_chars)
         messages = list(state["messages"])
         finished = False
         images: list[dict[str, Any]] = []

@@ -68,6 +68,14 @@ class ToolCallRecord:
     """Stand-in work of a trace-driven run (`tools/synthetic.py`)."""
     screenshot: bytes | None = None
     """JPEG of the page after a browser action (`AgentConfig.trace_screenshots`)."""
+    dispatch: str | None = None
+    """`after_message`, `stream` or `speculative` when a latency knob is on (else None)."""
+    dispatch_token: int | None = None
+    """Streamed: token-carrying chunks received when the call's arguments were complete."""
+    dispatch_fraction: float | None = None
+    """Streamed: share of the reply's streamed text received by then."""
+    queued_s: float | None = None
+    """Arguments complete -> started (waiting for a tool slot)."""
 
     @property
     def duration_s(self) -> float:
@@ -95,10 +103,13 @@ class StepRecord:
 
     @property
     def tool_s(self) -> float:
-        """Tools phase wall time (first tool start -> last tool end)."""
+        """Tools phase wall time (first tool start -> last tool end); tool time hidden
+        behind the model phase (streamed or speculative calls) is not counted, so model +
+        tools + overhead still add up to the step's wall time."""
         if not self.tools:
             return 0.0
-        return max(t.ended for t in self.tools) - min(t.started for t in self.tools)
+        first = max(min(t.started for t in self.tools), self.model_ended)
+        return max(0.0, max(t.ended for t in self.tools) - first)
 
     @property
     def wall_s(self) -> float:
@@ -127,6 +138,10 @@ class RunResult:
     final_text: str = ""
     error: str | None = None
     tokens_used: int = 0
+    knobs: dict[str, object] = field(default_factory=dict)
+    """The latency knobs the loop ran with (`AgentConfig.knobs`)."""
+    knob_stats: dict[str, float] = field(default_factory=dict)
+    """What they did (streamed calls, speculation hits/misses/wasted seconds)."""
 
     @property
     def wall_s(self) -> float:

@@ -5,7 +5,9 @@ after it by the difference (a piecewise time warp): tool calls, sandbox operatio
 harness overhead keep their recorded durations and order. Three users:
 
 - the virtual clock (`compose_virtual_timeline`): model times from the simulator's own
-  schedule (what it would have waited), tools as they really ran;
+  schedule (what it would have waited), tools as they really ran, and tools that
+  overlapped a model call (streamed or speculative) laid out again by
+  `looplab.analysis.overlap`;
 - `looplab replay --mode virtual` (`retime_trace` with `profile_model_timing`): every model
   call recomputed from a latency profile and the call's recorded token counts;
 - `looplab sweep` (`sweep_trace`): the same, totals only, over a grid of rates and TTFTs.
@@ -29,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from looplab.analysis.overlap import apply_overlap
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.traces.io import Trace
@@ -159,7 +162,8 @@ def compose_virtual_timeline(
             decode_s=float(record["decode_s"]),
         )
 
-    return retime_events(events, timing, "virtual clock: the simulator's intended schedule")
+    warped = retime_events(events, timing, "virtual clock: the simulator's intended schedule")
+    return apply_overlap(events, warped)
 
 
 def annotate_reasoning(

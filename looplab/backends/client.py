@@ -22,19 +22,18 @@ construction only; they are never stored on the config, logged, or put in a reco
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Any
 
 import httpx2
 import openai
 from pydantic import Field
 
+from looplab.backends.response import CallTiming, ModelResponse, StreamAssembler, ToolReady
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
 
@@ -44,6 +43,7 @@ __all__ = [
     "InstrumentedClient",
     "ModelResponse",
     "StreamAssembler",
+    "ToolReady",
 ]
 
 
@@ -67,95 +67,6 @@ class EndpointConfig(StrictModel):
     `complete()` returns, so it lands in the caller's step time: for benchmarks and
     fidelity checks, not for agent runs (the experiment runner reads the in-process
     simulator's records directly)."""
-
-
-@dataclass
-class CallTiming:
-    """Times of one call, seconds on `time.perf_counter()`'s axis.
-
-    `sent` is when the built request was handed to the HTTP transport (an httpx request
-    hook), so the openai client's own request building and event-loop contention count
-    as client-side queueing (`client_queue_s`), not as TTFT.
-    """
-
-    scheduled: float
-    sent: float
-    first_token: float | None = None
-    last_token: float | None = None
-    end: float | None = None
-    chunk_times: list[float] = field(default_factory=list)
-
-    @property
-    def client_queue_s(self) -> float:
-        """Scheduled -> sent: time the request waited on the client side."""
-        return self.sent - self.scheduled
-
-    @property
-    def ttft_s(self) -> float | None:
-        """Sent -> first token."""
-        return None if self.first_token is None else self.first_token - self.sent
-
-    @property
-    def decode_s(self) -> float | None:
-        """First -> last token."""
-        if self.first_token is None or self.last_token is None:
-            return None
-        return self.last_token - self.first_token
-
-    @property
-    def model_s(self) -> float | None:
-        """Sent -> stream end."""
-        return None if self.end is None else self.end - self.sent
-
-    def chunk_gaps_s(self) -> list[float]:
-        """Gaps between consecutive token-carrying chunks (ITL)."""
-        times = self.chunk_times
-        return [b - a for a, b in itertools.pairwise(times)]
-
-
-@dataclass
-class ModelResponse:
-    """The assembled assistant message of one call and how long it took.
-
-    Attributes:
-        message: `{"role": "assistant", "content": str | None, "tool_calls": [...]?}`,
-            ready to append to the conversation.
-        finish_reason: `stop`, `length`, `tool_calls`, ... (None if the stream broke).
-        prompt_tokens, cached_tokens, completion_tokens, reasoning_tokens: from the usage
-            chunk (None when the backend sent none).
-        visible_chunks: chunks that carried a token.
-        request_id: the backend's request id header, if any.
-        server_timing: the simulator's timing record, when it exposes one.
-    """
-
-    message: dict[str, Any]
-    timing: CallTiming
-    finish_reason: str | None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    visible_chunks: int = 0
-    request_id: str | None = None
-    server_timing: dict[str, Any] | None = None
-    looplab_request_id: str | None = None
-    """The `x-looplab-request-id` header (simulator or proxy): the timing endpoint's id."""
-
-    @property
-    def output_tokens(self) -> int | None:
-        """Completion tokens the client saw streamed (completion minus hidden reasoning)."""
-        if self.completion_tokens is None:
-            return None
-        return self.completion_tokens - (self.reasoning_tokens or 0)
-
-    @property
-    def decode_rate_tps(self) -> float | None:
-        """(streamed output tokens - 1) / decode time."""
-        decode = self.timing.decode_s
-        tokens = self.output_tokens
-        if decode is None or tokens is None or tokens < 2 or decode <= 0:
-            return None
-        return (tokens - 1) / decode
 
 
 class InstrumentedClient:
@@ -220,6 +131,7 @@ class InstrumentedClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         scheduled: float | None = None,
+        on_tool_ready: Callable[[ToolReady], None] | None = None,
         **params: Any,
     ) -> ModelResponse:
         """Send one streamed request and return the assembled, timed response.
@@ -228,6 +140,8 @@ class InstrumentedClient:
             messages: the conversation (OpenAI message dicts).
             tools: tool schemas, if any.
             scheduled: when the caller meant to send (perf_counter seconds); defaults to now.
+            on_tool_ready: called (inside the stream, must not block) with each tool call
+                whose arguments are complete before the reply ends (`StreamAssembler`).
             **params: other chat-completion parameters (`max_completion_tokens`, ...).
 
         Raises:
@@ -242,7 +156,7 @@ class InstrumentedClient:
             body["tools"] = tools
         now = time.perf_counter()
         timing = CallTiming(scheduled=now if scheduled is None else scheduled, sent=now)
-        assembler = _Assembler()
+        assembler = StreamAssembler(on_tool_ready)
         token = _CURRENT_TIMING.set(timing)
         if self._observer is not None:
             self._observer("model")
@@ -264,7 +178,7 @@ class InstrumentedClient:
         body: dict[str, Any],
         extra: dict[str, Any],
         timing: CallTiming,
-        assembler: _Assembler,
+        assembler: StreamAssembler,
     ) -> Any:
         """Send the request (`body`: messages and tools), feed every SSE chunk to
         `assembler`, stamp `timing`.
@@ -354,72 +268,3 @@ def _decode_chunk(data: str, request_id: str | None) -> dict[str, Any]:
     if "error" in chunk:
         raise BackendError(f"error inside the stream: {chunk['error']}", request_id=request_id)
     return chunk
-
-
-class _Assembler:
-    """Accumulates streamed deltas into one assistant message."""
-
-    def __init__(self) -> None:
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
-        self.finish_reason: str | None = None
-        self.usage: dict[str, Any] | None = None
-        self.token_chunks = 0
-
-    def add(self, chunk: dict[str, Any]) -> bool:
-        """Fold one chunk in; True when it carried a token of any kind."""
-        if chunk.get("usage"):
-            self.usage = chunk["usage"]
-        carried = False
-        for choice in chunk.get("choices") or []:
-            if choice.get("finish_reason"):
-                self.finish_reason = choice["finish_reason"]
-            delta = choice.get("delta") or {}
-            if delta.get("content"):
-                self.content.append(delta["content"])
-                carried = True
-            for key in ("reasoning_content", "reasoning"):
-                if isinstance(delta.get(key), str) and delta[key]:
-                    self.reasoning.append(delta[key])
-                    carried = True
-            for fragment in delta.get("tool_calls") or []:
-                carried = True
-                call = self.calls.setdefault(
-                    fragment.get("index", 0),
-                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
-                )
-                if fragment.get("id"):
-                    call["id"] = fragment["id"]
-                function = fragment.get("function") or {}
-                if function.get("name"):
-                    call["function"]["name"] += function["name"]
-                if function.get("arguments"):
-                    call["function"]["arguments"] += function["arguments"]
-        if carried:
-            self.token_chunks += 1
-        return carried
-
-    def response(self, timing: CallTiming, request_id: str | None) -> ModelResponse:
-        content = "".join(self.content)
-        message: dict[str, Any] = {"role": "assistant", "content": content or None}
-        if self.calls:
-            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
-        usage = self.usage or {}
-        prompt_details = usage.get("prompt_tokens_details") or {}
-        completion_details = usage.get("completion_tokens_details") or {}
-        return ModelResponse(
-            message=message,
-            timing=timing,
-            finish_reason=self.finish_reason,
-            prompt_tokens=usage.get("prompt_tokens"),
-            cached_tokens=prompt_details.get("cached_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
-            reasoning_tokens=completion_details.get("reasoning_tokens"),
-            visible_chunks=self.token_chunks,
-            request_id=request_id,
-        )
-
-
-StreamAssembler = _Assembler
-"""Folds chat-completion chunks into one message (also the proxy's, for its records)."""

@@ -138,6 +138,15 @@ class ClockPair:
     virtual_s: float
     retimed_s: float | None = None
     """The wall-clock trace re-timed virtually at its own profile (`replay --mode virtual`)."""
+    tool_change_s: float = 0.0
+    """Virtual minus wall of the summed tool-call durations: the tools' own run-to-run
+    change (machine load), which no clock accounts for."""
+
+    @property
+    def tool_corrected_pct(self) -> float:
+        """The difference with the tools' own change taken out (exact when no tool
+        overlaps a model call, approximate otherwise), in percent."""
+        return (self.virtual_s - self.tool_change_s - self.wall_s) / self.wall_s * 100
 
     @property
     def difference_pct(self) -> float:
@@ -177,15 +186,27 @@ def run_clock_bench(config_path: Path, overrides: list[str]) -> list[ClockPair]:
             for outcome in result.outcomes:
                 if outcome.task_s is not None:
                     times.setdefault(outcome.cell.id, {})[clock] = outcome.task_s
+                    times[outcome.cell.id][f"{clock}_tools"] = _tool_run_s(outcome.trace_path)
                 if clock == "wall" and outcome.task_s is not None:
                     retimed = _retimed_s(outcome.trace_path)
                     if retimed is not None:
                         times[outcome.cell.id]["retimed"] = retimed
     return [
-        ClockPair(cell, pair["wall"], pair["virtual"], pair.get("retimed"))
+        ClockPair(
+            cell,
+            pair["wall"],
+            pair["virtual"],
+            pair.get("retimed"),
+            tool_change_s=pair["virtual_tools"] - pair["wall_tools"],
+        )
         for cell, pair in sorted(times.items())
         if "wall" in pair and "virtual" in pair
     ]
+
+
+def _tool_run_s(path: Path) -> float:
+    """Summed durations of a trace's tool calls."""
+    return sum(e.end - e.start for e in read_trace(path).events if isinstance(e, ToolCallEvent))
 
 
 def _retimed_s(path: Path) -> float | None:

@@ -28,6 +28,7 @@ from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import LooplabError
+from looplab.experiments.axes import apply_to_config
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import Cell
 from looplab.experiments.monitor import LoopLagMonitor
@@ -129,13 +130,14 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
     """
     path = context.traces / f"{cell.id}.jsonl"
     run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
+    config: ExperimentConfig = apply_to_config(context.config, cell.variant)
     try:
-        if cell_kind(context.config, cell) == "wrapped":
+        if cell_kind(config, cell) == "wrapped":
             return await _run_wrapped(context, cell, path, run_id)
-        clock = cell_clock(context.config, cell.task)
+        clock = cell_clock(config, cell.task)
         endpoint, server = await context.servers.endpoint(cell, virtual=clock == "virtual")
-        start = _agent_start(context.config, cell, run_id, server)
-        header = _header(context.config, cell, run_id, endpoint, server, start.shape)
+        start = _agent_start(config, cell, run_id, server)
+        header = _header(config, cell, run_id, endpoint, server, start.shape)
     except LooplabError as exc:
         return CellOutcome(cell, "failed", path, error=str(exc))
     async with AsyncExitStack() as stack:

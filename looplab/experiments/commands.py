@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import statistics
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,8 +26,6 @@ from looplab.cli.options import (
 from looplab.errors import ConfigError
 
 __all__ = [
-    "bench_clock_command",
-    "bench_replay_command",
     "replay_command",
     "run_command",
     "sweep_command",
@@ -118,10 +115,14 @@ def _print_interrupted(traces: Path, total: int, config: Path) -> None:
 
 def _finish_run(result: Any) -> None:
     from looplab.experiments.verdict import reference_verdict
+    from looplab.report.build import assign_groups
     from looplab.report.model import load_runs
     from looplab.report.views import headline
 
-    _print_summary(headline(load_runs([result.directory])))
+    records = load_runs([result.directory])
+    assign_groups(records)  # one group per backend, and per variant when there are axes
+    _print_summary(headline(records))
+    _print_knobs(records)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     verdict = reference_verdict(result.directory / "traces")
@@ -136,6 +137,16 @@ def _finish_run(result: Any) -> None:
         )
     if failed or not verdict.ok:
         raise typer.Exit(1)
+
+
+def _print_knobs(records: list[Any]) -> None:
+    """The knob table (`looplab.report.knobs`), when the runs have axes."""
+    from looplab.experiments.knob_table import knob_table
+    from looplab.report.knobs import knob_rows
+
+    rows = knob_rows(records)
+    if rows:
+        out_console().print(knob_table(rows))
 
 
 def _print_summary(groups: list[Any]) -> None:
@@ -316,68 +327,3 @@ def sweep_command(
         console.print(_sweep_table(summaries, title))
     if output is not None and write_output(output, text):
         console.print(f"table: {output}")
-
-
-def bench_replay_command(
-    traces: Annotated[int, typer.Option(min=1, help="Synthetic traces to re-time.")] = 50,
-    steps: Annotated[int, typer.Option(min=1, help="Steps per synthetic trace.")] = 200,
-) -> None:
-    """Re-timing throughput (sweep and full replay) and harness overhead per step."""
-    from looplab.experiments.bench import run_replay_bench
-
-    result = run_replay_bench(traces, steps)
-    table = Table(title="looplab bench replay")
-    table.add_column("measure")
-    table.add_column("value", justify="right")
-    table.add_column("target", justify="right")
-    table.add_row(
-        "sweep re-timing (totals)", f"{result.sweep_steps_per_s:,.0f} steps/s", ">= 100,000"
-    )
-    table.add_row(
-        "replay --mode virtual (full events)", f"{result.warp_steps_per_s:,.0f} steps/s", ""
-    )
-    table.add_row(
-        f"harness overhead per step, p50 ({result.overhead_steps} steps)",
-        f"{result.overhead_ms_p50:.2f} ms",
-        "<= 3 ms",
-    )
-    table.add_row("harness overhead per step, p95", f"{result.overhead_ms_p95:.2f} ms", "")
-    out_console().print(table)
-
-
-def bench_clock_command(
-    config: Annotated[
-        Path, typer.Argument(help="Experiment to run twice (wall, then virtual clock).")
-    ] = Path("experiments/configs/quickstart.yaml"),
-    set_: SetOpt = None,
-) -> None:
-    """Virtual-clock task times against wall-clock ones, cell by cell (target: within 3%)."""
-    from looplab.experiments.bench import run_clock_bench
-
-    pairs = run_clock_bench(config, set_ or [])
-    if not pairs:
-        raise ConfigError("no cell finished on both clocks", field="CONFIG")
-    table = Table(title=f"wall vs virtual clock: {config}")
-    for column in ("cell", "wall s", "virtual s", "difference", "re-timed s", "difference"):
-        table.add_column(column, justify="right")
-    for pair in pairs:
-        retimed = pair.retimed_difference_pct
-        retimed_s = "-" if pair.retimed_s is None else f"{pair.retimed_s:.2f}"
-        table.add_row(
-            pair.cell, f"{pair.wall_s:.2f}", f"{pair.virtual_s:.2f}",
-            f"{pair.difference_pct:+.2f}%", retimed_s,
-            "-" if retimed is None else f"{retimed:+.2f}%",
-        )  # fmt: skip
-    console = out_console()
-    console.print(table)
-    median = statistics.median(abs(p.difference_pct) for p in pairs)
-    worst = max(abs(p.difference_pct) for p in pairs)
-    console.print(
-        f"virtual clock: median |difference| {median:.2f}% (target <= 3%), worst {worst:.2f}%"
-    )
-    retimed_pcts = [abs(d) for p in pairs if (d := p.retimed_difference_pct) is not None]
-    if retimed_pcts:
-        console.print(
-            "virtual re-timing of the wall-clock runs: median |difference| "
-            f"{statistics.median(retimed_pcts):.2f}% (target <= 3%), worst {max(retimed_pcts):.2f}%"
-        )

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
+from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
@@ -146,6 +147,13 @@ class ExperimentConfig(StrictModel):
     """Agent loop settings (tool concurrency, retries, completion cap)."""
     budgets: Budgets = Field(default_factory=Budgets)
     """Per-run limits."""
+    axes: dict[str, list[Any]] = Field(default_factory=dict)
+    """Config fields as matrix dimensions: dotted path -> values, cartesian product
+    (`agent.streaming_dispatch: [false, true]`, `backend.profile.prefix_cache: [...]`;
+    see `looplab.experiments.axes`)."""
+    variants: list[dict[str, Any]] = Field(default_factory=list)
+    """Explicit combinations of axis values (path -> value; each one x `axes`), e.g. each
+    knob alone and all together."""
     workload: WorkloadSettings = Field(default_factory=WorkloadSettings)
     """How trace-driven tasks run: tool-time scale, CPU share of the synthetic work,
     harness-time emulation."""
@@ -186,7 +194,8 @@ class ExperimentConfig(StrictModel):
         if self.seed + most - 1 > MAX_SEED:
             raise ValueError(f"seed + repetitions - 1 must be at most {MAX_SEED}")
         tasks = sum(len(t.values) if isinstance(t, TaskFamily) else 1 for t in self.tasks)
-        cells = len(self.backends) * len(self.agents) * tasks * self.repetitions
+        combos = check_axes(self, self.axes, self.variants)
+        cells = len(self.backends) * len(self.agents) * tasks * self.repetitions * combos
         if cells > self.max_cells:
             raise ValueError(
                 f"{cells} cells (backends x agents x tasks x repetitions) is more than "

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import itertools
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from looplab.agents.runner import TASK_KIND_AGENTS
 from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
+from looplab.experiments.axes import Variant, apply_to_backend, axis_label, expand_variants
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
 from looplab.tasks.references import is_trace_driven, reference_slug
 from looplab.workloads.task import expand_workload_entry
@@ -27,16 +30,26 @@ class Cell:
     task: str
     repetition: int
     seed: int
+    variant: Variant = ()
+    """The axis values of this cell (`looplab.experiments.axes`); `backend` has its
+    profile ones applied already."""
 
     def describe(self) -> dict[str, object]:
-        """The cell as recorded in a trace header."""
-        return {
+        """The cell as recorded in a trace header (`variant` only when there are axes)."""
+        described: dict[str, object] = {
             "backend": self.backend.name,
             "agent": self.agent,
             "task": self.task,
             "repetition": self.repetition,
             "seed": self.seed,
         }
+        if self.variant:
+            described["variant"] = self.variant_dict()
+        return described
+
+    def variant_dict(self) -> dict[str, Any]:
+        """The axis values as path -> value."""
+        return dict(self.variant)
 
 
 def expand_tasks(entries: list[str | TaskFamily]) -> list[str]:
@@ -79,7 +92,8 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
     tasks = expand_tasks(config.tasks)
     _check_trace_driven(config, tasks)
     reps = {t: _repetitions(config, t) for t in tasks}
-    count = sum(reps.values()) * len(config.agents) * len(config.backends)
+    variants = expand_variants(config, config.axes, config.variants)
+    count = sum(reps.values()) * len(config.agents) * len(config.backends) * len(variants)
     if count > config.max_cells:
         raise ConfigError(
             f"{count} cells (backends x agents x tasks x repetitions, globs expanded) is more "
@@ -89,21 +103,24 @@ def expand_cells(config: ExperimentConfig) -> list[Cell]:
     cells: list[Cell] = []
     for repetition in range(max(reps.values(), default=0)):
         for task in (t for t in tasks if repetition < reps[t]):
-            for agent in config.agents:
-                for backend in config.backends:
-                    agent_name = _agent_for(agent, task)
-                    slug = reference_slug(task) if is_trace_driven(task) else _slug(task)
-                    cell_id = "__".join([backend.name, agent_name, slug, f"r{repetition}"])
-                    cells.append(
-                        Cell(
-                            id=cell_id,
-                            backend=backend,
-                            agent=agent_name,
-                            task=task,
-                            repetition=repetition,
-                            seed=config.seed + repetition,
-                        )
+            for agent, backend, variant in itertools.product(
+                config.agents, config.backends, variants
+            ):
+                agent_name = _agent_for(agent, task)
+                slug = reference_slug(task) if is_trace_driven(task) else _slug(task)
+                parts = [backend.name, agent_name, slug]
+                parts += [axis_label(variant)] if variant else []
+                cells.append(
+                    Cell(
+                        id="__".join([*parts, f"r{repetition}"]),
+                        backend=apply_to_backend(backend, variant),
+                        agent=agent_name,
+                        task=task,
+                        repetition=repetition,
+                        seed=config.seed + repetition,
+                        variant=variant,
                     )
+                )
     return cells
 
 

@@ -92,6 +92,8 @@ def run_events(
             sandbox_start_s=run.sandbox_start_s,
             prompt=_first_user_text(result),
             loop_lag_p99_ms=loop_lag_p99_ms,
+            knobs=dict(result.knobs),
+            knob_stats=dict(result.knob_stats),
         )
     )
     return events
@@ -211,6 +213,10 @@ def _tool_event(
         output_chars=tool.output_chars,
         synthetic=tool.synthetic,
         screenshot=None if tool.screenshot is None else _jpeg_url(tool.screenshot),
+        dispatch=tool.dispatch,
+        dispatch_token=tool.dispatch_token,
+        dispatch_fraction=tool.dispatch_fraction,
+        queued_s=tool.queued_s,
     )
 
 

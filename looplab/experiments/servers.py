@@ -35,7 +35,8 @@ def backend_profile(backend: BackendSpec, seed: int) -> LatencyProfile | None:
 
 
 class ServerPool:
-    """Simulator servers keyed by (backend name, seed), on the virtual clock or the wall.
+    """Simulator servers keyed by (backend name, profile overrides, seed), on the virtual
+    clock or the wall.
 
     Args:
         virtual: serve on a `VirtualClock` (each server its own) instead of wall time.
@@ -43,7 +44,7 @@ class ServerPool:
 
     def __init__(self, *, virtual: bool) -> None:
         self.virtual = virtual
-        self._servers: dict[tuple[str, int, bool], SimulatorServer] = {}
+        self._servers: dict[tuple[str, tuple[str, ...], int, bool], SimulatorServer] = {}
         self._lock = asyncio.Lock()
 
     async def server(
@@ -52,7 +53,8 @@ class ServerPool:
         """The running server of (backend, seed, clock), started on first use (`virtual`:
         None for the pool's clock)."""
         virtual = self.virtual if virtual is None else virtual
-        key = (backend.name, seed, virtual)
+        # backends of one name differ in overrides when a profile field is an axis
+        key = (backend.name, tuple(backend.profile_overrides()), seed, virtual)
         async with self._lock:
             if key not in self._servers:
                 profile = backend_profile(backend, seed)

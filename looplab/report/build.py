@@ -13,6 +13,7 @@ from typing import Literal
 
 from looplab.errors import ConfigError
 from looplab.report.exports import report_json
+from looplab.report.knobs import variant_labels
 from looplab.report.model import RunRecord, load_runs
 from looplab.report.page import render_page
 from looplab.report.views import ReportModel, build_model
@@ -52,17 +53,21 @@ def assign_groups(
 
     `profile` groups by backend profile, and prefixes the input's name only where the
     same profile name comes from several inputs (two experiments both at `slow-80`).
-    `input` always prefixes it (side-by-side comparison of inputs).
+    `input` always prefixes it (side-by-side comparison of inputs). Runs of an experiment
+    with axes get their variant's label appended (`slow-80 · streaming_dispatch`).
     """
     inputs_of: dict[str, set[str]] = defaultdict(set)
     for record in records:
         inputs_of[record.profile].add(record.input_name)
+    variants = variant_labels(records)
     for record in records:
         clash = len(inputs_of[record.profile]) > 1
         if group_by == "input" or clash:
             record.group = f"{record.input_name} · {record.profile}"
         else:
             record.group = record.profile
+        if record.run_id in variants:  # an experiment with axes: one group per variant
+            record.group += f" · {variants[record.run_id]}"
 
 
 def load_records(inputs: Sequence[Path]) -> list[RunRecord]:

@@ -242,6 +242,20 @@ class ToolCallEvent(_Event):
     screenshot: str | None = None
     """`data:image/jpeg;base64,...` of the page after a browser action, when the agent
     kept trace screenshots (`agent.trace_screenshots`); never sent to the model."""
+    dispatch: Literal["after_message", "stream", "speculative"] | None = None
+    """When the call started (latency knobs): after the whole reply (`after_message`),
+    while the reply was still streaming (`stream`: its arguments were complete), or
+    before the reply, as a speculative read-only run whose result was used
+    (`speculative`). None: not recorded (no knob on, or another harness)."""
+    dispatch_token: int | None = None
+    """Streamed dispatch: token-carrying chunks of the reply received when the call
+    started (the stream position)."""
+    dispatch_fraction: float | None = None
+    """Streamed dispatch: share of the reply's streamed text received when the call
+    started (0..1); the virtual clock places the call at this point of the decode."""
+    queued_s: Seconds | None = None
+    """Seconds the call waited after its arguments were complete (a tool-concurrency
+    limit or an earlier call still running)."""
 
 
 class SandboxOpEvent(_Event):
@@ -297,6 +311,12 @@ class RunEndEvent(_Event):
     was saturated and timings are suspect."""
     exit_code: int | None = None
     """Exit status of a wrapped agent command (`looplab wrap`; 128 + N for signal N)."""
+    knobs: dict[str, Any] = Field(default_factory=dict)
+    """The agent's latency knobs in this run (`streaming_dispatch`, `max_parallel_tools`,
+    `speculation`); empty when not recorded."""
+    knob_stats: dict[str, float] = Field(default_factory=dict)
+    """What the knobs did: `streamed_calls`, `speculation_hits`, `speculation_misses`,
+    `speculation_wasted_s` (tool time of discarded speculative runs)."""
 
 
 TraceEvent = Annotated[

@@ -1,0 +1,51 @@
+"""The knob table as `looplab run` prints it (rows from `looplab.report.knobs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.table import Table
+
+from looplab.report.knobs import KnobRow
+
+__all__ = ["knob_table"]
+
+SHORT = {
+    "streamed_calls": "streamed",
+    "speculation_hits": "hits",
+    "speculation_misses": "misses",
+    "speculation_paused": "paused",
+    "speculation_wasted_s": "wasted",
+}
+"""The `knob_stats` shown, by their short names."""
+
+
+def knob_table(rows: Sequence[KnobRow]) -> Table:
+    """Per backend and variant: task time, saving per task and per step vs all-off (95%
+    CIs), model and tool shares, what the knobs did."""
+    table = Table(title="knobs vs all-off, per backend (saving: share of task time; 95% CI)")
+    for column in (
+        "backend", "variant", "tasks", "task s p50", "saving/task", "saving/step",
+        "model", "tools", "knob stats",
+    ):  # fmt: skip
+        table.add_column(column, justify="right")
+    for row in rows:
+        ci = f" ({row.saving_ci[0]:+.1%}..{row.saving_ci[1]:+.1%})" if row.saving_ci else ""
+        step_ci = f" ({row.step_ci[0]:+.3f}..{row.step_ci[1]:+.3f})" if row.step_ci else ""
+        stats = " ".join(
+            f"{SHORT.get(k, k)}={v:.0f}{'s' if k.endswith('_s') else ''}"
+            for k, v in sorted(row.stats.items())
+            if k in SHORT
+        )
+        table.add_row(
+            row.backend,
+            row.label,
+            str(row.tasks),
+            f"{row.median_task_s:.2f}",
+            "-" if row.saving is None else f"{row.saving:+.1%}{ci}",
+            "-" if row.step_saving_s is None else f"{row.step_saving_s:+.3f} s{step_ci}",
+            f"{row.model_share:.0%}",
+            f"{row.tool_share:.0%}",
+            stats or "-",
+        )
+    return table
