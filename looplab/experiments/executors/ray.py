@@ -59,6 +59,8 @@ def connect(config: ExecutorConfig) -> None:
     options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if config.address == "local":
         options |= {
+            # "local": always a new Ray, never one that `ray start` left on this machine
+            "address": "local",
             "num_cpus": config.local_slots,
             "resources": {SLOT_RESOURCE: config.local_slots},
             "include_dashboard": False,
