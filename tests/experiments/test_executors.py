@@ -135,3 +135,13 @@ def test_executor_is_not_part_of_the_stored_experiment(small_config: dict[str, A
     ExperimentRunner(validate_model(ExperimentConfig, small_config)).prepare_directory(fresh=False)
     small_config["executor"] = {"kind": "ray", "address": "auto"}
     ExperimentRunner(validate_model(ExperimentConfig, small_config)).prepare_directory(fresh=False)
+
+
+def test_unreachable_cluster_fails_fast_with_a_fix() -> None:
+    """An address where nothing listens is a PrerequisiteError at once, not Ray's retries."""
+    from looplab.errors import PrerequisiteError
+    from looplab.experiments.executors.ray import _check_reachable
+
+    with pytest.raises(PrerequisiteError, match="no Ray cluster answers"):
+        _check_reachable("ray://127.0.0.1:1")
+    _check_reachable("auto")  # resolved by Ray itself

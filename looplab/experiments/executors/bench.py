@@ -105,7 +105,13 @@ def measure_ray_overhead(tasks: int = 50) -> RayOverhead:
     import ray
 
     started = time.perf_counter()
-    ray.init(num_cpus=1, resources={SLOT_RESOURCE: 1}, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        address="local",  # a new Ray, never one `ray start` left running here
+        num_cpus=1,
+        resources={SLOT_RESOURCE: 1},
+        include_dashboard=False,
+        log_to_driver=False,
+    )
     start_s = time.perf_counter() - started
     try:
         remote = ray.remote(_noop).options(num_cpus=0, resources={SLOT_RESOURCE: 0.01})

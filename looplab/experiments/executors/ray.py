@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -58,6 +59,8 @@ def connect(config: ExecutorConfig) -> None:
     options: dict[str, Any] = {"log_to_driver": False, "configure_logging": False}
     if config.address == "local":
         options |= {
+            # "local": always a new Ray, never one that `ray start` left on this machine
+            "address": "local",
             "num_cpus": config.local_slots,
             "resources": {SLOT_RESOURCE: config.local_slots},
             "include_dashboard": False,
@@ -66,6 +69,7 @@ def connect(config: ExecutorConfig) -> None:
             "_system_config": {"worker_niceness": 0},
         }
     else:
+        _check_reachable(config.address)
         options["address"] = config.address
     # ray.init runs off the main thread on purpose (Ray's own SIGTERM handler would exit
     # without the cells' clean-up); its warning that it set no handler is noise
@@ -81,6 +85,25 @@ def connect(config: ExecutorConfig) -> None:
         ) from None
     finally:
         worker_log.removeFilter(_no_sigterm_warning)
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast when nothing listens at a `host:port` / `ray://host:port` address (Ray
+    itself would keep retrying, and Ctrl-C cannot stop a connect in progress).
+
+    Raises:
+        PrerequisiteError: the port does not accept a connection within 5 s.
+    """
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # `auto`, or a form Ray resolves itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise PrerequisiteError(
+            f"no Ray cluster answers at {address!r} ({exc})",
+            fix="check the address (ray status on the head prints it), or use --ray-address local",
+        ) from None
 
 
 def _no_sigterm_warning(record: logging.LogRecord) -> bool:
