@@ -26,7 +26,7 @@ demo: $(STAMP)
 	$(BIN)/looplab report runs/claim
 
 test: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=15
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

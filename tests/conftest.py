@@ -1,8 +1,8 @@
-"""Test tiers of design.md: unit/simulated (always), docker, browser, live.
+"""Test tiers of design.md: unit/simulated (always), docker, browser, ray, live.
 
 A tier whose prerequisite is missing is skipped with the reason, except that
-LOOPLAB_REQUIRE_DOCKER=1 / LOOPLAB_REQUIRE_BROWSER=1 turn that skip into a failure
-(CI sets both, so a broken CI machine cannot pass by skipping).
+LOOPLAB_REQUIRE_DOCKER=1 / LOOPLAB_REQUIRE_BROWSER=1 / LOOPLAB_REQUIRE_RAY=1 turn that
+skip into a failure (CI sets them, so a broken CI machine cannot pass by skipping).
 """
 
 from __future__ import annotations
@@ -46,9 +46,19 @@ def _chromium_problem() -> str | None:
     return None
 
 
+def _ray_problem() -> str | None:
+    """Return why Ray cannot be imported (the `looplab[ray]` extra), or None when it can."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        return "ray is not installed (pip install 'looplab[ray]')"
+    return None
+
+
 _TIERS = {
     "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_engine_problem),
     "browser": ("LOOPLAB_REQUIRE_BROWSER", _chromium_problem),
+    "ray": ("LOOPLAB_REQUIRE_RAY", _ray_problem),
 }
 
 

@@ -273,6 +273,7 @@ class AgentLoop:
             error=error,
             output_chars=len(result.content),
             synthetic=result.synthetic,
+            screenshot=result.trace_image,
         )
         return record, result
 

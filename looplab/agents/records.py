@@ -66,6 +66,8 @@ class ToolCallRecord:
     output_chars: int
     synthetic: bool = False
     """Stand-in work of a trace-driven run (`tools/synthetic.py`)."""
+    screenshot: bytes | None = None
+    """JPEG of the page after a browser action (`AgentConfig.trace_screenshots`)."""
     dispatch: str | None = None
     """`after_message`, `stream` or `speculative` when a latency knob is on (else None)."""
     dispatch_token: int | None = None

@@ -63,7 +63,9 @@ AGENT_KINDS: dict[str, AgentKind] = {
     "computer_use": AgentKind(
         COMPUTER_USE_PROMPT,
         lambda config: computer_use_toolbox(
-            snapshot_after_action=config.snapshot_after_action, screenshots=config.screenshots
+            snapshot_after_action=config.snapshot_after_action,
+            screenshots=config.screenshots,
+            trace_screenshots=config.trace_screenshots,
         ),
         browser=True,
     ),

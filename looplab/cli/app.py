@@ -20,7 +20,9 @@ from looplab.backends import commands as backend_commands
 from looplab.backends.proxy import commands as proxy_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
+from looplab.experiments import bench_commands as experiment_bench
 from looplab.experiments import commands as experiment_commands
+from looplab.experiments.executors import commands as executor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
@@ -63,11 +65,12 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "backend": backend_commands.bench_backend_command,
             "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
-            "replay": experiment_commands.bench_replay_command,
+            "replay": experiment_bench.bench_replay_command,
             "report": report_commands.bench_report_command,
-            "clock": experiment_commands.bench_clock_command,
-            "knobs": experiment_commands.bench_knobs_command,
+            "clock": experiment_bench.bench_clock_command,
+            "knobs": experiment_bench.bench_knobs_command,
             "workload": workload_commands.bench_workload_command,
+            "scale": executor_commands.bench_scale_command,
         },
     ),
 }

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
@@ -38,10 +38,18 @@ from looplab.experiments.workload import cell_clock, cell_shape, run_workload_ce
 from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter
-from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
+from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceEvent, TraceHeader
 from looplab.workloads.shape import TaskShape
 
-__all__ = ["CellContext", "CellKind", "CellOutcome", "agent_config", "cell_kind", "run_cell"]
+__all__ = [
+    "CellContext",
+    "CellKind",
+    "CellOutcome",
+    "TraceSink",
+    "agent_config",
+    "cell_kind",
+    "run_cell",
+]
 
 CellKind = Literal["wrapped", "workload", "task"]
 Observer = Callable[[str], None]
@@ -62,6 +70,23 @@ class CellOutcome:
     loop_lag_p99_ms: float | None = None
 
 
+class TraceSink(Protocol):
+    """Where a cell's trace lines go: a `TraceWriter`, or a stream to the process that
+    writes the experiment directory (an executor's worker)."""
+
+    def write(self, event: TraceEvent) -> None:
+        """Append one event."""
+        ...
+
+    def close(self) -> None:
+        """No more events (idempotent)."""
+        ...
+
+
+def _trace_writer(path: Path, header: TraceHeader) -> TraceSink:
+    return TraceWriter(path, header)
+
+
 @dataclass
 class CellContext:
     """What every cell of one experiment shares."""
@@ -73,6 +98,8 @@ class CellContext:
     monitor: LoopLagMonitor
     observer: Callable[[str], Observer | None] = field(default=lambda _cell_id: None)
     """Per cell id: a client observer (model/tool phase changes), or None."""
+    open_trace: Callable[[Path, TraceHeader], TraceSink] = _trace_writer
+    """Opens the cell's trace: by default a `TraceWriter` on the file."""
 
 
 def agent_config(config: ExperimentConfig) -> AgentConfig:
@@ -114,7 +141,8 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
     except LooplabError as exc:
         return CellOutcome(cell, "failed", path, error=str(exc))
     async with AsyncExitStack() as stack:
-        writer = stack.enter_context(TraceWriter(path, header))
+        writer = context.open_trace(path, header)
+        stack.callback(writer.close)
         origin_wall = utc_now()
         writer.write(
             RunStartEvent(run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task)

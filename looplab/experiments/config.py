@@ -25,6 +25,7 @@ from pydantic import Field, field_validator, model_validator
 from looplab.agents.config import AgentConfig
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
+from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
 from looplab.workloads.task import WorkloadSettings
@@ -161,6 +162,9 @@ class ExperimentConfig(StrictModel):
     clock: Literal["wall", "virtual"] = "wall"
     """`wall`: the simulator really waits; `virtual`: model time computed from the profile,
     tools run for real, the timeline composed from both."""
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    """Where the cells run: in this process (default) or as Ray tasks
+    (`looplab.experiments.executors`); not stored with the experiment (resume anywhere)."""
     output_dir: Path | None = None
     """Where traces and the results database go (default `runs/<name>`)."""
 

@@ -12,6 +12,7 @@ them in `attempts`; a call that never did is a `model_call` event with
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -211,11 +212,17 @@ def _tool_event(
         output=None if output is None else output[:OUTPUT_LIMIT],
         output_chars=tool.output_chars,
         synthetic=tool.synthetic,
+        screenshot=None if tool.screenshot is None else _jpeg_url(tool.screenshot),
         dispatch=tool.dispatch,
         dispatch_token=tool.dispatch_token,
         dispatch_fraction=tool.dispatch_fraction,
         queued_s=tool.queued_s,
     )
+
+
+def _jpeg_url(jpeg: bytes) -> str:
+    """A JPEG as a `data:` URL (how traces keep screenshots)."""
+    return "data:image/jpeg;base64," + base64.b64encode(jpeg).decode("ascii")
 
 
 def _setup_event(

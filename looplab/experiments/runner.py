@@ -23,14 +23,14 @@ from pathlib import Path
 
 import structlog
 
-from looplab.experiments.cell import CellContext, CellOutcome, run_cell
+from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.directory import is_complete, prepare, set_aside
+from looplab.experiments.executors.base import ExecutorJob, make_executor
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
-from looplab.experiments.servers import ServerPool, backend_profile
-from looplab.tasks.references import is_trace_driven
+from looplab.experiments.servers import backend_profile
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
 
@@ -112,7 +112,8 @@ class ExperimentRunner:
             ConfigError: the experiment is invalid, or the directory holds a different one.
         """
         self.validate()
-        current = Scrubber().scrub(self.config.model_dump(mode="json"))
+        # where cells run is not part of the experiment: resuming on another executor is fine
+        current = Scrubber().scrub(self.config.model_dump(mode="json", exclude={"executor"}))
         prepare(self.directory, current, fresh=fresh)
 
     async def run(self) -> ExperimentResult:
@@ -181,25 +182,10 @@ class ExperimentRunner:
         return pending
 
     async def _run_pending(self, pending: list[Cell], result: ExperimentResult, total: int) -> None:
-        gate = asyncio.Semaphore(self.config.concurrency)
-        driven = self.config.workload.concurrency
-        driven_gate = asyncio.Semaphore(driven) if driven else gate
-        monitor = LoopLagMonitor()
-        monitor.start()
-        servers = ServerPool(virtual=self.config.clock == "virtual")
-        context = CellContext(self.config, self.traces, servers, monitor, self._observer)
+        """Run the pending cells on the configured executor (`executors.base.EXECUTORS`)."""
 
-        async def one(cell: Cell) -> None:
-            async with driven_gate if is_trace_driven(cell.task) else gate:
-                log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
-                try:
-                    outcome = await run_cell(context, cell)
-                except Exception as exc:  # a harness bug fails its cell, not the experiment
-                    log.exception("cell.crashed", cell=cell.id)
-                    path = self.traces / f"{cell.id}.jsonl"
-                    outcome = CellOutcome(
-                        cell, "failed", path, error=f"{type(exc).__name__}: {exc}"
-                    )
+        def finished(outcome: CellOutcome) -> None:
+            cell = outcome.cell
             log.info(
                 "cell.end",
                 cell=cell.id,
@@ -216,15 +202,8 @@ class ExperimentRunner:
             if self.progress:
                 self.progress(outcome, len(result.outcomes), total)
 
-        try:
-            # a TaskGroup, not gather: cancelled (Ctrl-C, SIGTERM), it waits until every cell
-            # has cleaned up, where gather returns as soon as one waiting cell is cancelled
-            async with asyncio.TaskGroup() as group:
-                for cell in pending:
-                    group.create_task(one(cell))
-        finally:
-            await monitor.stop()
-            await servers.stop()
+        executor = make_executor(self.config.executor)
+        await executor.run(pending, ExecutorJob(self.config, self.traces, finished, self._observer))
 
     def _observer(self, cell_id: str) -> Callable[[str], None] | None:
         """A client observer turning call start/end into (cell, phase, step) status."""

@@ -90,6 +90,8 @@ class RunRecord:
     trace: Trace | None = None
     group: str = ""
     """The label the report groups it under (set by the report; `profile` by default)."""
+    node: str = ""
+    """Where it ran (the header's `node`: host, Ray node); "" when not recorded."""
 
     @property
     def anchor(self) -> str:
@@ -177,6 +179,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         notes=list(header.notes),
         trace=trace,
         group=profile,
+        node=_node_label(header.node),
     )
 
 
@@ -272,3 +275,10 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set
             )
         )
     return bars
+
+
+def _node_label(node: dict[str, object]) -> str:
+    """`host (ray node abcd1234)` from a trace header's `node`; "" when none is recorded."""
+    host = str(node.get("hostname") or "")
+    ray_id = str(node.get("ray_node_id") or "")
+    return f"{host} (ray node {ray_id[:8]})" if ray_id else host

@@ -96,10 +96,16 @@ def _call(tool: ToolEntry) -> str:
     else:
         output = _fold(tool.output, "out", tool.output_chars)
     error = f'<p class="err">{escape(tool.error)}</p>' if tool.error else ""
+    shot = (
+        f'<img class="shot" src="{escape(tool.screenshot)}" '
+        f'alt="the page after {escape(tool.name)}" loading="lazy">'
+        if tool.screenshot
+        else ""
+    )
     return (
         f'<div class="call{" failed" if failed else ""}"><div><code class="name">'
         f"{escape(tool.name)}</code> <span class='hint'>{' · '.join(status)}</span></div>"
-        f"{arguments}{error}{output}</div>"
+        f"{arguments}{error}{output}{shot}</div>"
     )
 
 
@@ -125,10 +131,18 @@ def transcript_html(view: TranscriptView) -> str:
             "This trace holds no message or tool output text (absent in the source: "
             f"{absent}): timings and tool names only."
         )
-    if any(t.name in _BROWSER_TOOLS for s in view.steps for t in s.tools):
+    browser = [t for s in view.steps for t in s.tools if t.name in _BROWSER_TOOLS]
+    if browser:
+        kept = any(t.screenshot for t in browser)
         notes.append(
             "Browser actions return the page snapshot (accessibility tree) the agent read, "
-            "shown as their output; screenshot images are not kept in traces."
+            "shown as their output"
+            + (
+                "; the image under an action is the page after it (a trace screenshot, "
+                "never shown to the model)."
+                if kept
+                else "; this run kept no page images (`agent.trace_screenshots: true` keeps them)."
+            )
         )
     if view.replay_of:
         notes.append(f"Live replay of {view.replay_of}; diverged steps are highlighted.")

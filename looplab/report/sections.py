@@ -135,7 +135,25 @@ def _tasks(model: ReportModel) -> str:
 def _notes(model: ReportModel) -> str:
     items = "".join(f"<li>{escape(note)}</li>" for note in model.notes)
     sources = f"<h3>Imported sources</h3><ul>{items}</ul>" if items else ""
-    return f"<p>{escape(METRICS)}</p>{sources}"
+    return f"<p>{escape(METRICS)}</p>{sources}{_nodes(model)}"
+
+
+def _nodes(model: ReportModel) -> str:
+    """Per-node medians, when the runs ran on more than one node (an executor's cluster)."""
+    if not model.nodes:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(r.node)}</td><td>{escape(r.group)}</td><td>{r.runs}</td>"
+        f"<td>{r.task_s:.2f}</td><td>{r.model_s:.2f}</td><td>{r.tool_s:.2f}</td></tr>"
+        for r in model.nodes
+    )
+    return (
+        '<h3>Per node</h3><p class="hint">The runs ran on several nodes: medians per node '
+        "(wall-clock times depend on the node; pool them only where the nodes agree).</p>"
+        "<table><thead><tr><th>node</th><th>group</th>"
+        "<th>runs</th><th>task s</th><th>model s</th><th>tool s</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
 
 
 SECTIONS: list[Section] = [

@@ -31,6 +31,7 @@ from looplab.report.views_detail import (
     transcripts,
 )
 from looplab.report.views_diff import DiffView
+from looplab.report.views_nodes import NodeRow, node_rows
 from looplab.report.views_runs import TaskRow, TimelineView, featured, task_rows, timeline
 from looplab.report.views_steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views_sweep import SweepView, sweep_view
@@ -133,6 +134,8 @@ class ReportModel:
     comparability: Comparability | None = None
     """What the groups share and what differs (the headline uses matched cells only)."""
     diffs: list[DiffView] = field(default_factory=list)
+    nodes: list[NodeRow] = field(default_factory=list)
+    """Per-node medians when the runs ran on more than one node (else empty)."""
     """The default step-aligned diffs: per task, the slowest group's run against each
     other group's."""
     transcripts: dict[str, TranscriptView] = field(default_factory=dict)
@@ -231,6 +234,7 @@ def build_model(
         featured=shown,
         timelines=sorted(timelines, key=lambda t: (t.task, order.index(t.group), t.run_id)),
         notes=_notes(records),
+        nodes=node_rows(records),
         comparability=compare,
         diffs=diffs,
         transcripts=embedded,

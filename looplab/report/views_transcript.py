@@ -5,7 +5,8 @@ the step's timing beside them.
 Only what the trace holds is shown: imported traces without content show their tool names
 and timings and say what the source lacked (`absent`). Images are shown only when the
 trace holds them as `data:` URLs (never fetched); the computer-use tools' results are the
-page snapshots the agent read, and screenshots the trace did not keep are named, not drawn.
+page snapshots the agent read, plus the page's JPEG after each action when the run kept
+trace screenshots (`agent.trace_screenshots`).
 A live replay's diverged steps are marked (`looplab.analysis.divergence`) when the run it
 replays is at hand.
 """
@@ -44,6 +45,8 @@ class ToolEntry:
     ok: bool | None
     error: str | None
     duration_s: float
+    screenshot: str | None = None
+    """`data:image/jpeg;...` URL of the page after a browser action (None: not kept)."""
 
 
 @dataclass
@@ -191,6 +194,7 @@ def _entry(tool: ToolCallEvent, output_chars: int | None) -> ToolEntry:
         ok=tool.ok,
         error=tool.error,
         duration_s=tool.duration_s,
+        screenshot=tool.screenshot if (tool.screenshot or "").startswith("data:image/") else None,
     )
 
 

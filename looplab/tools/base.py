@@ -40,6 +40,8 @@ class ToolResult:
         ok: False when the tool reports a failure (error, failing tests, non-zero exit).
         finish: True for the `finish` tool: the agent ends after this step.
         image: optional PNG for multimodal models (screenshots).
+        trace_image: optional JPEG of the page after a browser action, kept for the trace's
+            transcript only (`AgentConfig.trace_screenshots`); never sent to the model.
         synthetic: True when the call did stand-in work for a recorded or drawn tool call
             (trace-driven runs, `tools/synthetic.py`); traces mark such calls.
     """
@@ -49,6 +51,7 @@ class ToolResult:
     finish: bool = False
     image: bytes | None = None
     synthetic: bool = False
+    trace_image: bytes | None = None
 
 
 @dataclass

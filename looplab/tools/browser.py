@@ -22,11 +22,17 @@ default on; off, they return one line and the model calls `snapshot` itself). Pl
 returns one line: typing rarely changes the page's structure, and repeating the whole
 tree per field would multiply prompt tokens. Playwright errors (not editable, timeouts)
 are `ok=False` results with the error's first line.
+
+With `trace_screenshots`, every action but `snapshot`/`screenshot` also captures a JPEG of
+the viewport (quality `TRACE_JPEG_QUALITY`) into `ToolResult.trace_image`: the trace keeps
+it for the report's transcript; the model never sees it. The capture is inside the tool's
+timed span (~35 ms per action on a 1280x800 page), which is why it is opt-in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
@@ -39,6 +45,10 @@ __all__ = ["BrowserLike", "browser_tools", "page_snapshot"]
 _SCHEMAS = load_schemas(__file__)
 SNAPSHOT_TIMEOUT_MS = 10_000
 """Longest one accessibility snapshot may take."""
+TRACE_JPEG_QUALITY = 50
+"""JPEG quality of trace screenshots: ~23 KB for a 1280x800 page, text still legible."""
+_NOT_CAPTURED = frozenset({"snapshot", "screenshot"})
+"""Actions that never change the page, so a trace screenshot would repeat the last one."""
 
 
 class BrowserLike(Protocol):
@@ -62,31 +72,23 @@ Action = Callable[[dict[str, Any], "Page"], Awaitable[ToolResult | str]]
 
 
 def browser_tools(
-    *, snapshot_after_action: bool = True, screenshots: bool = False
+    *,
+    snapshot_after_action: bool = True,
+    screenshots: bool = False,
+    trace_screenshots: bool = False,
 ) -> list[FunctionTool]:
     """The computer-use tools (finish is added by the agent).
 
     Args:
         snapshot_after_action: actions that may change the page return its new snapshot.
         screenshots: include the `screenshot` tool (for multimodal models).
+        trace_screenshots: page actions keep a JPEG of the page for the trace.
     """
 
     async def after(page: Page, done: str) -> ToolResult:
         if not snapshot_after_action:
             return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
         return ToolResult(f"{done}\n{await page_snapshot(page)}")
-
-    async def goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        url = str(arguments["url"])
-        if not url.startswith(("http://", "https://")):
-            return ToolResult(f"not an http(s) URL: {url}", ok=False)
-        response = await page.goto(url, wait_until="load")
-        status = response.status if response is not None else 0
-        result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
-        return result if status < 400 else ToolResult(result.content, ok=False)
-
-    async def snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        return await page_snapshot(page)
 
     async def click(arguments: dict[str, Any], page: Page) -> ToolResult | str:
         target = await _element(page, arguments["ref"])
@@ -125,25 +127,52 @@ def browser_tools(
         chosen = await target.select_option(str(arguments["value"]))
         return await after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
 
-    async def screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-        image = await page.screenshot(type="png")
-        return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
-
     actions: dict[str, Action] = {
-        "goto": goto,
-        "snapshot": snapshot,
+        "goto": _goto,
+        "snapshot": _snapshot,
         "click": click,
         "type": type_text,
         "press": press,
         "select": select,
     }
     if screenshots:
-        actions["screenshot"] = screenshot
-    return [FunctionTool(_SCHEMAS[name], _on_page(action)) for name, action in actions.items()]
+        actions["screenshot"] = _screenshot
+    return [
+        FunctionTool(
+            _SCHEMAS[name], _on_page(action, trace_screenshots and name not in _NOT_CAPTURED)
+        )
+        for name, action in actions.items()
+    ]
 
 
-def _on_page(action: Action) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
-    """Adapt a page action to the tool signature; Playwright errors become results."""
+async def _goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    url = str(arguments["url"])
+    if not url.startswith(("http://", "https://")):
+        return ToolResult(f"not an http(s) URL: {url}", ok=False)
+    response = await page.goto(url, wait_until="load")
+    status = response.status if response is not None else 0
+    result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
+    return result if status < 400 else ToolResult(result.content, ok=False)
+
+
+async def _snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    return await page_snapshot(page)
+
+
+async def _screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    image = await page.screenshot(type="png")
+    return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
+
+
+def _on_page(
+    action: Action, capture: bool = False
+) -> Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]:
+    """Adapt a page action to the tool signature; Playwright errors become results.
+
+    Args:
+        action: the page action.
+        capture: attach a JPEG of the page after the action as `trace_image`.
+    """
 
     async def run(arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         from playwright.async_api import Error as PlaywrightError
@@ -156,7 +185,14 @@ def _on_page(action: Action) -> Callable[[dict[str, Any], ToolContext], Awaitabl
         except PlaywrightError as exc:
             first = (exc.message or str(exc)).strip().splitlines()[0]
             return ToolResult(f"browser error: {first}", ok=False)
-        return outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+        result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+        if capture:
+            try:
+                image = await browser.page.screenshot(type="jpeg", quality=TRACE_JPEG_QUALITY)
+                result = replace(result, trace_image=image)
+            except PlaywrightError:
+                pass  # a page that cannot be captured (closed, crashed) keeps no image
+        return result
 
     return run
 

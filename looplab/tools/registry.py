@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -87,4 +88,4 @@ class ToolBox:
         content = (
             result.content if self.output_limit is None else clip(result.content, self.output_limit)
         )
-        return ToolResult(content, result.ok, result.finish, result.image, result.synthetic)
+        return replace(result, content=content)

@@ -93,6 +93,9 @@ class TraceHeader(StrictModel):
     """Sandbox kind and isolation description."""
     clock: Literal["wall", "virtual", "recorded"] = "wall"
     """How model times were obtained: waited for, computed, or taken from a recording."""
+    node: dict[str, Any] = Field(default_factory=dict)
+    """Where the run ran, when an executor placed it on a node: hostname, cpus, load1 (at
+    the start), ray_node_id, task_id, attempt. Empty for in-process runs."""
     absent: list[str] = Field(default_factory=list)
     """Fields the source did not have (left None in events, never invented)."""
     notes: list[str] = Field(default_factory=list)
@@ -236,6 +239,9 @@ class ToolCallEvent(_Event):
     synthetic: bool = False
     """True when the call did stand-in work for a recorded or drawn tool call (a
     trace-driven run's synthetic work tool), not the task's real tool."""
+    screenshot: str | None = None
+    """`data:image/jpeg;base64,...` of the page after a browser action, when the agent
+    kept trace screenshots (`agent.trace_screenshots`); never sent to the model."""
     dispatch: Literal["after_message", "stream", "speculative"] | None = None
     """When the call started (latency knobs): after the whole reply (`after_message`),
     while the reply was still streaming (`stream`: its arguments were complete), or

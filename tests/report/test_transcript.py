@@ -4,10 +4,18 @@ have."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from html import unescape
 from pathlib import Path
+from typing import NoReturn
+
+import pytest
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE
+from looplab.config import validate_model
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.runner import ExperimentRunner
 from looplab.report.build import build_report
 from looplab.report.model import record_from_trace
 from looplab.report.render_transcript import PREVIEW_CHARS, transcript_html
@@ -95,3 +103,42 @@ def test_a_live_replay_marks_its_diverged_step(known_pair: Path) -> None:
     assert [s.index for s in view.steps if s.diverged] == [0]
     html = transcript_html(view)
     assert 'class="tstep diverged"' in html and "Diverged from the recording" in html
+
+
+@pytest.mark.browser
+def test_web_transcript_shows_the_page_after_each_action(tmp_path: Path) -> None:
+    """trace_screenshots: each page action's JPEG is in the trace and drawn in the
+    transcript; snapshots keep none, and no image ever reaches the model."""
+    config = {
+        "name": "shots",
+        "backends": [
+            {
+                "name": "fast",
+                "profile": "fast-750",
+                "overrides": {"ttft_s": 0, "decode_tps": 20000, "prefill_tps": None},
+            }
+        ],
+        "tasks": ["web/signup-wizard"],
+        "agent": {"trace_screenshots": True},
+        "output_dir": str(tmp_path / "shots"),
+    }
+    runner = ExperimentRunner(validate_model(ExperimentConfig, config))
+    runner.prepare_directory(fresh=True)
+    result = asyncio.run(runner.run())
+    assert [o.status for o in result.outcomes] == ["done"]
+    (path,) = (tmp_path / "shots/traces").glob("*.jsonl")
+    trace = read_trace(path)
+    tools = trace.tool_calls()
+    actions = [t for t in tools if t.name in {"goto", "click", "type", "select", "press"}]
+    assert actions and all(
+        (t.screenshot or "").startswith("data:image/jpeg;base64,/9j/") for t in actions
+    )
+    assert all(t.screenshot is None for t in tools if t.name in {"snapshot", "finish"})
+    assert "data:image" not in json.dumps([c.message for c in trace.model_calls()])
+    html = transcript_html(transcript(record_from_trace(trace, "w")) or _missing())
+    assert html.count('<img class="shot" src="data:image/jpeg') == len(actions)
+    assert "the image under an action is the page after it" in html
+
+
+def _missing() -> NoReturn:
+    raise AssertionError("no transcript")

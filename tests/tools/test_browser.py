@@ -130,3 +130,15 @@ def test_missing_explicit_chromium_names_the_fix() -> None:
     """An executable that is not there is a PrerequisiteError that says how to install one."""
     with pytest.raises(PrerequisiteError, match="apt-get install -y chromium"):
         require_chromium(BrowserConfig(executable="/nonexistent/chromium").executable)
+
+
+@pytest.mark.browser
+async def test_trace_screenshots_are_opt_in(context: ToolContext, site: str) -> None:
+    """Only with trace_screenshots does an action keep a JPEG; a snapshot never does."""
+    plain = await computer_use_toolbox().call("goto", json.dumps({"url": f"{site}/"}), context)
+    kept = computer_use_toolbox(trace_screenshots=True)
+    goto = await kept.call("goto", json.dumps({"url": f"{site}/"}), context)
+    snap = await kept.call("snapshot", "{}", context)
+    assert plain.ok and plain.trace_image is None
+    assert goto.ok and (goto.trace_image or b"").startswith(b"\xff\xd8") and goto.image is None
+    assert snap.ok and snap.trace_image is None

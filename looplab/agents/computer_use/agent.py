@@ -19,13 +19,22 @@ with a one-sentence summary."""
 
 
 def computer_use_toolbox(
-    *, snapshot_after_action: bool = True, screenshots: bool = False
+    *,
+    snapshot_after_action: bool = True,
+    screenshots: bool = False,
+    trace_screenshots: bool = False,
 ) -> ToolBox:
     """goto, snapshot, click, type, press, select, (screenshot,) finish.
 
     Args:
         snapshot_after_action: page-changing actions return the new snapshot.
         screenshots: offer the screenshot tool (for multimodal models).
+        trace_screenshots: keep a JPEG of the page after each page-changing action for the
+            trace (never sent to the model).
     """
-    tools = browser_tools(snapshot_after_action=snapshot_after_action, screenshots=screenshots)
+    tools = browser_tools(
+        snapshot_after_action=snapshot_after_action,
+        screenshots=screenshots,
+        trace_screenshots=trace_screenshots,
+    )
     return ToolBox([*tools, finish_tool()])
