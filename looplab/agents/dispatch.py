@@ -11,7 +11,9 @@ Every record says how its call started (`dispatch`), the stream position (`dispa
 chunks, `dispatch_fraction` of the streamed text) and how long it waited for a slot
 (`queued_s`). A streamed call whose final form differs from what was announced (a retried
 attempt that changed its mind) is run again after the message; the stale run is awaited
-and dropped.
+and dropped, but what it did in the sandbox stays: streaming dispatch executes a call
+before the reply is final, which is its point and its risk (a stream that breaks after a
+call's arguments and is retried has already run that call once).
 """
 
 from __future__ import annotations

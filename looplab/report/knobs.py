@@ -3,7 +3,7 @@
 Runs of an experiment with axes or variants (`looplab.experiments.axes`) carry their
 variant in the trace header. Per backend, the reference is the all-off variant (every
 axis at its lowest value: `false`, the smallest number); every other variant is labelled
-by the axes where it differs from it (`streaming_dispatch`, `all` when it differs in
+by the axes where it differs from it (`streaming_dispatch`, `all-on` when it differs in
 every axis) and compared over the tasks both ran:
 
 - saving per task: `1 - median(variant) / median(all-off)` of task times, its 95% CI from
@@ -67,7 +67,7 @@ def _label(variant: dict[str, Any], base: dict[str, Any]) -> str:
     if not differs:
         return "all-off"
     if len(differs) == len(variant) and len(differs) > 1:
-        return "all"
+        return "all-on"
     return "+".join(p.rsplit(".", 1)[-1] for p in differs)
 
 
@@ -79,7 +79,7 @@ def _base(variants: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def variant_labels(records: Sequence[RunRecord]) -> dict[str, str]:
-    """Run id -> its variant's label (`all-off`, `streaming_dispatch`, `all`, ...), for
+    """Run id -> its variant's label (`all-off`, `streaming_dispatch`, `all-on`, ...), for
     runs with axes."""
     variants = {r.run_id: v for r in records if (v := variant_of(r))}
     base = _base(variants.values())

@@ -72,7 +72,37 @@ def _headline(model: ReportModel) -> str:
             f'<p class="sentence">{escape(model.claim.sentence)} '
             '(<a href="#claim">the claim check</a>)</p>'
         )
-    return comparability_banner(model) + sentence + claim + headline_table(model)
+    return comparability_banner(model) + sentence + claim + headline_table(model) + _knobs(model)
+
+
+def _knobs(model: ReportModel) -> str:
+    """The knob table, when the runs have axes (`report/knobs.py`)."""
+    if not model.knobs:
+        return ""
+
+    def pct(value: float | None, ci: tuple[float, float] | None) -> str:
+        text = "-" if value is None else f"{value:+.1%}"
+        return text + (f" ({ci[0]:+.1%}..{ci[1]:+.1%})" if ci else "")
+
+    def sec(value: float | None, ci: tuple[float, float] | None) -> str:
+        text = "-" if value is None else f"{value:+.3f}"
+        return text + (f" ({ci[0]:+.3f}..{ci[1]:+.3f})" if ci else "")
+
+    rows = "".join(
+        f"<tr><td>{escape(r.backend)}</td><td>{escape(r.label)}</td><td>{r.tasks}</td>"
+        f"<td>{r.median_task_s:.2f}</td><td>{pct(r.saving, r.saving_ci)}</td>"
+        f"<td>{sec(r.step_saving_s, r.step_ci)}</td><td>{r.model_share:.0%}</td>"
+        f"<td>{r.tool_share:.0%}</td></tr>"
+        for r in model.knobs
+    )
+    return (
+        '<h3>Knobs against all off</h3><p class="hint">Per backend, each variant\'s saving '
+        "per task (share of task time, paired bootstrap 95% CI over tasks) and per step "
+        "(seconds) against the all-off variant; model and tool shares of its task time.</p>"
+        "<table><thead><tr><th>backend</th><th>variant</th><th>tasks</th><th>task s p50</th>"
+        "<th>saving/task</th><th>saving/step s</th><th>model</th><th>tools</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table>"
+    )
 
 
 def _compounding(model: ReportModel) -> str:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from looplab.report.claim_rows import ClaimView
+from looplab.report.knobs import KnobRow, knob_rows
 from looplab.report.model import RunRecord
 from looplab.report.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
 from looplab.report.views_claim import claim_view
@@ -136,6 +137,8 @@ class ReportModel:
     diffs: list[DiffView] = field(default_factory=list)
     nodes: list[NodeRow] = field(default_factory=list)
     """Per-node medians when the runs ran on more than one node (else empty)."""
+    knobs: list[KnobRow] = field(default_factory=list)
+    """The knob table (`report/knobs.py`) when the runs have axes (else empty)."""
     """The default step-aligned diffs: per task, the slowest group's run against each
     other group's."""
     transcripts: dict[str, TranscriptView] = field(default_factory=dict)
@@ -235,6 +238,7 @@ def build_model(
         timelines=sorted(timelines, key=lambda t: (t.task, order.index(t.group), t.run_id)),
         notes=_notes(records),
         nodes=node_rows(records),
+        knobs=knob_rows(records),
         comparability=compare,
         diffs=diffs,
         transcripts=embedded,

@@ -13,6 +13,7 @@ from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
+from looplab.report.build import build_model_for
 from looplab.report.knobs import knob_rows
 from looplab.report.model import load_runs
 from looplab.traces.io import read_trace
@@ -98,7 +99,8 @@ def test_a_bad_axis_names_the_file_the_path_and_what_is_allowed(
 
 def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[str, Any]) -> None:
     """Cells of an axes experiment carry their variant in the trace header and knobs in
-    run_end; a rerun finds every complete trace and skips it; a missing one is rerun."""
+    run_end; the report groups and compares them per variant (the knob table); a rerun
+    finds every complete trace and skips it; a missing one is rerun."""
     small_config["backends"] = small_config["backends"][1:]
     small_config["clock"] = "virtual"
     small_config["axes"] = {"agent.streaming_dispatch": [False, True]}
@@ -112,6 +114,9 @@ def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[s
         ("all-off", True),
         ("streaming_dispatch", False),
     ]
+    model, records = build_model_for([first.directory])
+    assert [r.label for r in model.knobs] == ["all-off", "streaming_dispatch"]
+    assert {r.group for r in records} == {"fastish · all-off", "fastish · streaming_dispatch"}
     cut = first.outcomes[0].cell.id
     first.outcomes[0].trace_path.unlink()  # as if the run had been cut off before it
     second = _run(small_config)
