@@ -145,3 +145,24 @@ def test_unreachable_cluster_fails_fast_with_a_fix() -> None:
     with pytest.raises(PrerequisiteError, match="no Ray cluster answers"):
         _check_reachable("ray://127.0.0.1:1")
     _check_reachable("auto")  # resolved by Ray itself
+
+
+def test_process_tree_waits_for_exiting_children_and_kills_the_rest() -> None:
+    """A child that exits within the grace is left alone; one that outlives it is killed."""
+    import subprocess
+
+    from looplab.experiments.executors.reap import ProcessTree, descendants
+
+    quick = subprocess.Popen(["sleep", "0.2"])
+    stuck = subprocess.Popen(["sleep", "60"])
+    try:
+        tree = ProcessTree()
+        tree.snapshot()
+        assert {quick.pid, stuck.pid} <= set(tree.processes)
+        killed = tree.settle(grace_s=1.0)
+        assert killed == [stuck.pid]
+        assert stuck.wait(timeout=5) == -9 and quick.wait(timeout=5) == 0
+        assert stuck.pid not in descendants()
+    finally:
+        stuck.kill()
+        stuck.wait()

@@ -36,6 +36,7 @@ from looplab.experiments.executors.ray_worker import (
     collect_cell,
     stream_cell,
 )
+from looplab.experiments.executors.reap import ProcessTree
 from looplab.experiments.matrix import Cell
 from looplab.traces.io import TraceWriter
 
@@ -106,6 +107,19 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
+def _shutdown(local: bool) -> None:
+    """Disconnect; a local Ray is stopped and none of its processes outlives this call
+    (its workers exit on their own after the raylet, late on a loaded machine)."""
+    import ray
+
+    tree = ProcessTree()
+    if local:
+        tree.snapshot()
+    ray.shutdown()
+    if killed := tree.settle():
+        log.warning("ray.leftovers_killed", pids=killed)
+
+
 def _no_sigterm_warning(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("SIGTERM handler is not set")
 
@@ -134,7 +148,7 @@ class RayExecutor:
                 for cell in cells:
                     group.create_task(self._cell(remote, cell, job, streaming=streaming))
         finally:
-            await asyncio.to_thread(ray.shutdown)
+            await asyncio.to_thread(_shutdown, self.executor_config.address == "local")
 
     async def _cell(
         self, remote: Any, cell: Cell, job: ExecutorJob, *, streaming: bool = True
