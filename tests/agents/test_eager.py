@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from looplab.agents.config import AgentConfig, RetryConfig
-from looplab.agents.runner import TaskRun, run_task
+from looplab.agents.runner import TaskRun, eager_applies, run_task
 from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -114,3 +114,13 @@ async def test_a_run_cancelled_during_the_eager_setup_leaves_nothing() -> None:
         before.dirs,
         before.cgroups,
     )
+
+
+def test_eager_sandbox_does_not_apply_with_a_browser() -> None:
+    """A browser's URLs (docker's published ports) and its launch are setup the prompt
+    needs first: the knob falls back to the normal order; a coding task's prompt URLs are
+    known early (ports chosen ahead), so it applies there."""
+    task = load_task("coding/fix-pager")
+    assert eager_applies(task, use_browser=False)
+    assert not eager_applies(task, use_browser=True)
+    assert not eager_applies(load_task("web/settings-nav"), use_browser=True)
