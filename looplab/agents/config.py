@@ -10,7 +10,7 @@ from looplab.config import StrictModel
 
 __all__ = ["KNOB_FIELDS", "AgentConfig", "RetryConfig"]
 
-KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation")
+KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation", "eager_sandbox")
 """The agent's latency knobs (recorded in every trace's `run_end.knobs`)."""
 
 
@@ -58,6 +58,11 @@ class AgentConfig(StrictModel):
     """Knob: while the model decodes, run the read-only tool the agent most likely calls
     next (tests after an edit, re-reading a written file); its result is used only when
     the next call matches exactly (`looplab.agents.speculation`)."""
+    eager_sandbox: bool = False
+    """Knob: create and start the sandbox while the first model call runs instead of
+    before it; the first tool call waits for it (`queued_s`). Applies when the prompt
+    needs nothing from the sandbox (no service URL in it, no browser); otherwise the
+    sandbox starts first as usual (`run_end.knob_stats.eager_applied` says which)."""
     max_completion_tokens: int | None = Field(default=4096, ge=1)
     """Cap on each reply's completion tokens (reasoning included); None: the backend's."""
     temperature: float | None = Field(default=None, ge=0, le=2)

@@ -66,18 +66,24 @@ class AgentLoop:
         harness_time_s: emulated harness time of step k (trace-driven runs replay another
             harness's own time): slept after the step's tools and counted as the step's
             overhead. None: none (the loop's own overhead only).
+        pending: the context still being set up (`eager_sandbox`): the first tool call
+            waits for it, the wait counted in its `queued_s` and in the run's
+            `knob_stats.sandbox_wait_s`; `context` is then a placeholder (None).
     """
 
     def __init__(
         self,
         client: InstrumentedClient,
         toolbox: ToolBox,
-        context: ToolContext,
+        context: ToolContext | None,
         system_prompt: str,
         config: AgentConfig | None = None,
         harness_time_s: Callable[[int], float] | None = None,
+        pending: asyncio.Future[ToolContext] | None = None,
     ) -> None:
         self.client = client
+        self._pending = pending
+        self._sandbox_wait_s = 0.0
         self.harness_time_s = harness_time_s
         self.toolbox = toolbox
         self.context = context
@@ -157,6 +163,8 @@ class AgentLoop:
         stats: dict[str, float] = {}
         if self._knobs_on():
             stats["tool_limit"] = float(self.config.tool_limit())
+        if self.config.eager_sandbox:
+            stats["sandbox_wait_s"] = self._sandbox_wait_s
         if self.config.streaming_dispatch:
             streamed = [t for s in self.steps for t in s.tools if t.dispatch == "stream"]
             stats["streamed_calls"] = float(len(streamed))
@@ -255,12 +263,28 @@ class AgentLoop:
     def _after_tools(self, state: LoopState) -> str:
         return END if state["end_reason"] else "model"
 
+    async def _context(self) -> ToolContext:
+        """The tools' context; with a pending setup, waits for it (the wait is recorded)."""
+        pending = self._pending
+        if pending is not None:
+            waited = time.perf_counter()
+            # shielded: a cancelled tool call must not cancel the shared setup
+            context = await asyncio.shield(pending)
+            if self._pending is not None:  # the first of concurrent waiters records it
+                self._pending = None
+                self.context = context
+                self._sandbox_wait_s = time.perf_counter() - waited
+        if self.context is None:
+            raise RuntimeError("AgentLoop has neither a context nor a pending one")
+        return self.context
+
     async def _one_call(self, call: dict[str, Any]) -> tuple[ToolCallRecord, ToolResult]:
         function = call.get("function") or {}
         name = str(function.get("name") or "")
         arguments = str(function.get("arguments") or "")
+        context = await self._context()
         started = time.perf_counter()
-        result = await self.toolbox.call(name, arguments, self.context)
+        result = await self.toolbox.call(name, arguments, context)
         ended = time.perf_counter()
         error = result.content[:500] if result.content.startswith("ERROR:") else None
         record = ToolCallRecord(

@@ -12,15 +12,23 @@ host, launched after the sandbox and its services (its start is setup too, repor
 `browser_start_s`). The browser reaches the task's services on the host's loopback (see
 sandboxes/browser.py), so the prompt names the services' host URLs, and the sandbox gets
 network `bridge` with the services' ports published.
+
+With `agent.eager_sandbox` (and no browser; `eager_applies`), the services' ports are
+chosen first so the prompt's URLs are known, then the setup runs next to the first model call
+and the first tool call waits for it; the setup still ends before the check, and an
+unfinished setup is cancelled and awaited before the teardown. `TaskRun.setup_started`
+gives the end-to-end time (setup + task) that this knob shortens.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -32,7 +40,7 @@ from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.records import RunResult
-from looplab.agents.services import start_services, stop_services
+from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
 from looplab.agents.taskset import CheckResult, Task
 from looplab.backends.client import InstrumentedClient
 from looplab.errors import ConfigError, LooplabError, SandboxError
@@ -43,7 +51,15 @@ from looplab.sandboxes.leftovers import mark_owned
 from looplab.tools.base import ToolContext
 from looplab.tools.registry import ToolBox
 
-__all__ = ["AGENT_KINDS", "TASK_KIND_AGENTS", "AgentKind", "TaskRun", "agent_kind", "run_task"]
+__all__ = [
+    "AGENT_KINDS",
+    "TASK_KIND_AGENTS",
+    "AgentKind",
+    "TaskRun",
+    "agent_kind",
+    "eager_applies",
+    "run_task",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -102,7 +118,11 @@ class TaskRun:
     browser_start_s: float = 0.0
     """Launching the browser (web tasks), also setup: not in the task time."""
     setup_events: list[SandboxEvent] = field(default_factory=list)
-    """Sandbox operations before the first step (create, services), for the trace."""
+    """Sandbox operations of the setup (create, services), for the trace; with
+    `eager_sandbox` they overlap the first step."""
+    setup_started: float | None = None
+    """`time.perf_counter()` when the setup began (None: unknown): end to end =
+    `result.ended - setup_started`."""
 
     @property
     def solved(self) -> bool:
@@ -149,46 +169,117 @@ async def run_task(
     sandbox_config = base.model_copy(update=_network_update(task, base, use_browser))
     pristine = task.build_workspace()
     mark_owned(pristine.parent)
-    setup: list[SandboxEvent] = []
-    sink_target: list[AgentLoop] = []
+    eager = config.eager_sandbox and eager_applies(task, use_browser)
+    state = _Setup()
 
-    def sink(event: SandboxEvent) -> None:
-        if sink_target:
-            sink_target[0].record_sandbox_event(event)
-        else:
-            setup.append(event)
+    def set_up() -> Awaitable[ToolContext]:
+        return _set_up(
+            state, task, sandbox_config, pristine, browser_config,
+            use_browser=use_browser, experiment=experiment, run_id=run_id or task.name,
+        )  # fmt: skip
 
     started = time.perf_counter()
+    pending: asyncio.Future[ToolContext] | None = None
+    try:
+        if eager:  # the first model call goes out while the sandbox starts
+            state.ports = service_ports(sandbox_config.kind, task.spec.services)
+            state.urls = inside_urls(state.ports)
+            pending = asyncio.ensure_future(set_up())
+        context = None if pending is not None else await set_up()
+        loop = AgentLoop(client, kind.toolbox(config), context, kind.prompt, config, None, pending)
+        state.loop = loop
+        result = await loop.run(task.prompt(state.urls))
+        state.loop = None  # the check's and the teardown's events: with the setup's
+        if pending is not None:
+            await pending  # a setup failure raises here even if no tool ever waited
+        assert state.sandbox is not None
+        check = await task.check(state.sandbox, pristine)
+    finally:
+        state.loop = None
+        await _settle(pending)
+        await _tear_down(state.sandbox, task, state.browser, stop=state.services_may_run)
+        shutil.rmtree(pristine.parent, ignore_errors=True)
+    if config.eager_sandbox:
+        result.knob_stats["eager_applied"] = 1.0 if eager else 0.0
+    return TaskRun(
+        task.name, result, check, state.sandbox_start_s, state.sandbox.description,
+        state.browser_start_s, state.events, setup_started=started,
+    )  # fmt: skip
+
+
+@dataclass
+class _Setup:
+    """What `run_task` has started so far (the teardown closes whatever is set)."""
+
     sandbox: Sandbox | None = None
     browser: BrowserSession | None = None
-    services_may_run = False
-    try:
-        sandbox = await open_sandbox(
-            sandbox_config, pristine, sink=sink, experiment=experiment, run_id=run_id or task.name
-        )
-        services_may_run = True
-        services = await start_services(sandbox, task.spec.services)
-        sandbox_start_s = time.perf_counter() - started
-        urls = services.inside
-        browser_start_s = 0.0
-        if use_browser:
-            urls = _host_urls(sandbox, services.inside, services.host)
-            launched = time.perf_counter()
-            browser = await BrowserSession.start(browser_config)
-            browser_start_s = time.perf_counter() - launched
-        context = ToolContext(sandbox=sandbox, services=services.inside, browser=browser)
-        loop = AgentLoop(client, kind.toolbox(config), context, kind.prompt, config)
-        sink_target.append(loop)
-        result = await loop.run(task.prompt(urls))
-        sink_target.clear()
-        check = await task.check(sandbox, pristine)
-    finally:
-        sink_target.clear()
-        await _tear_down(sandbox, task, browser, stop=services_may_run)
-        shutil.rmtree(pristine.parent, ignore_errors=True)
-    return TaskRun(
-        task.name, result, check, sandbox_start_s, sandbox.description, browser_start_s, setup
+    services_may_run: bool = False
+    ready: bool = False
+    """Set up: later sandbox events belong to the step running then."""
+    sandbox_start_s: float = 0.0
+    browser_start_s: float = 0.0
+    urls: dict[str, str] = field(default_factory=dict)
+    ports: dict[str, int] | None = None
+    """The services' ports when chosen before the sandbox exists (eager)."""
+    events: list[SandboxEvent] = field(default_factory=list)
+    """Sandbox events outside the loop's steps (setup, check, teardown)."""
+    loop: AgentLoop | None = None
+    """The running loop: once set up, sandbox events are filed under its step."""
+
+    def sink(self, event: SandboxEvent) -> None:
+        """An `EventSink`: to the loop's current step once set up, else to `events`."""
+        if self.loop is not None and self.ready:
+            self.loop.record_sandbox_event(event)
+        else:
+            self.events.append(event)
+
+
+async def _set_up(
+    state: _Setup,
+    task: Task,
+    sandbox_config: SandboxConfig,
+    pristine: Path,
+    browser_config: BrowserConfig | None,
+    *,
+    use_browser: bool,
+    experiment: str,
+    run_id: str,
+) -> ToolContext:
+    """Open the sandbox, start its services (and the browser); `state` tracks each."""
+    began = time.perf_counter()
+    state.sandbox = await open_sandbox(
+        sandbox_config, pristine, sink=state.sink, experiment=experiment, run_id=run_id
     )
+    state.services_may_run = True
+    services = await start_services(state.sandbox, task.spec.services, state.ports)
+    state.sandbox_start_s = time.perf_counter() - began
+    state.urls = services.inside
+    if use_browser:
+        state.urls = _host_urls(state.sandbox, services.inside, services.host)
+        launched = time.perf_counter()
+        state.browser = await BrowserSession.start(browser_config)
+        state.browser_start_s = time.perf_counter() - launched
+    state.ready = True
+    return ToolContext(sandbox=state.sandbox, services=services.inside, browser=state.browser)
+
+
+async def _settle(pending: asyncio.Future[ToolContext] | None) -> None:
+    """An eager setup still running when the run ended early: cancel it, wait for it."""
+    if pending is None:
+        return
+    if not pending.done():
+        pending.cancel()
+        await asyncio.wait([pending])
+    if not pending.cancelled():
+        pending.exception()  # retrieved (it is raised elsewhere, or the run failed first)
+
+
+def eager_applies(task: Task, use_browser: bool) -> bool:
+    """`eager_sandbox` can apply: no browser is needed. The prompt's service URLs are known
+    before the sandbox exists (ports chosen ahead, `service_ports`); a browser's are the
+    host's published ports, known only once a docker sandbox runs, and it is setup too."""
+    del task  # every task's prompt can be built early; kept for a per-task rule
+    return not use_browser
 
 
 def _host_urls(sandbox: Sandbox, inside: dict[str, str], host: dict[str, str]) -> dict[str, str]:

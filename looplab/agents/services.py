@@ -20,7 +20,7 @@ from looplab.errors import SandboxError
 from looplab.sandbox import Sandbox
 from looplab.sandboxes.groups import parse_stop_report, stop_groups_argv
 
-__all__ = ["Services", "start_services", "stop_services"]
+__all__ = ["Services", "inside_urls", "service_ports", "start_services", "stop_services"]
 
 READY_TIMEOUT_S = 20.0
 """Longest a service may take to accept connections."""
@@ -70,8 +70,27 @@ def free_host_port() -> int:
         return int(probe.getsockname()[1])
 
 
-async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services:
+def service_ports(sandbox_kind: str, specs: list[ServiceSpec]) -> dict[str, int]:
+    """Each service's port, chosen before the sandbox exists (a docker sandbox: the task's
+    fixed port; a local one: a port free on this host now), so that the prompt's URLs are
+    known early (`eager_sandbox`)."""
+    return {s.name: s.port if sandbox_kind == "docker" else free_host_port() for s in specs}
+
+
+def inside_urls(ports: dict[str, int]) -> dict[str, str]:
+    """The services' base URLs as commands in the sandbox reach them."""
+    return {name: f"http://127.0.0.1:{port}" for name, port in ports.items()}
+
+
+async def start_services(
+    sandbox: Sandbox, specs: list[ServiceSpec], ports: dict[str, int] | None = None
+) -> Services:
     """Start every service and wait until each listens.
+
+    Args:
+        sandbox: where they run.
+        specs: the task's services.
+        ports: a port per service chosen beforehand (`service_ports`); default: chosen now.
 
     Raises:
         SandboxError: a service did not come up (its log is in the message).
@@ -79,7 +98,7 @@ async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services
     services = Services()
     docker = getattr(sandbox, "kind", "") == "docker"
     for spec in specs:
-        port = spec.port if docker else free_host_port()
+        port = (ports or {}).get(spec.name) or (spec.port if docker else free_host_port())
         bind = "0.0.0.0" if docker else "127.0.0.1"
         command = spec.command.replace("{port}", str(port)).replace("{bind}", bind)
         log, pid = f".services/{spec.name}.log", f".services/{spec.name}.pid"
@@ -93,7 +112,7 @@ async def start_services(sandbox: Sandbox, specs: list[ServiceSpec]) -> Services
                 f"service {spec.name} did not start: {ready.stderr.strip()}\n{output[-2000:]}",
                 sandbox_id=sandbox.id,
             )
-        services.inside[spec.name] = f"http://127.0.0.1:{port}"
+        services.inside[spec.name] = inside_urls({spec.name: port})[spec.name]
         host_port = _host_port(sandbox, port) if docker else port
         if host_port is not None:
             services.host[spec.name] = f"http://127.0.0.1:{host_port}"

@@ -33,7 +33,7 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["apply_overlap"]
+__all__ = ["OVERLAPPED", "apply_overlap", "moved"]
 
 OVERLAPPED = ("stream", "speculative")
 
@@ -96,10 +96,11 @@ def _shift(
         return
     for index in indices:
         if index is not None:
-            out[index] = _moved(out[index], by)
+            out[index] = moved(out[index], by)
 
 
-def _moved(event: TraceEvent, by: float) -> TraceEvent:
+def moved(event: TraceEvent, by: float) -> TraceEvent:
+    """`event` moved by `by` seconds (a model call with its sent and token times)."""
     update: dict[str, float | None] = {"start": event.start + by, "end": event.end + by}
     if isinstance(event, ModelCallEvent):
         for name in ("sent", "first_token", "last_token"):
@@ -114,7 +115,7 @@ def _relayout(
     """Lay one overlapped step out; return how much later (or earlier) it now ends."""
     assert step.call is not None
     assert step.event is not None
-    real_call, call = before[step.call], _moved(out[step.call], shift)
+    real_call, call = before[step.call], moved(out[step.call], shift)
     assert isinstance(call, ModelCallEvent)
     out[step.call] = call
     _shift(before, out, list(step.others), shift)
@@ -204,6 +205,9 @@ def _refresh_end(out: list[TraceEvent], shift: float) -> None:
             out[index] = event.model_copy(
                 update={
                     "end": event.end + shift,
+                    "end_to_end_s": None
+                    if event.end_to_end_s is None
+                    else event.end_to_end_s + shift,
                     "model_s": sum(s.model_s for s in steps),
                     "tool_s": sum(s.tool_s for s in steps),
                 }

@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from looplab.analysis.eager import apply_eager_setup
 from looplab.analysis.overlap import apply_overlap
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.timing import CallTokens, TimingModel
@@ -119,6 +120,8 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
         update: dict[str, Any] = {"start": warp(event.start), "end": warp(event.end)}
         if isinstance(event, RunEndEvent):
             update["start"] = event.start
+            if event.end_to_end_s is not None:  # the setup began before any model call
+                update["end_to_end_s"] = event.end_to_end_s + warp(event.end) - event.end
         if isinstance(event, StepEvent):
             new_model = (
                 event.model_s + (warp(event.end) - event.end) - (warp(event.start) - event.start)
@@ -163,7 +166,7 @@ def compose_virtual_timeline(
         )
 
     warped = retime_events(events, timing, "virtual clock: the simulator's intended schedule")
-    return apply_overlap(events, warped)
+    return apply_eager_setup(events, apply_overlap(events, warped))
 
 
 def annotate_reasoning(

@@ -16,16 +16,19 @@ SHORT = {
     "speculation_misses": "misses",
     "speculation_paused": "paused",
     "speculation_wasted_s": "wasted",
+    "sandbox_wait_s": "sbx-wait",
 }
 """The `knob_stats` shown, by their short names."""
 
 
 def knob_table(rows: Sequence[KnobRow]) -> Table:
     """Per backend and variant: task time, saving per task and per step vs all-off (95%
-    CIs), model and tool shares, what the knobs did."""
+    CIs), end-to-end time (setup + task) and its saving, model and tool shares, what the
+    knobs did."""
     table = Table(title="knobs vs all-off, per backend (saving: share of task time; 95% CI)")
     for column in (
         "backend", "variant", "tasks", "task s p50", "saving/task", "saving/step",
+        "e2e s p50", "saving/e2e",
         "model", "tools", "knob stats",
     ):  # fmt: skip
         table.add_column(column, justify="right")
@@ -44,8 +47,16 @@ def knob_table(rows: Sequence[KnobRow]) -> Table:
             f"{row.median_task_s:.2f}",
             "-" if row.saving is None else f"{row.saving:+.1%}{ci}",
             "-" if row.step_saving_s is None else f"{row.step_saving_s:+.3f} s{step_ci}",
+            "-" if row.median_e2e_s is None else f"{row.median_e2e_s:.2f}",
+            _pct(row.e2e_saving, row.e2e_ci),
             f"{row.model_share:.0%}",
             f"{row.tool_share:.0%}",
             stats or "-",
         )
     return table
+
+
+def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:+.1%}" + (f" ({ci[0]:+.1%}..{ci[1]:+.1%})" if ci else "")

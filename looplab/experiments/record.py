@@ -90,6 +90,7 @@ def run_events(
             tool_s=result.tool_s,
             error=result.error,
             sandbox_start_s=run.sandbox_start_s,
+            end_to_end_s=None if run.setup_started is None else result.ended - run.setup_started,
             prompt=_first_user_text(result),
             loop_lag_p99_ms=loop_lag_p99_ms,
             knobs=dict(result.knobs),

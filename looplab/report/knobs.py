@@ -8,6 +8,9 @@ every axis) and compared over the tasks both ran:
 
 - saving per task: `1 - median(variant) / median(all-off)` of task times, its 95% CI from
   the report's paired bootstrap (`report.stats.speedup_ci`, tasks as clusters);
+- saving end to end: the same on setup + task (`run_end.end_to_end_s`; task + sandbox
+  start for older traces), where `eager_sandbox` shows (it overlaps the setup, which task
+  time leaves out);
 - saving per step: the mean over tasks of `(all-off - variant) / all-off steps`, seconds,
   with a paired bootstrap 95% CI over tasks;
 - where the time went: model and tool shares of the variant's summed task time, and what
@@ -48,6 +51,12 @@ class KnobRow:
     tool_share: float
     stats: dict[str, float]
     """Summed `knob_stats` over the variant's runs."""
+    median_e2e_s: float | None = None
+    """Median end to end (setup + task), None when no run recorded it."""
+    e2e_saving: float | None = None
+    """Share of end-to-end time saved: what `eager_sandbox` shortens (task time excludes
+    the setup it overlaps)."""
+    e2e_ci: tuple[float, float] | None = None
 
 
 def variant_of(record: RunRecord) -> dict[str, Any]:
@@ -147,15 +156,14 @@ def _row(
         end = record.trace.end if record.trace is not None else None
         for name, value in (end.knob_stats if end is not None else {}).items():
             stats[name] += value
-    saving = saving_ci = step_saving = step_ci = None
+    saving = saving_ci = step_saving = step_ci = e2e_saving = e2e_ci = None
     if not is_reference and shared:
         base_times = {t: [r.task_s for r in theirs[t]] for t in shared}
         times = {t: [r.task_s for r in mine[t]] for t in shared}
-        pooled_base = median([x for v in base_times.values() for x in v])
-        pooled = median([x for v in times.values() for x in v])
-        saving = 1 - pooled / pooled_base if pooled_base > 0 else None
-        ci = speedup_ci(base_times, times)
-        saving_ci = (1 - 1 / ci[0], 1 - 1 / ci[1]) if ci else None
+        saving, saving_ci = _saving(base_times, times)
+        e2e_saving, e2e_ci = _saving(
+            {t: _e2e(theirs[t]) for t in shared}, {t: _e2e(mine[t]) for t in shared}
+        )
         per_step = {
             t: (median(base_times[t]) - median(times[t]))
             / max(1.0, median([float(r.steps) for r in theirs[t]]))
@@ -176,7 +184,38 @@ def _row(
         model_share=sum(r.model_s for r in records) / total,
         tool_share=sum(r.tool_s for r in records) / total,
         stats=dict(stats),
+        median_e2e_s=median(ends) if (ends := _e2e(records)) else None,
+        e2e_saving=e2e_saving,
+        e2e_ci=e2e_ci,
     )
+
+
+def _e2e(records: Sequence[RunRecord]) -> list[float]:
+    """End-to-end (setup + task) seconds of the runs that recorded them: `end_to_end_s`,
+    or task + sandbox start for older traces."""
+    out: list[float] = []
+    for record in records:
+        end = record.trace.end if record.trace is not None else None
+        if end is not None and end.end_to_end_s is not None:
+            out.append(end.end_to_end_s)
+        elif record.sandbox_start_s is not None:
+            out.append(record.task_s + record.sandbox_start_s)
+    return out
+
+
+def _saving(
+    base_times: dict[str, list[float]], times: dict[str, list[float]]
+) -> tuple[float | None, tuple[float, float] | None]:
+    """`1 - median(times) / median(base)` pooled over tasks, with its paired 95% CI."""
+    base_times = {t: v for t, v in base_times.items() if v and times.get(t)}
+    times = {t: times[t] for t in base_times}
+    if not base_times:
+        return None, None
+    pooled_base = median([x for v in base_times.values() for x in v])
+    pooled = median([x for v in times.values() for x in v])
+    saving = 1 - pooled / pooled_base if pooled_base > 0 else None
+    ci = speedup_ci(base_times, times)
+    return saving, ((1 - 1 / ci[0], 1 - 1 / ci[1]) if ci else None)
 
 
 def _mean_ci(values: list[float], seed: int = 0) -> tuple[float, float] | None:

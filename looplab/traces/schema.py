@@ -303,6 +303,10 @@ class RunEndEvent(_Event):
     """Why the run failed, if it did."""
     sandbox_start_s: Seconds | None = None
     """Time to start the sandbox (and its services), excluded from task time."""
+    end_to_end_s: Seconds | None = None
+    """Setup (sandbox, services, browser) + task: from the setup's start to the run's end.
+    Task time excludes the setup; this does not, so `eager_sandbox` (setup overlapping
+    the first model call) shows here. None: not recorded."""
     prompt: str | None = None
     """The task prompt as the agent got it (known only once services had their addresses,
     hence here and not in run_start)."""

@@ -99,7 +99,8 @@ def test_a_bad_axis_names_the_file_the_path_and_what_is_allowed(
 
 def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[str, Any]) -> None:
     """Cells of an axes experiment carry their variant in the trace header and knobs in
-    run_end; the report groups and compares them per variant (the knob table); a rerun
+    run_end; the report groups and compares them per variant (the knob table, with the
+    end-to-end saving); a rerun
     finds every complete trace and skips it; a missing one is rerun."""
     small_config["backends"] = small_config["backends"][1:]
     small_config["clock"] = "virtual"
@@ -114,6 +115,8 @@ def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[s
         ("all-off", True),
         ("streaming_dispatch", False),
     ]
+    assert all(r.median_e2e_s is not None for r in rows)  # setup + task, from run_end
+    assert rows[1].e2e_saving is not None and rows[0].e2e_saving is None
     model, records = build_model_for([first.directory])
     assert [r.label for r in model.knobs] == ["all-off", "streaming_dispatch"]
     assert {r.group for r in records} == {"fastish · all-off", "fastish · streaming_dispatch"}
