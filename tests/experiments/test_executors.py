@@ -147,22 +147,24 @@ def test_unreachable_cluster_fails_fast_with_a_fix() -> None:
     _check_reachable("auto")  # resolved by Ray itself
 
 
-def test_process_tree_waits_for_exiting_children_and_kills_the_rest() -> None:
-    """A child that exits within the grace is left alone; one that outlives it is killed."""
+def test_process_tree_waits_for_new_matching_children_and_kills_the_rest() -> None:
+    """Only matching children started after the tree count: one that exits within the grace
+    is left alone, one that outlives it is killed, an older one is never touched."""
     import subprocess
 
-    from looplab.experiments.executors.reap import ProcessTree, descendants
+    from looplab.experiments.executors.reap import ProcessTree
 
+    older = subprocess.Popen(["sleep", "60"])
+    tree = ProcessTree(match=b"sleep")
     quick = subprocess.Popen(["sleep", "0.2"])
     stuck = subprocess.Popen(["sleep", "60"])
     try:
-        tree = ProcessTree()
         tree.snapshot()
-        assert {quick.pid, stuck.pid} <= set(tree.processes)
-        killed = tree.settle(grace_s=1.0)
-        assert killed == [stuck.pid]
+        assert set(tree.processes) == {quick.pid, stuck.pid}
+        assert tree.settle(grace_s=1.0) == [stuck.pid]
         assert stuck.wait(timeout=5) == -9 and quick.wait(timeout=5) == 0
-        assert stuck.pid not in descendants()
+        assert older.poll() is None
     finally:
-        stuck.kill()
-        stuck.wait()
+        for process in (older, quick, stuck):
+            process.kill()
+            process.wait()

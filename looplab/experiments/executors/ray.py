@@ -107,12 +107,12 @@ def _check_reachable(address: str) -> None:
         ) from None
 
 
-def _shutdown(local: bool) -> None:
-    """Disconnect; a local Ray is stopped and none of its processes outlives this call
-    (its workers exit on their own after the raylet, late on a loaded machine)."""
+def _shutdown(tree: ProcessTree, local: bool) -> None:
+    """Disconnect; a local Ray is stopped and none of its processes (those in `tree`, made
+    before `ray.init`) outlives this call (its workers exit on their own after the raylet,
+    late on a loaded machine)."""
     import ray
 
-    tree = ProcessTree()
     if local:
         tree.snapshot()
     ray.shutdown()
@@ -139,6 +139,7 @@ class RayExecutor:
             )
         import ray
 
+        tree = ProcessTree()
         await asyncio.to_thread(connect, self.executor_config)
         try:
             # Ray Client runs no generator tasks: there the trace comes back whole, at the end
@@ -148,7 +149,7 @@ class RayExecutor:
                 for cell in cells:
                     group.create_task(self._cell(remote, cell, job, streaming=streaming))
         finally:
-            await asyncio.to_thread(_shutdown, self.executor_config.address == "local")
+            await asyncio.to_thread(_shutdown, tree, self.executor_config.address == "local")
 
     async def _cell(
         self, remote: Any, cell: Cell, job: ExecutorJob, *, streaming: bool = True

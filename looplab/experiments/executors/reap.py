@@ -4,9 +4,11 @@
 `ray.shutdown()` stops the raylet and the GCS it started (`address: local`), but their
 worker processes exit on their own once the raylet is gone, and on a loaded machine that
 can be seconds after the command would have returned. `ProcessTree` makes "nothing
-outlives the command" hold: it snapshots the process tree (pid + start time, so a reused
-pid is never touched) before the shutdown, then waits up to `grace_s` for each to exit
-and SIGKILLs the rest.
+outlives the command" hold: made before `ray.init()`, it remembers the descendants that
+already existed; its snapshot before the shutdown takes only the new ones whose command
+line names Ray (pid + start time, so a reused pid is never touched); `settle` waits up to
+`grace_s` for them to exit and SIGKILLs the rest. Nothing else this process started (a
+test runner's servers, say) is ever touched.
 """
 
 from __future__ import annotations
@@ -54,15 +56,28 @@ def _alive(processes: dict[int, str]) -> dict[int, str]:
     return {p: t for p, t in processes.items() if (info := _stat(p)) and info[1] == t}
 
 
-class ProcessTree:
-    """The descendants seen at `snapshot()`; `settle()` waits for them, then kills."""
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
 
-    def __init__(self) -> None:
+
+class ProcessTree:
+    """Descendants started after this object, whose command line holds `match`."""
+
+    def __init__(self, match: bytes = b"ray") -> None:
+        self.match = match
+        self.before = set(descendants())
         self.processes: dict[int, str] = {}
 
     def snapshot(self) -> None:
-        """Remember this process's live descendants (call it before shutting Ray down)."""
-        self.processes |= descendants()
+        """Remember the matching descendants started since (call it before the shutdown)."""
+        self.processes |= {
+            pid: start
+            for pid, start in descendants().items()
+            if pid not in self.before and self.match in _cmdline(pid)
+        }
 
     def settle(self, grace_s: float = 10.0) -> list[int]:
         """Wait up to `grace_s` for the remembered processes to exit; SIGKILL the rest.
