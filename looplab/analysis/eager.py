@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from looplab.analysis.overlap import OVERLAPPED, moved
+from looplab.analysis.overlap import OVERLAPPED, moved, refresh_run_end
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -97,7 +97,4 @@ def _shift_from(
             if isinstance(event, ToolCallEvent) and event.start == when + by:
                 event = event.model_copy(update={"queued_s": max(0.0, wait)})
             out[index] = event
-    for index, event in enumerate(out):  # the run's tool time follows the steps'
-        if isinstance(event, RunEndEvent):
-            steps = [e for e in out if isinstance(e, StepEvent)]
-            out[index] = event.model_copy(update={"tool_s": sum(s.tool_s for s in steps)})
+    refresh_run_end(out)  # the run's model and tool time follow the steps'

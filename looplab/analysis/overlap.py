@@ -33,7 +33,7 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["OVERLAPPED", "apply_overlap", "moved"]
+__all__ = ["OVERLAPPED", "apply_overlap", "moved", "refresh_run_end"]
 
 OVERLAPPED = ("stream", "speculative")
 
@@ -75,13 +75,13 @@ def apply_overlap(before: Sequence[TraceEvent], after: Sequence[TraceEvent]) -> 
         step = steps[number]
         overlapped = any(_dispatch(before[i]) in OVERLAPPED for i in step.tools)
         if not overlapped or step.call is None or step.event is None:
-            _shift(before, out, [*step.tools, *step.others, step.event, step.call], shift)
+            _shift(out, [*step.tools, *step.others, step.event, step.call], shift)
             continue
         delta = _relayout(before, out, step, limit, shift)
         moves.append((before[step.event].end, delta))
         shift += delta
     _shift_rest(before, out, steps, moves)
-    _refresh_end(out, shift)
+    refresh_run_end(out, shift)
     return out
 
 
@@ -89,9 +89,7 @@ def _dispatch(event: TraceEvent) -> str | None:
     return event.dispatch if isinstance(event, ToolCallEvent) else None
 
 
-def _shift(
-    before: Sequence[TraceEvent], out: list[TraceEvent], indices: list[int | None], by: float
-) -> None:
+def _shift(out: list[TraceEvent], indices: list[int | None], by: float) -> None:
     if by == 0:
         return
     for index in indices:
@@ -118,7 +116,7 @@ def _relayout(
     real_call, call = before[step.call], moved(out[step.call], shift)
     assert isinstance(call, ModelCallEvent)
     out[step.call] = call
-    _shift(before, out, list(step.others), shift)
+    _shift(out, list(step.others), shift)
     slots = [call.start] * max(1, limit)
     tool_starts: list[float] = []
     tool_ends: list[float] = []
@@ -195,10 +193,12 @@ def _shift_rest(
         if event.step is not None or isinstance(event, RunEndEvent):
             continue
         by = sum(delta for when, delta in moves if when <= event.start)
-        _shift(before, out, [index], by)
+        _shift(out, [index], by)
 
 
-def _refresh_end(out: list[TraceEvent], shift: float) -> None:
+def refresh_run_end(out: list[TraceEvent], shift: float = 0.0) -> None:
+    """The run end moved by `shift` (its end-to-end time too), its model and tool time
+    the sum of its steps'."""
     steps = [e for e in out if isinstance(e, StepEvent)]
     for index, event in enumerate(out):
         if isinstance(event, RunEndEvent):
