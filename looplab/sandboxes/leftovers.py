@@ -94,6 +94,10 @@ class HostPrune:
     cgroups: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
 
+    def held(self) -> tuple[list[int], list[str], list[str]]:
+        """(processes, dirs, cgroups): what an owner holds, to compare two `find_owned`."""
+        return self.processes, self.dirs, self.cgroups
+
 
 def find_owned(owner_pid: int, tmp_root: Path | None = None) -> HostPrune:
     """What the looplab process `owner_pid` (alive or not) has on this host right now:

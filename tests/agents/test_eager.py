@@ -85,11 +85,7 @@ async def test_a_failing_first_model_call_leaves_no_sandbox_running() -> None:
         run = await run_task(load_task("coding/fix-pager"), client, agent_config=config)
     assert run.result.end_reason == "backend_error" and not run.solved
     after = find_owned(os.getpid())
-    assert (after.processes, after.dirs, after.cgroups) == (
-        before.processes,
-        before.dirs,
-        before.cgroups,
-    )
+    assert after.held() == before.held()
 
 
 async def test_a_run_cancelled_during_the_eager_setup_leaves_nothing() -> None:
@@ -109,11 +105,7 @@ async def test_a_run_cancelled_during_the_eager_setup_leaves_nothing() -> None:
             with pytest.raises(asyncio.CancelledError):
                 await run
     after = find_owned(os.getpid())
-    assert (after.processes, after.dirs, after.cgroups) == (
-        before.processes,
-        before.dirs,
-        before.cgroups,
-    )
+    assert after.held() == before.held()
 
 
 def test_eager_sandbox_does_not_apply_with_a_browser() -> None:
