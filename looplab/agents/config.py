@@ -75,8 +75,8 @@ class AgentConfig(StrictModel):
     trace_screenshots: bool = False
     """Computer-use agent: keep a JPEG of the page after each page-changing action in the
     trace, for the report's transcript (never sent to the model). Off by default: each
-    capture adds ~35 ms to that action's tool time (measured on a 1280x800 page) and
-    ~25 KB to the trace."""
+    capture adds ~35 ms to that action's tool time and 23-117 KB to the trace
+    (`looplab bench browser`)."""
     snapshot_after_action: bool = True
     """Computer-use agent: goto/click/press/select return the page's new snapshot (off:
     one line, and the model calls `snapshot` when it needs the page)."""

@@ -65,6 +65,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "backend": backend_commands.bench_backend_command,
             "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
+            "browser": sandbox_commands.bench_browser_command,
             "replay": experiment_bench.bench_replay_command,
             "report": report_commands.bench_report_command,
             "clock": experiment_bench.bench_clock_command,

@@ -101,3 +101,25 @@ def bench_sandbox_command(
     path = output or Path("bench-results") / f"sandbox-{stamp}.json"
     if write_output(path, json.dumps(report.to_json(), indent=2)):
         console.print(f"wrote {path}")
+
+
+def bench_browser_command(
+    reps: Annotated[int, typer.Option(min=1, help="repetitions per capture")] = 30,
+) -> None:
+    """What a trace screenshot costs per browser action, beside the action's own snapshot."""
+    from looplab.extras import require
+    from looplab.sandboxes.browser_bench import run_browser_bench
+
+    require("agents", "looplab bench browser")
+    rows = run_browser_bench(reps)
+    table = Table(title=f"browser captures on a 1280x800 page ({reps} reps)")
+    for column in ("capture", "p50 ms", "p95 ms", "size p50"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        size = (
+            f"{row.bytes_p50 / 1000:.1f} KB"
+            if "screenshot" in row.name
+            else f"{row.bytes_p50:,} chars"
+        )
+        table.add_row(row.name, f"{row.p50_ms:.1f}", f"{row.p95_ms:.1f}", size)
+    out_console().print(table)

@@ -31,6 +31,7 @@ timed span (~35 ms per action on a 1280x800 page), which is why it is opt-in.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,13 +41,14 @@ from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schem
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
-__all__ = ["BrowserLike", "browser_tools", "page_snapshot"]
+__all__ = ["BrowserLike", "browser_tools", "page_snapshot", "trace_screenshot"]
 
 _SCHEMAS = load_schemas(__file__)
 SNAPSHOT_TIMEOUT_MS = 10_000
 """Longest one accessibility snapshot may take."""
 TRACE_JPEG_QUALITY = 50
-"""JPEG quality of trace screenshots: ~23 KB for a 1280x800 page, text still legible."""
+"""JPEG quality of trace screenshots: 23-117 KB for a 1280x800 page (`looplab bench
+browser`), text still legible."""
 _NOT_CAPTURED = frozenset({"snapshot", "screenshot"})
 """Actions that never change the page, so a trace screenshot would repeat the last one."""
 
@@ -58,6 +60,11 @@ class BrowserLike(Protocol):
     def page(self) -> Page:
         """The Playwright page the tools act on."""
         ...
+
+
+async def trace_screenshot(page: Page) -> bytes:
+    """The viewport as the JPEG a trace keeps (`trace_screenshots`)."""
+    return await page.screenshot(type="jpeg", quality=TRACE_JPEG_QUALITY)
 
 
 async def page_snapshot(page: Page) -> str:
@@ -187,11 +194,9 @@ def _on_page(
             return ToolResult(f"browser error: {first}", ok=False)
         result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
         if capture:
-            try:
-                image = await browser.page.screenshot(type="jpeg", quality=TRACE_JPEG_QUALITY)
-                result = replace(result, trace_image=image)
-            except PlaywrightError:
-                pass  # a page that cannot be captured (closed, crashed) keeps no image
+            # a page that cannot be captured (closed, crashed) keeps no image
+            with contextlib.suppress(PlaywrightError):
+                result = replace(result, trace_image=await trace_screenshot(browser.page))
         return result
 
     return run

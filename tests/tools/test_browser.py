@@ -142,3 +142,17 @@ async def test_trace_screenshots_are_opt_in(context: ToolContext, site: str) -> 
     assert plain.ok and plain.trace_image is None
     assert goto.ok and (goto.trace_image or b"").startswith(b"\xff\xd8") and goto.image is None
     assert snap.ok and snap.trace_image is None
+
+
+@pytest.mark.browser
+def test_bench_browser_times_each_capture() -> None:
+    """`looplab bench browser` measures the snapshot, the trace JPEG and the PNG for real."""
+    from looplab.sandboxes.browser_bench import run_browser_bench
+
+    rows = run_browser_bench(3)
+    assert [r.name.split(",")[0] for r in rows] == [
+        "aria snapshot (every action)",
+        "trace screenshot",
+        "screenshot tool",
+    ]
+    assert all(0 < r.p50_ms <= r.p95_ms and r.bytes_p50 > 1000 for r in rows)
