@@ -135,6 +135,7 @@ class _Assembler:
     def __init__(self, on_tool_ready: Callable[[ToolReady], None] | None = None) -> None:
         self.on_tool_ready = on_tool_ready
         self.announced: set[int] = set()
+        self.closed: dict[int, _ObjectEnd] = {}
         self.chars = 0
         self.content: list[str] = []
         self.reasoning: list[str] = []
@@ -184,6 +185,10 @@ class _Assembler:
         if function.get("arguments"):
             call["function"]["arguments"] += function["arguments"]
             self.chars += len(function["arguments"])
+            if self.on_tool_ready is not None:
+                self.closed.setdefault(fragment.get("index", 0), _ObjectEnd()).feed(
+                    function["arguments"]
+                )
 
     def _announce(self) -> None:
         """Announce calls that are complete: every call before the newest one, and the
@@ -194,13 +199,24 @@ class _Assembler:
             if index in self.announced:
                 continue
             call = self.calls[index]
-            if index == newest and not _whole_object(call["function"]["arguments"]):
+            if index == newest and not self._whole_object(index):
                 continue
             if not call["function"]["name"]:
                 continue
             self.announced.add(index)
             snapshot = {**call, "function": dict(call["function"])}
             self.on_tool_ready(ToolReady(index, snapshot, self.token_chunks, self.chars))
+
+    def _whole_object(self, index: int) -> bool:
+        """True when call `index`'s arguments are a complete JSON object (parsed once,
+        when the streaming scan saw the object close)."""
+        scan = self.closed.get(index)
+        if scan is None or not scan.closed:
+            return False
+        try:
+            return isinstance(json.loads(self.calls[index]["function"]["arguments"]), dict)
+        except ValueError:
+            return False
 
     def response(self, timing: CallTiming, request_id: str | None) -> ModelResponse:
         content = "".join(self.content)
@@ -224,14 +240,37 @@ class _Assembler:
         )
 
 
-def _whole_object(arguments: str) -> bool:
-    """True when `arguments` is a complete JSON object (checked only once it ends in `}`)."""
-    if not arguments.rstrip().endswith("}"):
-        return False
-    try:
-        return isinstance(json.loads(arguments), dict)
-    except ValueError:
-        return False
+class _ObjectEnd:
+    """Follows a JSON text as it streams, fragment by fragment, in one pass over its
+    characters: `closed` once the top-level object's closing brace has arrived (braces
+    inside strings do not count). Re-parsing the whole arguments on every chunk would be
+    quadratic in their length."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.in_string = False
+        self.escaped = False
+        self.closed = False
+
+    def feed(self, text: str) -> None:
+        """Advance over `text` (stops counting once the object has closed)."""
+        for char in text:
+            if self.closed:
+                return
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif char == "\\":
+                    self.escaped = True
+                elif char == '"':
+                    self.in_string = False
+            elif char == '"':
+                self.in_string = True
+            elif char in "{[":
+                self.depth += 1
+            elif char in "}]":
+                self.depth -= 1
+                self.closed = self.depth == 0
 
 
 StreamAssembler = _Assembler

@@ -104,3 +104,20 @@ async def test_unknown_model_is_backend_error(fast_server: SimulatorServer) -> N
         with pytest.raises(BackendError) as caught:
             await client.complete(USER)
     assert caught.value.status == 404
+
+
+def test_a_streamed_call_is_ready_when_its_object_closes_not_at_a_brace_in_a_string() -> None:
+    """The assembler announces a call once its arguments' top-level object closes; braces
+    and escaped quotes inside strings do not close it."""
+    from looplab.backends.response import StreamAssembler, ToolReady
+
+    ready: list[ToolReady] = []
+    assembler = StreamAssembler(ready.append)
+    pieces = ['{"path": "a.js", "text": "f() {', ' return \\"}\\"; }', '"', "}"]
+    for number, piece in enumerate(pieces):
+        fragment = {"index": 0, "function": {"arguments": piece}}
+        if number == 0:
+            fragment |= {"id": "c1", "function": {"name": "write_file", "arguments": piece}}
+        assembler.add({"choices": [{"delta": {"tool_calls": [fragment]}}]})
+        assert len(ready) == (1 if number == len(pieces) - 1 else 0)
+    assert ready[0].call["function"]["arguments"] == "".join(pieces)
