@@ -169,7 +169,7 @@ async def run_task(
     sandbox_config = base.model_copy(update=_network_update(task, base, use_browser))
     pristine = task.build_workspace()
     mark_owned(pristine.parent)
-    eager = config.eager_sandbox and eager_applies(task, use_browser)
+    eager = config.eager_sandbox and eager_applies(use_browser)
     state = _Setup()
 
     def set_up() -> Awaitable[ToolContext]:
@@ -274,11 +274,11 @@ async def _settle(pending: asyncio.Future[ToolContext] | None) -> None:
         pending.exception()  # retrieved (it is raised elsewhere, or the run failed first)
 
 
-def eager_applies(task: Task, use_browser: bool) -> bool:
-    """`eager_sandbox` can apply: no browser is needed. The prompt's service URLs are known
-    before the sandbox exists (ports chosen ahead, `service_ports`); a browser's are the
-    host's published ports, known only once a docker sandbox runs, and it is setup too."""
-    del task  # every task's prompt can be built early; kept for a per-task rule
+def eager_applies(use_browser: bool) -> bool:
+    """`eager_sandbox` can apply: no browser is needed. Every task's prompt can be built
+    before the sandbox exists (its service ports chosen ahead, `service_ports`); a
+    browser's URLs are the host's published ports, known only once a docker sandbox runs,
+    and its launch is setup too."""
     return not use_browser
 
 
