@@ -43,6 +43,7 @@ __all__ = [
     "SERVING_MODELS",
     "BackendBenchCell",
     "bench_profile_args",
+    "client_variants",
     "prepare_cost",
     "run_backend_bench",
     "run_serving_bench",
@@ -81,6 +82,15 @@ class BackendBenchCell:
     """Median over streams of the server's per-token release lateness p50."""
     model: str = "flat"
     """Serving model of the cell (`SERVING_MODELS`)."""
+    client: str = "looplab"
+    """The client that measured the cell (`looplab.backends.loadgen.CLIENTS`)."""
+    client_processes: int = 0
+    """Load-generator processes the client ran in (0: one per core, up to 4)."""
+
+    @property
+    def client_label(self) -> str:
+        """`looplab`, `stock`, or `stock, 1 process`."""
+        return self.client + (", 1 process" if self.client_processes == 1 else "")
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -112,18 +122,59 @@ def run_backend_bench(
         BackendError: when a server does not start or a request fails.
     """
     cells: list[BackendBenchCell] = []
+    top = max(concurrencies)
     with LoadGenerator() as load:
         for rate in rates:
             for pacer in pacers:
                 with _ServerProcess(rate, pacer, tokens, ttft_s) as server:
                     for concurrency in concurrencies:
-                        if progress:
-                            progress(f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams")
                         rounds = max(1, -(-min_streams // concurrency))
-                        cells.append(
-                            _measure(server, load, pacer, rate, concurrency, rounds, tokens, ttft_s)
-                        )
+                        for client, processes in client_variants(pacer, concurrency, top):
+                            if progress:
+                                progress(
+                                    f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams, "
+                                    f"{client} client"
+                                )
+                            cell = _measure(
+                                server,
+                                load,
+                                LoadSpec(
+                                    base_url=server.base_url,
+                                    concurrency=concurrency,
+                                    rounds=rounds,
+                                    stagger_s=ttft_s + tokens / rate,
+                                    client=client,
+                                    workers=processes or None,
+                                    max_tokens=tokens + MAX_TOKENS_SLACK,
+                                ),
+                                pacer,
+                                rate,
+                                tokens,
+                            )
+                            cell.client_processes = processes
+                            cells.append(cell)
     return cells
+
+
+MAX_TOKENS_SLACK = 100
+"""`max_tokens` is sent as the reply's length plus this (the issue's request shape: a
+`max_tokens` that does not cut the reply)."""
+
+
+def client_variants(pacer: str, concurrency: int, top: int) -> list[tuple[str, int]]:
+    """Which clients measure a cell: (client, processes; 0 = the load generator's default).
+
+    The schedule pacer through both clients; at the top concurrency, also the stock client
+    in one process, beside the multi-process generator, so an error that only the
+    single-process client sees is the client's, not the server's. The naive baseline
+    through the instrumented client only.
+    """
+    if pacer != "schedule":
+        return [("looplab", 0)]
+    variants = [("looplab", 0), ("stock", 0)]
+    if concurrency == top and concurrency > 1:
+        variants.append(("stock", 1))
+    return variants
 
 
 SERVING_MODELS: dict[str, tuple[str, list[str], int]] = {
@@ -187,11 +238,15 @@ def run_serving_bench(
             if progress:
                 progress(f"serving model {name}, {rate:g} tok/s, {concurrency} streams")
             with _ServerProcess(rate, "schedule", tokens, ttft_s, overrides) as server:
-                rounds = max(1, -(-min_streams // concurrency))
-                cell = _measure(
-                    server, load, "schedule", rate, concurrency, rounds, tokens, ttft_s,
-                    prompt_words,
-                )  # fmt: skip
+                spec = LoadSpec(
+                    base_url=server.base_url,
+                    concurrency=concurrency,
+                    rounds=max(1, -(-min_streams // concurrency)),
+                    stagger_s=ttft_s + tokens / rate,
+                    prompt_words=prompt_words,
+                    max_tokens=tokens + MAX_TOKENS_SLACK,
+                )
+                cell = _measure(server, load, spec, "schedule", rate, tokens)
             cell.model = name
             cells.append(cell)
     return cells
@@ -226,22 +281,12 @@ def bench_profile_args(
 def _measure(
     server: _ServerProcess,
     load: LoadGenerator,
+    spec: LoadSpec,
     pacer: str,
     rate: float,
-    concurrency: int,
-    rounds: int,
     tokens: int,
-    ttft_s: float,
-    prompt_words: int = 0,
 ) -> BackendBenchCell:
-    """Load `server` with `concurrency` streams of `rounds` requests and measure the cell."""
-    spec = LoadSpec(
-        base_url=server.base_url,
-        concurrency=concurrency,
-        rounds=rounds,
-        stagger_s=ttft_s + tokens / rate,
-        prompt_words=prompt_words,
-    )
+    """Load `server` as `spec` says and measure the cell."""
     server_cpu0 = server.cpu_s()
     measured = load.run(spec)
     server_cpu = server.cpu_s() - server_cpu0
@@ -254,7 +299,7 @@ def _measure(
     return BackendBenchCell(
         pacer=pacer,
         target_tps=rate,
-        concurrency=concurrency,
+        concurrency=spec.concurrency,
         streams=len(results),
         tokens_per_stream=tokens,
         rate_error_pct_p50=statistics.median(samples.rate_errors),
@@ -269,6 +314,7 @@ def _measure(
         server_cpu_s_per_1k_tokens=server_cpu * per_1k,
         client_cpu_s_per_1k_tokens=client_cpu * per_1k,
         wall_s=wall,
+        client=spec.client,
         intended_tps_p50=statistics.median(samples.intended),
         replans_p50=statistics.median(samples.replans),
         lateness_ms_p99=quantile(

@@ -37,9 +37,20 @@ from typing import Any, Self
 import httpx2
 
 from looplab.backends.client import CallTiming, EndpointConfig, InstrumentedClient, ModelResponse
+from looplab.backends.stock_load import bench_prompt, stock_streams
 from looplab.errors import BackendError
 
-__all__ = ["LoadGenerator", "LoadResult", "LoadSpec", "ServerProcess", "attach_server_timing"]
+__all__ = [
+    "CLIENTS",
+    "LoadGenerator",
+    "LoadResult",
+    "LoadSpec",
+    "ServerProcess",
+    "attach_server_timing",
+]
+
+CLIENTS = ("looplab", "stock")
+"""Clients the load generator can send with (`LoadSpec.client`)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,13 @@ class LoadSpec:
     prompt_words: int = 0
     """Extra words per prompt (longer contexts)."""
     tag: str = "bench"
+    client: str = "looplab"
+    """Which client sends the load (`CLIENTS`): `looplab` (the instrumented client) or
+    `stock` (`openai.AsyncOpenAI` as a user runs it, `looplab.backends.stock_load`)."""
+    max_tokens: int | None = None
+    """`max_tokens` of every request (None: not sent)."""
+    workers: int | None = None
+    """At most this many worker processes (1: a single-process client)."""
 
 
 @dataclass
@@ -100,7 +118,7 @@ class LoadGenerator:
     def run(self, spec: LoadSpec) -> LoadResult:
         """Run one cell's load across the workers; returns when every request is done."""
         assert self._pool is not None, "use LoadGenerator as a context manager"
-        workers = min(self.workers, spec.concurrency)
+        workers = min(self.workers, spec.concurrency, spec.workers or self.workers)
         # warm-up (one connection per stream) is done before t0 inside each worker
         t0 = time.perf_counter() + 1.0 + 0.02 * spec.concurrency
         futures = [
@@ -194,9 +212,32 @@ def _worker(spec: LoadSpec, streams: list[int], t0: float) -> tuple[list[dict[st
 async def _streams(
     spec: LoadSpec, streams: list[int], t0: float
 ) -> tuple[list[dict[str, Any]], float]:
+    starts = {i: t0 + i * spec.stagger_s / spec.concurrency for i in streams}
+    cpu0 = _cpu_s()  # includes the warm-up requests: both clients alike
+    if spec.client == "stock":
+        rows = await stock_streams(
+            spec.base_url,
+            spec.model,
+            starts,
+            rounds=spec.rounds,
+            tag=spec.tag,
+            prompt_words=spec.prompt_words,
+            max_tokens=spec.max_tokens,
+        )
+    else:
+        rows = await _instrumented_streams(spec, streams, starts)
+    return rows, _cpu_s() - cpu0
+
+
+async def _instrumented_streams(
+    spec: LoadSpec, streams: list[int], starts: dict[int, float]
+) -> list[dict[str, Any]]:
     endpoint = EndpointConfig(base_url=spec.base_url, model=spec.model)
     size = len(streams) + 4
     limits = httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+    params: dict[str, Any] = {}
+    if spec.max_tokens is not None:
+        params["max_tokens"] = spec.max_tokens
     rows: list[dict[str, Any]] = []
     async with (
         httpx2.AsyncClient(limits=limits, timeout=600) as http,
@@ -208,19 +249,16 @@ async def _streams(
                 for i in streams
             )
         )
-        cpu0 = _cpu_s()
 
         async def stream(index: int) -> None:
-            start = t0 + index * spec.stagger_s / spec.concurrency
-            await asyncio.sleep(max(0.0, start - time.perf_counter()))
+            await asyncio.sleep(max(0.0, starts[index] - time.perf_counter()))
             for turn in range(spec.rounds):
-                text = f"{spec.tag} {index}-{turn}" + " context" * spec.prompt_words
-                response = await client.complete([{"role": "user", "content": text}])
+                text = bench_prompt(f"{spec.tag} {index}-{turn}", spec.prompt_words)
+                response = await client.complete([{"role": "user", "content": text}], **params)
                 rows.append(_row(response))
 
         await asyncio.gather(*(stream(i) for i in streams))
-        cpu = _cpu_s() - cpu0
-    return rows, cpu
+    return rows
 
 
 def _row(response: ModelResponse) -> dict[str, Any]:

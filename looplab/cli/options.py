@@ -76,11 +76,14 @@ def err_console() -> Console:
     return Console(stderr=True, width=None if sys.stderr.isatty() else 120)
 
 
-def parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[Any]:
+def parse_numbers(
+    text: str, flag: str, kind: type[float] | type[int], *, allow_zero: bool = False
+) -> list[Any]:
     """`"80,750"` -> `[80.0, 750.0]`.
 
     Raises:
-        ConfigError: not a comma-separated list of positive numbers (names `flag`).
+        ConfigError: not a comma-separated list of positive numbers (non-negative with
+            `allow_zero`), naming `flag`.
     """
     try:
         values = [kind(part) for part in text.split(",") if part.strip()]
@@ -88,8 +91,11 @@ def parse_numbers(text: str, flag: str, kind: type[float] | type[int]) -> list[A
         raise ConfigError(
             f"{text!r} is not a comma-separated list of numbers", field=flag
         ) from None
+    if allow_zero and values and min(values) >= 0:
+        return values
     if not values or min(values) <= 0:
-        raise ConfigError("give at least one positive number", field=flag)
+        what = "non-negative" if allow_zero else "positive"
+        raise ConfigError(f"give at least one {what} number, none negative", field=flag)
     return values
 
 

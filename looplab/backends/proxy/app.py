@@ -92,6 +92,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        proxy.warm_up()
         yield
         await proxy.aclose()
 

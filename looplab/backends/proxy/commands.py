@@ -129,6 +129,7 @@ def proxy_command(
         + (f", recording into {record}" if record else "")
         + f" on http://{host}:{bound}/v1"
     )
+    sock.listen(2048)  # connections wait in the backlog until the server runs
     if port_file is not None:
         port_file.write_text(str(bound))
     server = uvicorn.Server(app_config(create_proxy_app(proxy), host=host, port=bound,
@@ -190,25 +191,46 @@ def wrap_command(
 
 
 def bench_proxy_command(
-    rate: Annotated[float, typer.Option(help="The profile's decode rate, tok/s.")] = 750.0,
+    rates: Annotated[
+        str, typer.Option(help="Comma-separated profile decode rates, tok/s.")
+    ] = "80,750",
+    upstream_ttft: Annotated[
+        str,
+        typer.Option(help="Comma-separated upstream TTFTs, s (the profile's TTFT is 0.3 s)."),
+    ] = "0,0.3",
     concurrency: Annotated[
         str, typer.Option(help="Comma-separated concurrent stream counts.")
     ] = "1,16,64",
     tokens: Annotated[int, typer.Option(min=2, help="Output tokens per stream.")] = 400,
     output: OutputOpt = Path("bench-results/proxy.json"),
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Exit 1 when the proxy misses a target (TTFT error p50 > 2 ms or |rate "
+            "error| p50 > 0.5% at 1 or 16 streams, through either client).",
+        ),
+    ] = False,
 ) -> None:
-    """Added TTFT and decode-rate error of the proxy vs the simulator direct, side by side."""
-    from looplab.backends.proxy.bench import print_proxy_bench, run_proxy_bench
+    """TTFT and decode-rate error of the proxy vs the simulator direct, side by side,
+    through the instrumented and the stock openai client."""
+    from looplab.backends.proxy.bench import (
+        fidelity_failures,
+        print_proxy_bench,
+        run_proxy_bench,
+    )
 
-    levels = parse_numbers(concurrency, "--concurrency", int)
     errors = err_console()
     rows = run_proxy_bench(
-        rate=rate,
-        concurrencies=levels,
+        rates=parse_numbers(rates, "--rates", float),
+        upstream_ttfts=parse_numbers(upstream_ttft, "--upstream-ttft", float, allow_zero=True),
+        concurrencies=parse_numbers(concurrency, "--concurrency", int),
         tokens=tokens,
         progress=lambda line: errors.print(f"[dim]measuring {line}[/]"),
     )
     console = out_console()
-    print_proxy_bench(console, rows, rate, tokens)
+    print_proxy_bench(console, rows, tokens)
     if output is not None and write_output(output, json.dumps([r.as_dict() for r in rows])):
         console.print(f"results: {output}")
+    if check and fidelity_failures(rows):
+        raise typer.Exit(1)

@@ -109,6 +109,13 @@ class Proxy:
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._http: httpx2.AsyncClient | None = None
 
+    def warm_up(self) -> None:
+        """Do the first request's one-time work now (the upstream connection pool, the
+        tokenizer's first count), so it is not inside the first request's TTFT."""
+        if self.upstream is not None:
+            self.http_client()
+        self.tokenizer.count_messages([{"role": "user", "content": "warm up"}], [])
+
     async def aclose(self) -> None:
         """Close the upstream connections."""
         if self._http is not None:
@@ -219,7 +226,7 @@ class Proxy:
         return Reply(call.status, headers, raw)
 
     async def _stream(self, exchange: Exchange, source: Source) -> Reply:
-        """Streaming: pace the slots as they arrive; headers go out with the first one."""
+        """Streaming: headers at once (the upstream's are in), then slots paced as they come."""
         call = exchange.call
         hidden = 0
         if isinstance(source, RecordedSource):
@@ -243,18 +250,13 @@ class Proxy:
             read_events(exchange, source, record, self.tokenizer, self.clock)
         )
         body = self._release(exchange, source, record, reader)
-        try:
-            first = await body.__anext__()
-        except StopAsyncIteration:
-            first = b""
-        except BaseException:
-            await body.aclose()
-            raise
-        if record.anchored_s > 1e-3:
-            call.upstream_slower.append("ttft")
+        await body.__anext__()  # enter the generator, so closing it always cleans up
+        # Headers go out now, as a real server sends them when it accepts the request: a
+        # client does its own per-response work (the stock openai client: tens of ms in a
+        # fresh process) while it waits for the first token, not after it.
         headers = {**source.headers, **self._headers(call), "cache-control": "no-cache",
                    "content-type": "text/event-stream; charset=utf-8"}  # fmt: skip
-        return Reply(call.status, headers, stream=prepend(first, body))
+        return Reply(call.status, headers, stream=prepend(b"", body))
 
     async def _release(
         self,
@@ -271,11 +273,17 @@ class Proxy:
         cursor = Cursor(exchange.items, wants_usage)
         done = False
         try:
+            yield b""  # primed by `_stream` (never sent: `prepend` skips it)
             async for release in self.pacer.release(record, self.clock):
+                chunk = cursor.upto(release.stop, len(record.arrivals))
                 if call.first_token is None:
                     call.first_token = release.actual
+                    if record.anchored_s > 1e-3:
+                        call.upstream_slower.append("ttft")
+                        held = f"{record.anchored_s:.4f}"
+                        chunk = f": looplab upstream-slower ttft late_s={held}\n\n".encode() + chunk
                 call.last_token = release.actual
-                yield cursor.upto(release.stop, len(record.arrivals))
+                yield chunk
             await reader
             if not record.releases:  # no token at all: not before the profile's TTFT
                 await self.clock.sleep_until(record.track.time_of(record.offset))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import httpx2
@@ -69,7 +70,13 @@ async def test_first_token_never_before_the_upstreams(upstream: SimulatorServer)
             pass
         await client.close()
         call = proxy.proxy.calls[-1]
-    assert raw.headers["x-looplab-upstream-slower"].startswith("ttft")
+        async with httpx2.AsyncClient() as http:
+            body = {"model": "looplab-lorem", "messages": QUESTION, "stream": True}
+            text = (await http.post(proxy.base_url + "/chat/completions", json=body)).text
+    assert "x-looplab-upstream-slower" not in raw.headers  # headers left before it was known
+    assert ": looplab upstream-slower ttft late_s=0.3" in text  # said before the first token
+    assert text.index("upstream-slower ttft") < text.index('"content"')
+    assert "ttft" in call.upstream_slower
     assert call.first_token is not None and call.last_token is not None
     assert call.upstream_first_token is not None
     assert call.first_token >= call.upstream_first_token
@@ -167,3 +174,24 @@ async def test_responses_api_is_paced_too(upstream: SimulatorServer) -> None:
     assert first.usage.completion == 120
     assert first.first_token is not None and first.last_token is not None
     assert 119 / (first.last_token - first.first_token) == pytest.approx(400, rel=SHARED)
+
+
+async def test_headers_leave_before_the_first_token(upstream: SimulatorServer) -> None:
+    """The stock client gets the reply's headers when the upstream's arrive, not with the
+    first token: its own per-response work overlaps the TTFT instead of delaying the first
+    chunk (issue 28: a fresh openai client saw +10% decode rate at 750 tok/s)."""
+    with _proxy(upstream, "ttft_s=0.6") as proxy:
+        client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="k", max_retries=0)
+        start = time.perf_counter()
+        raw = await client.chat.completions.with_raw_response.create(
+            model="looplab-lorem", messages=QUESTION, stream=True, max_tokens=600
+        )
+        headers_s = time.perf_counter() - start
+        first_s = None
+        async for chunk in raw.parse():
+            if first_s is None and chunk.choices and chunk.choices[0].delta.content:
+                first_s = time.perf_counter() - start
+        await client.close()
+    assert raw.headers["x-looplab-source"] == "upstream"
+    assert first_s is not None and first_s >= 0.6
+    assert headers_s < 0.3  # before the change: with the first token, >= 0.6 s
