@@ -278,6 +278,7 @@ class Proxy:
                 chunk = cursor.upto(release.stop, len(record.arrivals))
                 if call.first_token is None:
                     call.first_token = release.actual
+                    record.released_first(release.actual)
                     if record.anchored_s > 1e-3:
                         call.upstream_slower.append("ttft")
                         held = f"{record.anchored_s:.4f}"

@@ -15,6 +15,9 @@ proxy's contract):
 - **First token**: no earlier than the profile's TTFT, never before the upstream's own:
   when slot 0 arrives after its scheduled time, the whole track moves to that arrival
   (`anchor`), and decode goes on at the profile's rate from there.
+- **A late first release** (the proxy's own stall: a busy loop, a GC pause): the rest of
+  the track moves with it (`released_first`), so later tokens never go out early to
+  catch up, which a client would measure as a faster decode.
 - **Decode**: later slots follow the track; a slot that arrives after its scheduled time
   is released on arrival (the upstream is slower: counted in `late_slots`, never hidden).
 - **Token positions**: a slot carries `tokens` estimated tokens (the tokenizer's split of
@@ -45,6 +48,9 @@ __all__ = ["UNKNOWN_SLOTS", "GatedRecord"]
 UNKNOWN_SLOTS = 1 << 40
 """`slots` while the upstream is still streaming (the real count is set by `finish`)."""
 
+FIRST_RELEASE_SLACK_S = 0.001
+"""A first release later than this moves the rest of the schedule (`released_first`)."""
+
 
 @dataclass(eq=False)
 class GatedRecord(PacingRecord):
@@ -59,6 +65,8 @@ class GatedRecord(PacingRecord):
     finished: bool = False
     anchored_s: float = 0.0
     """How far the track moved to wait for the upstream's first token (0: it did not)."""
+    held_s: float = 0.0
+    """How far the track moved after a late first release (`released_first`)."""
     _waiting: bool = False
     _cache: dict[int, float] = field(default_factory=dict)
     """Scheduled times computed since the plan last changed (slot -> time)."""
@@ -83,6 +91,16 @@ class GatedRecord(PacingRecord):
                 self._changed()
         if self._waiting:
             self._wake()
+
+    def released_first(self, actual: float) -> None:
+        """The first slot went out at `actual`: if that was late (the proxy's own stall,
+        not the upstream's: that is `anchor`), the rest follow from it at the profile's
+        rate, so no token goes out early to catch up (`first_release_late_s` keeps it)."""
+        late = actual - self.intended(0)
+        if late > FIRST_RELEASE_SLACK_S and not math.isinf(late):
+            self.track.start += late
+            self.held_s = late
+            self._changed()
 
     def settle(self, true_tokens: int) -> None:
         """The upstream streamed `true_tokens` tokens in all: rescale the positions."""
@@ -195,7 +213,10 @@ class GatedRecord(PacingRecord):
             "first_release_s": None if first is None else first - self.received,
             "last_release_s": None if last is None else last - self.received,
             "intended_first_s": (intended[0] - self.received) if intended else None,
-            "first_release_late_s": (first - intended[0]) if first and intended else None,
+            "first_release_late_s": (
+                (first - intended[0] + self.held_s) if first and intended else None
+            ),
+            "held_s": self.held_s,
             "lateness_p50_s": quantile(lateness, 0.5) if lateness else None,
             "lateness_p99_s": quantile(lateness, 0.99) if lateness else None,
         }
