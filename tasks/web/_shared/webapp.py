@@ -45,13 +45,15 @@ class Store:
 
 
 class Request:
-    """One request: method, path, query and form fields (first value; `all` for lists)."""
+    """One request: method, path, query (first values; `query_lists` all of them) and form
+    fields (first value; `all` for lists)."""
 
     def __init__(self, method, target, body):
         parts = urlsplit(target)
         self.method = method
         self.path = parts.path
-        self.query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        self.query_lists = parse_qs(parts.query)
+        self.query = {k: v[0] for k, v in self.query_lists.items()}
         self.fields = parse_qs(body, keep_blank_values=True)
 
     def form(self, name, default=""):
