@@ -251,7 +251,7 @@ async def _set_up(
         sandbox_config, pristine, sink=state.sink, experiment=experiment, run_id=run_id
     )
     state.services_may_run = True
-    services = await start_services(state.sandbox, task.spec.services, state.ports)
+    services = await start_services(state.sandbox, task.services, state.ports)
     state.sandbox_start_s = time.perf_counter() - began
     state.urls = services.inside
     if use_browser:
@@ -299,7 +299,7 @@ async def _tear_down(
     """Stop services (verified), close the browser and the sandbox; never raises."""
     if sandbox is not None and stop:
         try:
-            forced = await stop_services(sandbox, task.spec.services)
+            forced = await stop_services(sandbox, task.services)
             if forced:
                 log.info("services.killed", sandbox=sandbox.id, detail=forced)
         except LooplabError as exc:  # the sandbox's close below kills whatever is left

@@ -80,6 +80,19 @@ class Task:
             values[self.spec.family.name] = str(self.parameter)
         return str(substitute(self.spec.prompt.strip(), values))
 
+    @property
+    def services(self) -> list[ServiceSpec]:
+        """The task's services, a family's `{parameter}` filled into their commands (so a
+        web task's parameter can set, say, its app's data latency: `web/travel-search-1500`)."""
+        family = self.spec.family
+        if family is None or self.parameter is None:
+            return list(self.spec.services)
+        values = {family.name: str(self.parameter)}
+        return [
+            spec.model_copy(update={"command": substitute(spec.command, values)})
+            for spec in self.spec.services
+        ]
+
     def build_workspace(self) -> Path:
         """A fresh host directory with the workspace as the agent first sees it.
 

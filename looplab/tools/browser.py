@@ -37,13 +37,25 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
+from looplab.tools.page_settle import settle, watch
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
 
-__all__ = ["BrowserLike", "browser_tools", "page_snapshot", "trace_screenshot"]
+__all__ = [
+    "SNAPSHOT_LIMIT_CHARS",
+    "BrowserLike",
+    "browser_tools",
+    "page_snapshot",
+    "trace_screenshot",
+]
 
 _SCHEMAS = load_schemas(__file__)
+SNAPSHOT_LIMIT_CHARS = 100_000
+"""Longest browser tool result before it is cut (head and tail kept): about 30k o200k
+tokens of snapshot (~3.2 characters per token on tasks/web pages), above the 20-25k tokens
+Playwright MCP's snapshots of real pages reach; the general tool limit (12k characters)
+would cut a real-sized page to its menus."""
 SNAPSHOT_TIMEOUT_MS = 10_000
 """Longest one accessibility snapshot may take."""
 TRACE_JPEG_QUALITY = 50
@@ -70,6 +82,7 @@ async def trace_screenshot(page: Page) -> bytes:
 async def page_snapshot(page: Page) -> str:
     """`Page: <title> (<url>)` and the page's accessibility tree with refs."""
     await page.wait_for_load_state("load")
+    await settle(page)
     tree = await page.aria_snapshot(mode="ai", timeout=SNAPSHOT_TIMEOUT_MS)
     title = await page.title()
     return f"Page: {title or '(untitled)'} ({page.url})\n{tree}"
@@ -187,6 +200,7 @@ def _on_page(
         if context.browser is None:
             return ToolResult("this agent has no browser session", ok=False)
         browser: BrowserLike = context.browser
+        watch(browser.page)
         try:
             outcome = await action(arguments, browser.page)
         except PlaywrightError as exc:

@@ -71,7 +71,7 @@ async def test_published_port_is_on_loopback_and_reaches_the_service() -> None:
         assert sandbox.published_port(9999) is None
         host_port = sandbox.published_port(8000)
         assert host_port is not None
-        services = await start_services(sandbox, task.spec.services)
+        services = await start_services(sandbox, task.services)
         assert services.host["app"] == f"http://127.0.0.1:{host_port}"
         with socket.create_connection(("127.0.0.1", host_port), timeout=5) as conn:
             conn.sendall(b"GET / HTTP/1.0\r\n\r\n")

@@ -44,3 +44,13 @@ def test_latest_snapshot_skips_results_without_refs() -> None:
     ]
     assert latest_snapshot(messages) == SNAPSHOT
     assert latest_snapshot(messages[1:]) == ""
+
+
+def test_names_outside_ascii_resolve_as_the_snapshot_spells_them() -> None:
+    """A name with a euro sign matches the snapshot's raw UTF-8, not a JSON \\u escape."""
+    snapshot = '- checkbox "Breakdown cover (+€45)" [ref=f4e119]\n- radio "Café" [ref=f4e120]'
+    step, missing = resolve_refs(
+        _step('{ref:checkbox "Breakdown cover (+€45)"}', '{ref:radio "Café"}'), snapshot
+    )
+    assert missing is None
+    assert [c.args["ref"] for c in step.calls] == ["f4e119", "f4e120"]

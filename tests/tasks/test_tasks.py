@@ -50,10 +50,10 @@ async def test_untouched_web_task_fails_its_check(name: str) -> None:
     task = load_task(name)
     workspace = task.build_workspace()
     async with await LocalSandbox.create(workspace) as sandbox:
-        services = await start_services(sandbox, task.spec.services)
+        services = await start_services(sandbox, task.services)
         assert set(services.inside) == {"app"}
         verdict = await task.check(sandbox, workspace)
-        await stop_services(sandbox, task.spec.services)
+        await stop_services(sandbox, task.services)
     assert not verdict.passed, verdict.output
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -30,13 +31,44 @@ PAGE = b"""<!doctype html><title>Form</title><h1>Order</h1>
 """
 
 
+FETCHING = b"""<!doctype html><title>Inbox</title><main id=m><p>Loading</p></main>
+<button id=more>More</button>
+<script>
+function show(url) {
+  fetch(url).then(function (r) { return r.json(); }).then(function (data) {
+    if (data.next) { show(data.next); return; }
+    document.getElementById('m').innerHTML = '<h1>' + data.title + '</h1>';
+  });
+}
+show('/api/slow?title=Fetched');
+document.getElementById('more').onclick = function () { show('/api/chain'); };
+</script>
+"""
+SLOW_API_S = 0.4
+"""Delay of the fetching page's data endpoints."""
+
+
 class _Page(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
-        status = 200 if self.path == "/" else 404
+        if self.path.startswith("/api/"):
+            time.sleep(SLOW_API_S)
+            chained = self.path == "/api/chain"
+            body = (
+                {"next": "/api/slow?title=Chained"}
+                if chained
+                else {"title": self.path.partition("=")[2]}
+            )
+            self._send(200, "application/json", json.dumps(body).encode())
+            return
+        pages = {"/": PAGE, "/fetching": FETCHING}
+        page = pages.get(self.path)
+        self._send(200 if page else 404, "text/html", page or b"<h1>Not found</h1>")
+
+    def _send(self, status: int, kind: str, body: bytes) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Type", kind)
         self.end_headers()
-        self.wfile.write(PAGE if status == 200 else b"<h1>Not found</h1>")
+        self.wfile.write(body)
 
     def log_message(self, format: str, *args: object) -> None:
         """Quiet."""
@@ -88,6 +120,18 @@ async def test_snapshot_refs_are_stable_and_actions_use_them(
     ok, text = await _call(context, "click", ref=add)
     assert ok and "Added" in text
     assert _ref(text, '- textbox "Name"') == name and _ref(text, '- button "Add"') == add
+
+
+@pytest.mark.browser
+async def test_snapshots_wait_for_the_pages_own_data_requests(
+    context: ToolContext, site: str
+) -> None:
+    """A page built from a slow fetch after `load` is described once it is built, also when
+    a click starts a chain of fetches (each started by the previous one's callback)."""
+    ok, page = await _call(context, "goto", url=f"{site}/fetching")
+    assert ok and '- heading "Fetched"' in page and "Loading" not in page
+    ok, text = await _call(context, "click", ref=_ref(page, '- button "More"'))
+    assert ok and '- heading "Chained"' in text
 
 
 @pytest.mark.browser

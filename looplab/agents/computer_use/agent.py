@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from looplab.tools.browser import browser_tools
+from looplab.tools.browser import SNAPSHOT_LIMIT_CHARS, browser_tools
 from looplab.tools.registry import ToolBox
 from looplab.tools.shell import finish_tool
 
@@ -37,4 +37,4 @@ def computer_use_toolbox(
         screenshots=screenshots,
         trace_screenshots=trace_screenshots,
     )
-    return ToolBox([*tools, finish_tool()])
+    return ToolBox([*tools, finish_tool()], output_limit=SNAPSHOT_LIMIT_CHARS)

@@ -238,7 +238,9 @@ def resolve_refs(step: ScriptedStep, snapshot: str) -> tuple[ScriptedStep, str |
 
     def ref_of(match: re.Match[str]) -> str:
         role, name, nth = match.group(1), match.group(2), int(match.group(3) or 1)
-        head = re.compile(rf"\s*- {re.escape(role)} {re.escape(json.dumps(name))}(?: |:|$)")
+        head = re.compile(
+            rf"\s*- {re.escape(role)} {re.escape(json.dumps(name, ensure_ascii=False))}(?: |:|$)"
+        )
         found = [
             r.group(1)
             for line in lines

@@ -3,7 +3,12 @@
 Copied into each web task's workspace as `app/webapp.py` (task.yaml `include`). The apps
 are single-user: their whole state is one JSON file (`app/state.json`), written atomically
 after every change, which is what the tasks' checkers read. Run an app with
-`python3 app/server.py --port PORT --bind ADDRESS`.
+`python3 app/server.py --port PORT --bind ADDRESS [--latency-ms MS]`.
+
+Data endpoints (routes marked `slow`) answer after a configurable delay, like a real
+backend's query time: `--latency-ms`, else the environment variable `APP_LATENCY_MS`, else
+the app's default (`serve(..., latency_ms=...)`). The delay is spent outside the state lock,
+so concurrent requests overlap as they would on a real server.
 """
 
 import argparse
@@ -12,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
@@ -39,13 +45,15 @@ class Store:
 
 
 class Request:
-    """One request: method, path, query and form fields (first value; `all` for lists)."""
+    """One request: method, path, query (first values; `query_lists` all of them) and form
+    fields (first value; `all` for lists)."""
 
     def __init__(self, method, target, body):
         parts = urlsplit(target)
         self.method = method
         self.path = parts.path
-        self.query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        self.query_lists = parse_qs(parts.query)
+        self.query = {k: v[0] for k, v in self.query_lists.items()}
         self.fields = parse_qs(body, keep_blank_values=True)
 
     def form(self, name, default=""):
@@ -57,10 +65,16 @@ class Request:
 
 
 class Response:
-    def __init__(self, body="", status=200, location=None):
+    def __init__(self, body="", status=200, location=None, content_type="text/html"):
         self.body = body
         self.status = status
         self.location = location
+        self.content_type = content_type
+
+
+def json_response(data, status=200):
+    """A JSON body (for pages that fetch their data and build the DOM in JavaScript)."""
+    return Response(json.dumps(data), status, content_type="application/json")
 
 
 def redirect(location):
@@ -76,8 +90,9 @@ table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .
 """
 
 
-def page(title, body, nav=None, errors=(), notice=None):
-    """A whole HTML page: title, optional nav links, error list, notice and body."""
+def page(title, body, nav=None, errors=(), notice=None, header="", footer=""):
+    """A whole HTML page: title, optional nav links, error list, notice and body; `header`
+    and `footer` are extra HTML around `main` (a site's menus and footer links)."""
     links = "".join(f'<a href="{esc(href)}">{esc(text)}</a>' for text, href in nav or [])
     navigation = f'<nav aria-label="Main">{links}</nav>' if links else ""
     problems = "".join(f"<li>{esc(e)}</li>" for e in errors)
@@ -85,8 +100,8 @@ def page(title, body, nav=None, errors=(), notice=None):
     status = f'<p class="notice" role="status">{esc(notice)}</p>' if notice else ""
     return (
         f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-        f"<style>{STYLE}</style></head><body>{navigation}<main>{alert}{status}{body}</main>"
-        "</body></html>"
+        f"<style>{STYLE}</style></head><body>{header}{navigation}<main>{alert}{status}{body}"
+        f"</main>{footer}</body></html>"
     )
 
 
@@ -108,13 +123,36 @@ def select(label, name, options, chosen=""):
     return f'<label>{esc(label)} <select name="{name}">{items}</select></label>'
 
 
-def serve(routes, store):
-    """Parse --port/--bind and serve `routes`: (method, path regex, handler(request, match))."""
+def nested_links(items, label=None):
+    """Nested lists of links, as a site's menus are: items are (text, href, children)."""
+    entries = "".join(
+        f'<li><a href="{esc(href)}">{esc(text)}</a>{nested_links(children) if children else ""}'
+        "</li>"
+        for text, href, children in items
+    )
+    return f'<nav aria-label="{esc(label)}"><ul>{entries}</ul></nav>' if label else f"<ul>{entries}</ul>"
+
+
+def serve(routes, store, latency_ms=0):
+    """Parse --port/--bind/--latency-ms and serve `routes`.
+
+    Args:
+        routes: (method, path regex, handler(request, match)), or with a fourth item
+            `slow`: True for a data endpoint, answered after the latency.
+        store: the app's Store.
+        latency_ms: the app's default latency of its data endpoints.
+    """
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--bind", default="127.0.0.1")
+    default = int(os.environ.get("APP_LATENCY_MS") or latency_ms)
+    parser.add_argument("--latency-ms", type=int, default=default)
     options = parser.parse_args()
-    compiled = [(method, re.compile(pattern + "$"), handler) for method, pattern, handler in routes]
+    delay_s = max(0, options.latency_ms) / 1000
+    compiled = [
+        (route[0], re.compile(route[1] + "$"), route[2], len(route) > 3 and route[3])
+        for route in routes
+    ]
 
     class Handler(BaseHTTPRequestHandler):
         def handle_request(self, method):
@@ -122,9 +160,11 @@ def serve(routes, store):
             body = self.rfile.read(length).decode("utf-8") if length else ""
             request = Request(method, self.path, body)
             response = Response("<h1>Not found</h1>", 404)
-            for route_method, pattern, handler in compiled:
+            for route_method, pattern, handler, slow in compiled:
                 match = pattern.match(request.path)
                 if route_method == method and match:
+                    if slow and delay_s:
+                        time.sleep(delay_s)
                     with store.lock:
                         response = handler(request, match)
                     break
@@ -132,7 +172,7 @@ def serve(routes, store):
             self.send_response(response.status)
             if response.location:
                 self.send_header("Location", response.location)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", f"{response.content_type}; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
