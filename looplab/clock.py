@@ -74,11 +74,6 @@ class VirtualClock:
         """The computed time."""
         return self._now
 
-    def advance(self, seconds: float) -> None:
-        """Move the clock forward by `seconds` (e.g. a recorded tool duration)."""
-        if seconds > 0:
-            self._now += seconds
-
     async def sleep_until(self, deadline: float) -> None:
         """Jump to `deadline` if it is ahead, then yield once."""
         if deadline > self._now:

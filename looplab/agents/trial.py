@@ -1,7 +1,7 @@
 """A quick trial: bundled tasks at several speeds, driven by the scripted policy.
 
-The logic of `looplab agents try` (agents/cli.py): one simulator per latency preset, each
-task run end to end in a fresh sandbox, per-run totals returned for printing.
+The logic of `looplab agents try` (`agents/commands.py`): one simulator per latency
+preset, each task run end to end in a fresh sandbox, per-run totals returned for printing.
 """
 
 from __future__ import annotations

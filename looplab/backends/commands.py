@@ -87,7 +87,7 @@ def profiles_command(
     name: Annotated[str | None, typer.Argument(help="Show one preset in full.")] = None,
 ) -> None:
     """List the latency presets (or show one), with their sources and assumptions."""
-    from looplab.backends.presets import PRESETS, resolve_profile
+    from looplab.backends.presets import presets, resolve_profile
 
     console = out_console()
     if name is not None:
@@ -96,7 +96,7 @@ def profiles_command(
     table = Table(title="latency presets", show_lines=False)
     for column in ("name", "decode tok/s", "TTFT ms", "prefill tok/s", "source"):
         table.add_column(column, overflow="fold")
-    for preset in PRESETS.values():
+    for preset in presets().values():
         table.add_row(
             preset.name,
             f"{preset.decode_tps:g}",

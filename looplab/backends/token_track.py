@@ -118,11 +118,6 @@ class TokenTrack:
         token = math.floor(since) + 1
         return min(since + (offset - at) / self._token(token, segment.streams), float(token))
 
-    def progress_at(self, t: float) -> float:
-        """Tokens done by time `t` (at or after the last re-plan), fractional within the
-        token in progress."""
-        return self._progress(t - self.start)
-
     def replan(self, t: float, streams: int) -> None:
         """From time `t` on, the server runs `streams` streams (earlier times unchanged)."""
         last = self.segments[-1]

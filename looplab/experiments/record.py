@@ -248,8 +248,3 @@ def _first_user_text(result: RunResult) -> str | None:
         if message.get("role") == "user" and isinstance(message.get("content"), str):
             return str(message["content"])
     return None
-
-
-def run_totals(result: RunResult) -> dict[str, float]:
-    """Wall, model and tool seconds of a run (for progress lines)."""
-    return {"wall_s": result.wall_s, "model_s": result.model_s, "tool_s": result.tool_s}

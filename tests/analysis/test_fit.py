@@ -12,11 +12,11 @@ from looplab.analysis.fit import (
     fit_ttft_vs_prompt,
     ttft_points,
 )
-from looplab.backends.presets import PRESETS, resolve_profile
+from looplab.backends.presets import presets, resolve_profile
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.traces.schema import ModelCallEvent
 
-GPU = TimingModel.from_profile(PRESETS["gpu-frontier-batched-68"]).with_(ttft_jitter_mean_s=0.0)
+GPU = TimingModel.from_profile(presets()["gpu-frontier-batched-68"]).with_(ttft_jitter_mean_s=0.0)
 
 
 def _call(model: TimingModel, prompt: int, cached: int, output: int) -> ModelCallEvent:

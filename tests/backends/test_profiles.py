@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from looplab.backends.distributions import LogNormal
-from looplab.backends.presets import PRESETS, resolve_profile
+from looplab.backends.presets import presets, resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.errors import ConfigError
 
 
 def test_mission_pair_differs_only_in_decode_rate() -> None:
     """fast-750 and slow-80 are equal in every field but name, description, source, decode."""
-    fast = PRESETS["fast-750"].model_dump()
-    slow = PRESETS["slow-80"].model_dump()
+    fast = presets()["fast-750"].model_dump()
+    slow = presets()["slow-80"].model_dump()
     differing = {key for key in fast if fast[key] != slow[key]}
     assert differing == {"name", "description", "source", "decode_tps"}
     assert (fast["decode_tps"], slow["decode_tps"]) == (750, 80)
@@ -25,15 +25,15 @@ def test_mission_pair_differs_only_in_decode_rate() -> None:
 def test_every_preset_cites_a_source_and_assumptions() -> None:
     """Every preset names its source and states which values are assumptions."""
     required = {"fast-750", "slow-80", "sol-cerebras-750", "gpu-frontier-68", "codex-spark-1000"}
-    assert required <= set(PRESETS)
-    for preset in PRESETS.values():
+    assert required <= set(presets())
+    for preset in presets().values():
         assert preset.source, preset.name
         assert preset.assumptions, preset.name
 
 
 def test_pipeline_stages_add_to_ttft_only() -> None:
     """Pipeline stages x stage latency add to the fixed TTFT and leave decode untouched."""
-    sol = PRESETS["sol-cerebras-750"]
+    sol = presets()["sol-cerebras-750"]
     assert sol.fixed_ttft_s() == pytest.approx(sol.ttft_s + 85 * 0.0015)
     assert sol.decode_tps == 750
 
@@ -87,3 +87,16 @@ def test_limits_must_fit() -> None:
     """max_output_tokens above the context window is refused."""
     with pytest.raises(ValueError, match="exceeds context_window"):
         LatencyProfile(decode_tps=10, context_window=100, max_output_tokens=200)
+
+
+def test_presets_are_data_files_with_their_sources() -> None:
+    """Every preset is a YAML file named after it, with a source, loaded by the profile
+    loader (so `--profile path/to/that.yaml` gives the same profile)."""
+    from looplab.backends.presets import PRESET_DIR
+
+    files = sorted(PRESET_DIR.glob("*.yaml"))
+    assert [f.stem for f in files] == sorted(presets())
+    for path in files:
+        assert presets()[path.stem].source
+        from_file = resolve_profile(str(path))
+        assert from_file.model_dump() == presets()[path.stem].model_dump()

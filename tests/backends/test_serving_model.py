@@ -12,13 +12,13 @@ import pytest
 
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import PRESETS, resolve_profile
+from looplab.backends.presets import presets, resolve_profile
 from looplab.backends.simulator import Simulator
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.clock import VirtualClock
 
-GPU = TimingModel.from_profile(PRESETS["gpu-frontier-batched-68"])
-WAFER = TimingModel.from_profile(PRESETS["sol-cerebras-750"])
+GPU = TimingModel.from_profile(presets()["gpu-frontier-batched-68"])
+WAFER = TimingModel.from_profile(presets()["sol-cerebras-750"])
 
 
 def test_decode_rate_at_a_context() -> None:
