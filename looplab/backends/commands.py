@@ -55,6 +55,7 @@ def serve_command(
     from looplab.backends.pacing import PACERS
     from looplab.backends.presets import resolve_profile
     from looplab.backends.simulator import Simulator
+    from looplab.backends.timing import TimingModel
 
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
@@ -68,9 +69,10 @@ def serve_command(
         sock.close()
         raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
     bound = sock.getsockname()[1]
+    ttft_ms = TimingModel.from_profile(resolved).fixed_ttft_s * 1000
     err_console().print(
         f"[bold]looplab simulator[/] profile [cyan]{resolved.name}[/] "
-        f"({resolved.decode_tps:g} tok/s, TTFT {resolved.fixed_ttft_s() * 1000:.0f} ms, "
+        f"({resolved.decode_tps:g} tok/s, TTFT {ttft_ms:.0f} ms, "
         f"pacer {pacer}, tokenizer {simulator.tokenizer.name}) on http://{host}:{bound}/v1"
     )
     sock.listen(2048)  # connections wait in the backlog until the server runs
@@ -88,6 +90,7 @@ def profiles_command(
 ) -> None:
     """List the latency presets (or show one), with their sources and assumptions."""
     from looplab.backends.presets import presets, resolve_profile
+    from looplab.backends.timing import TimingModel
 
     console = out_console()
     if name is not None:
@@ -100,7 +103,7 @@ def profiles_command(
         table.add_row(
             preset.name,
             f"{preset.decode_tps:g}",
-            f"{preset.fixed_ttft_s() * 1000:.0f}",
+            f"{TimingModel.from_profile(preset).fixed_ttft_s * 1000:.0f}",
             "free" if preset.prefill_tps is None else f"{preset.prefill_tps:,.0f}",
             preset.source,
         )

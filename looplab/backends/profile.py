@@ -146,13 +146,6 @@ class LatencyProfile(StrictModel):
             )
         return self
 
-    def fixed_ttft_s(self) -> float:
-        """TTFT before jitter, prefill and queueing: rtt + base + pipeline stages."""
-        from looplab.backends.timing import TimingModel  # timing reads profiles: no cycle
-
-        model = TimingModel.from_profile(self)
-        return model.network_rtt_s + model.ttft_s + model.pipeline_s
-
     def frame_floor_for(self, active_streams: int) -> float:
         """The frame floor in force with `active_streams` streams decoding."""
         if self.max_chunks_per_s is None:

@@ -176,6 +176,11 @@ class TimingModel:
         line = count * a + b * (knee + last) * count / 2 if count > 0 else 0.0
         return floored * floor + line
 
+    @property
+    def fixed_ttft_s(self) -> float:
+        """TTFT before jitter, prefill and queueing: rtt + base + pipeline stages."""
+        return self.network_rtt_s + self.ttft_s + self.pipeline_s
+
     def ttft_parts(
         self, tokens: CallTokens, ttft_extra_s: float | None = None
     ) -> tuple[float, float, float, float]:

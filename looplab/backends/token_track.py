@@ -13,12 +13,22 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from looplab.backends.timing import TimingModel
+__all__ = ["TokenTimes", "TokenTrack"]
 
-__all__ = ["TokenTrack"]
+
+class TokenTimes(Protocol):
+    """What a track needs of the timing model (`looplab.backends.timing.TimingModel`)."""
+
+    def token_s(self, context: int, streams: int = 1, factor: float = 1.0) -> float:
+        """Seconds to decode the token that reads `context` tokens."""
+        ...
+
+    def span_s(self, first: int, last: int, streams: int = 1, factor: float = 1.0) -> float:
+        """Seconds to decode the tokens reading `first`..`last` context tokens."""
+        ...
+
 
 _EPSILON_S = 1e-9
 """Release times within this of a deadline count as due (float rounding)."""
@@ -49,7 +59,7 @@ class TokenTrack:
         factor: this request's decode-rate factor.
     """
 
-    model: TimingModel
+    model: TokenTimes
     start: float
     context: int
     count: int

@@ -10,6 +10,7 @@ import pytest
 from looplab.backends.distributions import LogNormal
 from looplab.backends.presets import presets, resolve_profile
 from looplab.backends.profile import LatencyProfile
+from looplab.backends.timing import TimingModel
 from looplab.errors import ConfigError
 
 
@@ -34,7 +35,7 @@ def test_every_preset_cites_a_source_and_assumptions() -> None:
 def test_pipeline_stages_add_to_ttft_only() -> None:
     """Pipeline stages x stage latency add to the fixed TTFT and leave decode untouched."""
     sol = presets()["sol-cerebras-750"]
-    assert sol.fixed_ttft_s() == pytest.approx(sol.ttft_s + 85 * 0.0015)
+    assert TimingModel.from_profile(sol).fixed_ttft_s == pytest.approx(sol.ttft_s + 85 * 0.0015)
     assert sol.decode_tps == 750
 
 
