@@ -162,7 +162,9 @@ class SandboxConfig(BaseModel):
     pool_size: int = Field(default=0, ge=0)
     """Warm pool: sandboxes kept started ahead of need (0: none)."""
     isolation: Literal["auto", "bwrap", "none"] = "auto"
-    """Local sandbox: `auto` uses bubblewrap where it exists; `bwrap` requires it."""
+    """Local sandbox: `auto` uses bubblewrap where it exists; `bwrap` requires it; `none`
+    runs commands uncontained on purpose (the explicit opt-in `looplab run` needs to run a
+    real model or a wrapped agent on a host without bubblewrap; a warning is printed)."""
     local_python: Literal["project", "system"] = "project"
     """Local sandbox: `project` puts the Python environment looplab runs in (with pytest)
     first on PATH, mounted read-only, so tasks need nothing installed on the host;

@@ -80,18 +80,21 @@ def run_command(
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
     cells = runner.validate()
-    runner.prepare_directory(fresh=fresh)
-    errors.print(
-        f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
-        f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
-        f"{_where(experiment)})"
-    )
-    try:
-        with progress:
-            result = asyncio.run(runner.run())
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
-        _print_interrupted(runner.traces, len(cells), config)
-        raise typer.Exit(getattr(stop, "exit_code", 130)) from None
+    with runner.hold():  # one writer per directory, from the config check to the index
+        runner.prepare_directory(fresh=fresh)
+        for line in runner.warnings:
+            errors.print(f"[bold yellow]{line}[/]", highlight=False)
+        errors.print(
+            f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
+            f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
+            f"{_where(experiment)})"
+        )
+        try:
+            with progress:
+                result = asyncio.run(runner.run())
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
+            _print_interrupted(runner.traces, len(cells), config)
+            raise typer.Exit(getattr(stop, "exit_code", 130)) from None
     _finish_run(result)
 
 
