@@ -26,6 +26,7 @@ from looplab.cli.options import (
 from looplab.errors import ConfigError
 
 __all__ = [
+    "nothing_measured",
     "replay_command",
     "run_command",
     "sweep_command",
@@ -138,8 +139,26 @@ def _finish_run(result: Any) -> None:
             + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5]),
             highlight=False,
         )
-    if failed or not verdict.ok:
+    broken = nothing_measured(result.outcomes)
+    if broken:
+        err_console().print(f"[bold red]{broken}[/]", highlight=False)
+    if failed or broken or not verdict.ok:
         raise typer.Exit(1)
+
+
+def nothing_measured(outcomes: list[Any]) -> str | None:
+    """A sentence when every cell run now ended in an error (`backend_error`, `error`):
+    then nothing was measured, and the cause is almost always the configuration (a wrong
+    URL, model or key), so the run exits 1 instead of reporting empty numbers."""
+    ran = [o for o in outcomes if o.status == "done"]
+    if not ran or any(o.end_reason not in ("backend_error", "error") for o in ran):
+        return None
+    causes = sorted({str(o.error or o.end_reason) for o in ran})
+    shown = "; ".join(cause[:300] for cause in causes[:3])
+    return (
+        f"every cell ({len(ran)}) ended in an error, so nothing was measured "
+        f"({len(causes)} distinct cause(s)): {shown}"
+    )
 
 
 def _print_knobs(records: list[Any]) -> None:

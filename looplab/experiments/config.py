@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
+from looplab.backends.policies import POLICIES
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
@@ -81,6 +82,14 @@ class BackendSpec(StrictModel):
     """Real: environment variable holding the key (never the key itself)."""
 
     _name = field_validator("name")(path_component)
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        """A registered simulator policy (`looplab.backends.policies.POLICIES`)."""
+        if value not in POLICIES:
+            raise ValueError(f"unknown policy {value!r}; allowed: {', '.join(sorted(POLICIES))}")
+        return value
 
     @field_validator("base_url")
     @classmethod
