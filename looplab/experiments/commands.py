@@ -108,9 +108,11 @@ def _where(experiment: Any) -> str:
 
 
 def _print_interrupted(traces: Path, total: int, config: Path) -> None:
-    kept = sum(1 for p in traces.glob("*.jsonl") if p.is_file())
+    from looplab.experiments.directory import is_complete
+
+    kept = sum(1 for p in traces.glob("*.jsonl") if p.is_file() and is_complete(p))
     err_console().print(
-        f"[yellow]interrupted[/]: {kept} of {total} cell traces kept in {traces} "
+        f"[yellow]interrupted[/]: {kept} of {total} complete cell traces kept in {traces} "
         "(a cut-off run is set aside, never counted). Resume with the same command: "
         f"looplab run {config}",
         highlight=False,
