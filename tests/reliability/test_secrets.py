@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -82,7 +83,9 @@ def _leaks(roots: list[Path], outputs: list[str]) -> list[str]:
     return found
 
 
-def test_planted_keys_reach_no_file_and_no_console(tmp_path: Path, echo: str) -> None:
+def test_planted_keys_reach_no_file_and_no_console(
+    tmp_path: Path, echo: str, campaign: Any
+) -> None:
     """wrap --record (proxy key and client key echoed back) and run write and print neither."""
     outputs: list[str] = []
     for extra, name in (([], "client"), (["--api-key-env", "PLANTED_CRED"], "proxy")):
@@ -115,7 +118,10 @@ def test_planted_keys_reach_no_file_and_no_console(tmp_path: Path, echo: str) ->
     done = subprocess.run(run, capture_output=True, text=True, env=_env(), timeout=120)
     outputs += [done.stdout, done.stderr]
     assert list((tmp_path / "run" / "traces").glob("*.jsonl")), done.stderr
-    assert _leaks([tmp_path], outputs) == []
+    leaks = _leaks([tmp_path], outputs)
+    campaign.add("secrets planted", 2)
+    campaign.add("secrets found", len(leaks))
+    assert leaks == []
 
 
 def test_a_password_in_a_url_is_refused_without_printing_it(

@@ -14,6 +14,7 @@ import select
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -66,7 +67,7 @@ def _post(port: int, body: bytes, headers: bytes = b"") -> bytes:
         return b"".join(chunks)
 
 
-def test_idle_and_half_sent_connections_are_closed(port: int) -> None:
+def test_idle_and_half_sent_connections_are_closed(port: int, campaign: Any) -> None:
     """250 sockets (half idle, half mid-request) are all closed by the read deadline."""
     sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(250)]
     for conn in sockets[::2]:
@@ -84,6 +85,7 @@ def test_idle_and_half_sent_connections_are_closed(port: int) -> None:
                 open_.discard(conn)
     for conn in sockets:
         conn.close()
+    campaign.add("sockets left open", len(open_))
     assert len(open_) == 0, f"{len(open_)} of 250 connections still open"
     answer = _post(port, json.dumps(ASK).encode())  # still serving
     assert answer.startswith(b"HTTP/1.1 200"), answer[:200]

@@ -83,7 +83,7 @@ def test_scripted_cells_run_without_bubblewrap_with_a_warning(tmp_path: Path) ->
     assert len(list((tmp_path / "exp" / "traces").glob("*.jsonl"))) == 1
 
 
-def test_a_real_model_is_refused_without_bubblewrap(tmp_path: Path) -> None:
+def test_a_real_model_is_refused_without_bubblewrap(tmp_path: Path, campaign: Any) -> None:
     """Without bwrap a real model's cells are refused: exit 2, the fix, nothing written."""
     done = _run(tmp_path, _real(tmp_path), path=_path_without_bwrap(tmp_path))
     assert done.returncode == 2, done.stderr
@@ -92,6 +92,7 @@ def test_a_real_model_is_refused_without_bubblewrap(tmp_path: Path) -> None:
     assert "sandbox.isolation=none" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "exp").exists()
+    campaign.add("uncontained refused")
 
 
 def test_isolation_none_opts_in_and_still_warns(tmp_path: Path) -> None:
