@@ -106,6 +106,8 @@ def test_isolation_none_opts_in_and_still_warns(tmp_path: Path) -> None:
     )
     assert "no bubblewrap on PATH" not in done.stderr
     assert "WARNING: local sandbox NOT CONTAINED (sandbox.isolation is none)" in done.stderr
+    assert done.returncode == 1, done.stderr  # it ran: nothing listens, so nothing measured
+    assert "nothing was measured" in done.stderr
     assert len(list((tmp_path / "exp" / "traces").glob("*.jsonl"))) == 1
 
 
@@ -115,3 +117,36 @@ def test_no_warning_when_contained(tmp_path: Path) -> None:
     done = _run(tmp_path, _scripted(tmp_path), path=os.environ["PATH"])
     assert done.returncode == 0, done.stderr
     assert "NOT CONTAINED" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"backends": [{"name": "rec", "profile": "fast-750", "policy": "replay"}]}, "policy"),
+        (
+            {"wrapped": [{"name": "mine", "command": ["true"]}], "agents": ["mine"]},
+            "wrapped agent 'mine'",
+        ),
+    ],
+    ids=["replay-policy", "wrapped-agent"],
+)
+def test_other_non_scripted_cells_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, changes: dict[str, Any], named: str
+) -> None:
+    """Without bwrap on PATH a replayed recording or a wrapped agent is refused too."""
+    from looplab.config import validate_model
+    from looplab.errors import PrerequisiteError
+    from looplab.experiments.config import ExperimentConfig
+    from looplab.experiments.runner import ExperimentRunner
+
+    monkeypatch.setenv("PATH", _path_without_bwrap(tmp_path))
+    config = validate_model(ExperimentConfig, {**_scripted(tmp_path), **changes})
+    with pytest.raises(PrerequisiteError, match="no bubblewrap on PATH") as refused:
+        ExperimentRunner(config).validate()
+    assert named in str(refused.value)
+    allowed = config.model_copy(
+        update={"sandbox": config.sandbox.model_copy(update={"isolation": "none"})}
+    )
+    runner = ExperimentRunner(allowed)
+    runner.validate()
+    assert any("NOT CONTAINED" in line for line in runner.warnings)
