@@ -10,6 +10,7 @@ STAMP := $(VENV)/.installed
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
+	@scripts/ensure-bwrap.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
 	@$(BIN)/python -m pip install -q -e '.[all,dev]'
@@ -22,6 +23,7 @@ CLAIM := experiments/configs/claim.yaml
 # then the report, which adds the shipped corpus re-timed and ends with the claim panel).
 # `looplab run experiments/configs/quickstart.yaml` runs the bundled tasks alone (web too).
 demo: $(STAMP)
+	@scripts/ensure-bwrap.sh
 	$(BIN)/looplab run $(CLAIM)
 	$(BIN)/looplab report runs/claim
 

@@ -24,6 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from looplab.errors import ConfigError
+from looplab.urls import public_text
 
 __all__ = [
     "MAX_YAML_BYTES",
@@ -47,6 +48,7 @@ MAX_YAML_NODES = 100_000
 """Most values (scalars, lists, mappings) a YAML document may hold once aliases expand."""
 MAX_YAML_DEPTH = 64
 """Deepest nesting of lists and mappings in a YAML document."""
+MAX_INT_DIGITS = 100  # longest YAML integer, checked before int() (which refuses 4300)
 
 
 class StrictModel(BaseModel):
@@ -205,6 +207,7 @@ def _check_bounds(root: yaml.Node, source: str) -> None:
             continue
         if key in sizes:
             continue
+        _check_scalar(node, source)
         entered.add(key)
         stack.append((node, True))
         for child in children:
@@ -213,6 +216,14 @@ def _check_bounds(root: yaml.Node, source: str) -> None:
                 raise ConfigError(f"recursive YAML anchor (line {line})", source=source)
             if id(child) not in sizes:
                 stack.append((child, False))
+
+
+def _check_scalar(node: yaml.Node, source: str) -> None:
+    """Refuse an integer too long to convert (before `int()` sees it)."""
+    digits = sum(c.isdigit() for c in node.value) if node.tag.endswith(":int") else 0
+    if isinstance(node, yaml.ScalarNode) and digits > MAX_INT_DIGITS:
+        where = f"line {node.start_mark.line + 1}: an integer of {digits} digits"
+        raise ConfigError(f"{where} (at most {MAX_INT_DIGITS})", source=source)
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
@@ -272,7 +283,7 @@ def _config_error(
         where = f"line {line}, " if line else ""
         text = f"{where}field '{field}': {error['msg']}"
         if "input" in error and error["type"] != "missing" and not isinstance(error["input"], dict):
-            text += f" (got {error['input']!r})"
+            text += f" (got {public_text(repr(error['input']))})"
         if allowed:
             text += f"; allowed: {', '.join(allowed)}"
         problems.append(text)

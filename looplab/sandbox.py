@@ -104,6 +104,9 @@ EventSink = Callable[[SandboxEvent], None]
 
 MIN_SIZE = 16 * 1024 * 1024
 """Smallest memory / tmpfs size a sandbox accepts."""
+MAX_SIZE = 64 * 1024**4
+"""Largest size a sandbox accepts (64 TiB: beyond any host; far larger numbers overflow
+the kernel's limits and the helper would die at start)."""
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
@@ -112,15 +115,19 @@ def parse_size(value: str | int) -> int:
     """Return a size in bytes from an int or a string like `512m`, `1g`, `1MiB`, `4096`.
 
     Raises:
-        ValueError: the string is not a size.
+        ValueError: the string is not a size, or the size is above `MAX_SIZE`.
     """
     if isinstance(value, int):
-        return value
-    match = _SIZE.match(value)
-    if not match:
-        raise ValueError(f"not a size: {value!r} (examples: 4096, 512m, 1g)")
-    number, unit = match.groups()
-    return int(float(number) * 1024 ** "bkmgt".index(unit.lower() or "b"))
+        size = value
+    else:
+        match = _SIZE.match(value) if len(value) <= 40 else None
+        if not match:
+            raise ValueError(f"not a size: {value[:40]!r} (examples: 4096, 512m, 1g)")
+        number, unit = match.groups()
+        size = int(float(number) * 1024 ** "bkmgt".index(unit.lower() or "b"))
+    if size > MAX_SIZE:
+        raise ValueError(f"{value!r} is more than the largest size, 64t")
+    return size
 
 
 class SandboxConfig(BaseModel):
@@ -162,7 +169,9 @@ class SandboxConfig(BaseModel):
     pool_size: int = Field(default=0, ge=0)
     """Warm pool: sandboxes kept started ahead of need (0: none)."""
     isolation: Literal["auto", "bwrap", "none"] = "auto"
-    """Local sandbox: `auto` uses bubblewrap where it exists; `bwrap` requires it."""
+    """Local sandbox: `auto` uses bubblewrap where it exists; `bwrap` requires it; `none`
+    runs commands uncontained on purpose (the explicit opt-in `looplab run` needs to run a
+    real model or a wrapped agent on a host without bubblewrap; a warning is printed)."""
     local_python: Literal["project", "system"] = "project"
     """Local sandbox: `project` puts the Python environment looplab runs in (with pytest)
     first on PATH, mounted read-only, so tasks need nothing installed on the host;

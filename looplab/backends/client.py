@@ -36,6 +36,7 @@ from pydantic import Field
 from looplab.backends.response import CallTiming, ModelResponse, StreamAssembler, ToolReady
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
+from looplab.traces.scrub import remember_secret
 
 __all__ = [
     "CallTiming",
@@ -101,6 +102,7 @@ class InstrumentedClient:
                     f"environment variable {endpoint.api_key_env} is empty or not set",
                     field="api_key_env",
                 )
+            remember_secret(api_key)
         if http_client is None:
             http_client = openai.DefaultAsyncHttpxClient()
         http_client.event_hooks["request"] = [

@@ -22,6 +22,7 @@ import httpx2
 import uvicorn
 from starlette.applications import Starlette
 
+from looplab.backends.guard import READ_TIMEOUT_S, guarded_protocol
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.server import create_app
 from looplab.backends.simulator import Simulator
@@ -36,8 +37,16 @@ def uvicorn_config(simulator: Simulator, *, host: str, port: int) -> uvicorn.Con
     return app_config(create_app(simulator), host=host, port=port)
 
 
-def app_config(app: Starlette, *, host: str, port: int, lifespan: str = "off") -> uvicorn.Config:
-    """The uvicorn settings looplab serves with: asyncio loop, httptools, no access log.
+def app_config(
+    app: Starlette,
+    *,
+    host: str,
+    port: int,
+    lifespan: str = "off",
+    read_timeout_s: float = READ_TIMEOUT_S,
+) -> uvicorn.Config:
+    """The uvicorn settings looplab serves with: asyncio loop, httptools guarded by a read
+    deadline and a body limit (`looplab.backends.guard`), no access log.
 
     The stock asyncio loop is used on purpose: its timers never fire early, which the
     pacer relies on (libuv-based loops round timers to whole milliseconds both ways).
@@ -47,7 +56,7 @@ def app_config(app: Starlette, *, host: str, port: int, lifespan: str = "off") -
         host=host,
         port=port,
         loop="asyncio",
-        http="httptools",
+        http=guarded_protocol(read_timeout_s),
         lifespan=lifespan,  # type: ignore[arg-type]
         access_log=False,
         log_level="warning",
@@ -65,6 +74,8 @@ class AppServer:
         port: 0 picks a free ephemeral port.
         name: thread name prefix.
         lifespan: uvicorn's lifespan mode (`on` when the app has start-up/shut-down work).
+        read_timeout_s: seconds a connection has to send a whole request
+            (`looplab.backends.guard`).
     """
 
     def __init__(
@@ -75,8 +86,10 @@ class AppServer:
         port: int = 0,
         name: str = "looplab-server",
         lifespan: str = "off",
+        read_timeout_s: float = READ_TIMEOUT_S,
     ) -> None:
         self._app = app
+        self._read_timeout_s = read_timeout_s
         self._name = name
         self._lifespan = lifespan
         self._host = host
@@ -108,7 +121,13 @@ class AppServer:
         sock.bind((self._host, self._port))
         sock.set_inheritable(True)
         self._socket = sock
-        config = app_config(self._app, host=self._host, port=self.port, lifespan=self._lifespan)
+        config = app_config(
+            self._app,
+            host=self._host,
+            port=self.port,
+            lifespan=self._lifespan,
+            read_timeout_s=self._read_timeout_s,
+        )
         server = uvicorn.Server(config)
         self._server = server
         self._thread = threading.Thread(

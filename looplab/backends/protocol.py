@@ -35,6 +35,7 @@ __all__ = [
     "ToolSpec",
     "describe_validation_error",
     "parse_request",
+    "validate_chat",
 ]
 
 
@@ -297,6 +298,15 @@ def parse_request(body: bytes) -> ChatRequest:
         ) from None
     if not isinstance(data, dict):
         raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
+    return validate_chat(data)
+
+
+def validate_chat(data: dict[str, Any]) -> ChatRequest:
+    """The one request validator: a chat-completion body as `serve` and the proxy check it.
+
+    Raises:
+        ApiError: 400 naming the first invalid field (`describe_validation_error`).
+    """
     try:
         return ChatRequest.model_validate(data)
     except ValidationError as exc:

@@ -89,7 +89,8 @@ class Simulator:
         self.admission = Admission(profile.max_concurrency, profile.max_queue)
         self.completed = 0
         self._in_flight: set[PacingRecord] = set()
-        self._fault_rng = random.Random(profile.faults.seed)
+        # per repetition too: each repetition's server has its own profile seed
+        self._fault_rng = random.Random(f"{profile.faults.seed}:{profile.seed}")
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
 
     # -- preparation -------------------------------------------------------------------

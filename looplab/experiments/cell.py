@@ -68,6 +68,8 @@ class CellOutcome:
     success: bool | None = None
     error: str | None = None
     loop_lag_p99_ms: float | None = None
+    end_reason: str | None = None
+    """The run's `run_end.end_reason` (`done` cells)."""
 
 
 class TraceSink(Protocol):
@@ -169,7 +171,7 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
     assert isinstance(end, RunEndEvent)
     return CellOutcome(
         cell, "done", path, task_s=end.end, steps=end.steps, success=end.success,
-        loop_lag_p99_ms=end.loop_lag_p99_ms,
+        error=end.error, loop_lag_p99_ms=end.loop_lag_p99_ms, end_reason=end.end_reason,
     )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from looplab.cli.options import (
 from looplab.errors import ConfigError
 
 __all__ = [
+    "nothing_measured",
     "replay_command",
     "run_command",
     "sweep_command",
@@ -80,18 +81,21 @@ def run_command(
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
     cells = runner.validate()
-    runner.prepare_directory(fresh=fresh)
-    errors.print(
-        f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
-        f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
-        f"{_where(experiment)})"
-    )
-    try:
-        with progress:
-            result = asyncio.run(runner.run())
-    except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
-        _print_interrupted(runner.traces, len(cells), config)
-        raise typer.Exit(getattr(stop, "exit_code", 130)) from None
+    with runner.hold():  # one writer per directory, from the config check to the index
+        runner.prepare_directory(fresh=fresh)
+        for line in runner.warnings:
+            errors.print(f"[bold yellow]{line}[/]", highlight=False)
+        errors.print(
+            f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
+            f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
+            f"{_where(experiment)})"
+        )
+        try:
+            with progress:
+                result = asyncio.run(runner.run())
+        except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
+            _print_interrupted(runner.traces, len(cells), config)
+            raise typer.Exit(getattr(stop, "exit_code", 130)) from None
     _finish_run(result)
 
 
@@ -104,9 +108,11 @@ def _where(experiment: Any) -> str:
 
 
 def _print_interrupted(traces: Path, total: int, config: Path) -> None:
-    kept = sum(1 for p in traces.glob("*.jsonl") if p.is_file())
+    from looplab.experiments.directory import is_complete
+
+    kept = sum(1 for p in traces.glob("*.jsonl") if p.is_file() and is_complete(p))
     err_console().print(
-        f"[yellow]interrupted[/]: {kept} of {total} cell traces kept in {traces} "
+        f"[yellow]interrupted[/]: {kept} of {total} complete cell traces kept in {traces} "
         "(a cut-off run is set aside, never counted). Resume with the same command: "
         f"looplab run {config}",
         highlight=False,
@@ -135,8 +141,26 @@ def _finish_run(result: Any) -> None:
             + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5]),
             highlight=False,
         )
-    if failed or not verdict.ok:
+    broken = nothing_measured(result.outcomes)
+    if broken:
+        err_console().print(f"[bold red]{broken}[/]", highlight=False)
+    if failed or broken or not verdict.ok:
         raise typer.Exit(1)
+
+
+def nothing_measured(outcomes: list[Any]) -> str | None:
+    """A sentence when every cell run now ended in an error (`backend_error`, `error`):
+    then nothing was measured, and the cause is almost always the configuration (a wrong
+    URL, model or key), so the run exits 1 instead of reporting empty numbers."""
+    ran = [o for o in outcomes if o.status == "done"]
+    if not ran or any(o.end_reason not in ("backend_error", "error") for o in ran):
+        return None
+    causes = sorted({str(o.error or o.end_reason) for o in ran})
+    shown = "; ".join(cause[:300] for cause in causes[:3])
+    return (
+        f"every cell ({len(ran)}) ended in an error, so nothing was measured "
+        f"({len(causes)} distinct cause(s)): {shown}"
+    )
 
 
 def _print_knobs(records: list[Any]) -> None:

@@ -23,11 +23,13 @@ from typing import Any, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
+from looplab.backends.policies import POLICIES
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped import WrappedAgent
 from looplab.sandbox import SandboxConfig
+from looplab.urls import url_problem
 from looplab.workloads.task import WorkloadSettings
 
 __all__ = [
@@ -80,6 +82,23 @@ class BackendSpec(StrictModel):
     """Real: environment variable holding the key (never the key itself)."""
 
     _name = field_validator("name")(path_component)
+
+    @field_validator("policy")
+    @classmethod
+    def _known_policy(cls, value: str) -> str:
+        """A registered simulator policy (`looplab.backends.policies.POLICIES`)."""
+        if value not in POLICIES:
+            raise ValueError(f"unknown policy {value!r}; allowed: {', '.join(sorted(POLICIES))}")
+        return value
+
+    @field_validator("base_url")
+    @classmethod
+    def _is_api_root(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
+        problem = url_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
     @model_validator(mode="after")
     def _complete(self) -> BackendSpec:

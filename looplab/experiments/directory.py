@@ -16,6 +16,7 @@ from typing import Any
 
 from looplab.clock import utc_now
 from looplab.errors import ConfigError, TraceError
+from looplab.experiments.lock import LOCK_NAME
 from looplab.traces.io import read_trace
 
 __all__ = ["is_complete", "prepare", "set_aside"]
@@ -34,7 +35,7 @@ def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
     """
     stored = directory / "config.json"
     if fresh and directory.exists():
-        shutil.rmtree(directory)
+        _empty(directory)
     if stored.exists():
         previous = _read_config(stored)
         changed = sorted(k for k in set(previous) | set(config) if previous.get(k) != config.get(k))
@@ -49,6 +50,18 @@ def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
     temporary = stored.with_name(".config.json.tmp")
     temporary.write_text(json.dumps(config, indent=2))
     os.replace(temporary, stored)
+
+
+def _empty(directory: Path) -> None:
+    """Delete what `directory` holds but its lock (held by this run: deleting the file
+    would let a second run lock a new one)."""
+    for child in directory.iterdir():
+        if child.name == LOCK_NAME:
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
 
 
 def is_complete(path: Path) -> bool:

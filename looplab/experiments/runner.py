@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +26,11 @@ import structlog
 
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.containment import check_containment
 from looplab.experiments.directory import is_complete, prepare, set_aside
 from looplab.experiments.executors.base import ExecutorJob, make_executor
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
+from looplab.experiments.lock import hold_directory
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.servers import backend_profile
@@ -88,20 +91,25 @@ class ExperimentRunner:
         self.status = status
         self.pruned: list[str] = []
         """Leftover containers removed before this invocation (docker sandboxes)."""
+        self.warnings: list[str] = []
+        """What this run does not contain, one line each (`validate` fills it in)."""
 
     def validate(self) -> list[Cell]:
         """Check everything that can be checked before anything is written: the tasks (globs
-        expanded), the number of cells, every backend's profile.
+        expanded), the number of cells, every backend's profile, containment
+        (`looplab.experiments.containment`; its warnings land in `self.warnings`).
 
         Returns:
             The cells, in run order.
 
         Raises:
             ConfigError: naming the field and what is allowed.
+            PrerequisiteError: a non-scripted cell in a local sandbox without bubblewrap.
         """
         cells = expand_cells(self.config)
         for backend in self.config.backends:
             backend_profile(backend, 0)
+        self.warnings = check_containment(self.config)
         return cells
 
     def prepare_directory(self, *, fresh: bool) -> None:
@@ -114,7 +122,17 @@ class ExperimentRunner:
         self.validate()
         # where cells run is not part of the experiment: resuming on another executor is fine
         current = Scrubber().scrub(self.config.model_dump(mode="json", exclude={"executor"}))
-        prepare(self.directory, current, fresh=fresh)
+        with self.hold():
+            prepare(self.directory, current, fresh=fresh)
+
+    def hold(self) -> AbstractContextManager[None]:
+        """Hold the directory's one-writer lock for a block (`looplab.experiments.lock`;
+        reentrant: `prepare_directory` and `run` hold it too).
+
+        Raises:
+            ConfigError: another process writes the directory, or it cannot be one.
+        """
+        return hold_directory(self.directory)
 
     async def run(self) -> ExperimentResult:
         """Run every missing cell and index all traces; leave nothing running.
@@ -124,22 +142,24 @@ class ExperimentRunner:
         and the index is rebuilt from the complete traces before the interrupt propagates.
 
         Raises:
-            ConfigError: bad tasks or backends (before anything runs).
+            ConfigError: bad tasks or backends (before anything runs), or another process
+                writes the directory.
             Terminated: SIGTERM arrived (after the clean-up).
         """
         cells = self.validate()
-        await self._prune_leftovers()
-        result = ExperimentResult(self.directory)
-        pending = self._pending(cells, result)
-        with cancel_on_sigterm() as signals:
-            try:
-                await self._run_pending(pending, result, len(cells))
-            except asyncio.CancelledError:
-                if signals:
-                    raise Terminated(signals[0]) from None
-                raise
-            finally:
-                self.index()
+        with self.hold():
+            await self._prune_leftovers()
+            result = ExperimentResult(self.directory)
+            pending = self._pending(cells, result)
+            with cancel_on_sigterm() as signals:
+                try:
+                    await self._run_pending(pending, result, len(cells))
+                except asyncio.CancelledError:
+                    if signals:
+                        raise Terminated(signals[0]) from None
+                    raise
+                finally:
+                    self.index()
         return result
 
     def index(self) -> IndexReport:

@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from looplab.agents.taskset import load_task
 from looplab.backends.presets import resolve_profile
@@ -39,6 +39,8 @@ from looplab.backends.proxy.wrap import run_wrapped
 from looplab.config import StrictModel
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent
+from looplab.traces.scrub import remember_secret
+from looplab.urls import url_problem
 
 if TYPE_CHECKING:
     from looplab.experiments.config import BackendSpec
@@ -72,6 +74,15 @@ class WrappedAgent(StrictModel):
     """More environment variables for the command."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Stop the command after this long."""
+
+    @field_validator("upstream")
+    @classmethod
+    def _is_api_root(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
+        problem = url_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 def fast_upstream(
@@ -116,6 +127,7 @@ async def run_wrapped_cell(
         if not key:
             raise ConfigError(f"environment variable {agent.api_key_env} is empty or not set",
                               field=f"wrapped.{agent.name}.api_key_env")  # fmt: skip
+        remember_secret(key)
     workspace = task.build_workspace()
     prompt = task.prompt({})
     values = {"task": task.name, "prompt": prompt, "workspace": str(workspace)}

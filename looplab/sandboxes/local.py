@@ -41,9 +41,34 @@ from looplab.sandboxes._paths import resolve_on_host, workspace_relative
 from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.leftovers import owned_tempdir
 
-__all__ = ["LocalSandbox"]
+__all__ = ["LocalSandbox", "find_bwrap", "isolation_gap"]
 
 STANDARD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+def find_bwrap() -> str | None:
+    """bubblewrap's path on PATH, or None (the one lookup every caller shares)."""
+    return shutil.which("bwrap")
+
+
+def isolation_gap(config: SandboxConfig) -> str | None:
+    """What a local sandbox made with `config` would not contain on this host, or None
+    when bubblewrap isolates it (`isolation: auto` with bwrap on PATH, or `bwrap`).
+
+    The sentence names who commands run as and what they can reach, so a person reading a
+    run's first lines knows what an agent's command could do to this machine.
+    """
+    if config.isolation == "bwrap" or (config.isolation == "auto" and find_bwrap()):
+        return None
+    why = "sandbox.isolation is none" if config.isolation == "none" else "no bwrap on PATH"
+    uid = os.geteuid()
+    who = "root" if uid == 0 else f"uid {uid}"
+    docker = " and the Docker socket" if Path("/var/run/docker.sock").exists() else ""
+    return (
+        f"local sandbox NOT CONTAINED ({why}): agent commands run as {who} on this host, "
+        f"with its network, every file {who} may read or write{docker}; "
+        "limits on processes, memory and output still hold"
+    )
 
 
 class LocalSandbox:
@@ -97,7 +122,7 @@ class LocalSandbox:
         """
         config = config or SandboxConfig()
         begun = EventClock.start()
-        bwrap = shutil.which("bwrap")
+        bwrap = find_bwrap()
         if config.isolation == "bwrap" and bwrap is None:
             raise PrerequisiteError(
                 "isolation 'bwrap' needs bubblewrap", fix="apt-get install -y bubblewrap"

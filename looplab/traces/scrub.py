@@ -3,6 +3,9 @@
 `Scrubber.scrub` walks any JSON-like value and replaces, in every string:
 - the values of environment variables whose names look like credentials
   (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`) that are set at scrub time;
+- every key this process has read for use (`remember_secret`: each `api_key_env` /
+  `--api-key-env` value, whatever its variable is called), also ones read after the
+  scrubber was made;
 - common key shapes: `sk-...` (OpenAI-style), `csk-...` (Cerebras), `gsk_...` (Groq),
   `Bearer <token>`, `Authorization: <value>`, `api_key=...` / `"api_key": "..."`;
 - credentials in URLs: the user-info part of `scheme://user:password@host` (or of
@@ -19,7 +22,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["REDACTED", "Scrubber"]
+__all__ = ["REDACTED", "Scrubber", "remember_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -34,6 +37,19 @@ _SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
 _SECRET_KEYS = {"authorization", "api_key", "apikey", "x-api-key", "api-key", "password", "secret"}
 
 
+_in_use: set[str] = set()
+"""Keys this process read for use (`remember_secret`)."""
+
+
+def remember_secret(value: str) -> None:
+    """Have every `Scrubber` redact `value` from now on (call it where a key is read).
+
+    Values under 8 characters are placeholders (`EMPTY`, `test`), not keys: redacting them
+    would garble every trace that happens to contain the word."""
+    if len(value) >= 8:
+        _in_use.add(value)
+
+
 class Scrubber:
     """Replaces secrets in strings, recursively (see the module docstring).
 
@@ -44,16 +60,22 @@ class Scrubber:
 
     def __init__(self, patterns: Iterable[str] = (), environ: dict[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        values = sorted(
-            (v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8),
-            key=len,
-            reverse=True,
-        )
-        sources = [re.escape(v) for v in values] + _BUILTIN_PATTERNS + list(patterns)
-        self._pattern = re.compile("|".join(f"(?:{s})" for s in sources))
+        self._env = [v for k, v in env.items() if _SECRET_ENV.search(k) and len(v) >= 8]
+        self._extra = list(patterns)
+        self._known = -1
+        self._pattern = self._compile()
+
+    def _compile(self) -> re.Pattern[str]:
+        """One pattern of every secret value (longest first) and every shape."""
+        self._known = len(_in_use)
+        values = sorted({*self._env, *_in_use}, key=len, reverse=True)
+        sources = [re.escape(v) for v in values] + _BUILTIN_PATTERNS + self._extra
+        return re.compile("|".join(f"(?:{s})" for s in sources))
 
     def text(self, value: str) -> str:
         """`value` with every secret replaced by `[REDACTED]`."""
+        if self._known != len(_in_use):  # a key was read since: redact it too
+            self._pattern = self._compile()
         return self._pattern.sub(REDACTED, value)
 
     def scrub(self, value: Any) -> Any:

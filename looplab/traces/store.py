@@ -176,6 +176,7 @@ class ResultStore:
             OSError: the directory is not writable.
         """
         temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        _remove_stale_temporaries(path)
         _remove_database(temporary)
         try:
             with cls(temporary) as store:
@@ -203,6 +204,16 @@ class IndexReport:
 
     indexed: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _remove_stale_temporaries(path: Path) -> None:
+    """Remove the temporary indexes (and their logs) of rebuilds whose process is gone
+    (`.<name>.<pid>.tmp[.wal]`, left by a kill during the build)."""
+    for leftover in path.parent.glob(f".{path.name}.*.tmp*"):
+        pid = leftover.name[len(path.name) + 2 :].split(".", 1)[0]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
 
 
 def _remove_database(path: Path) -> None:

@@ -3,7 +3,6 @@ nesting, encodings, matrix size, integer ranges, duplicate and path-unsafe names
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
@@ -118,12 +117,10 @@ def test_invalid_experiment_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_url_credentials_never_reach_config_json(tmp_path: Path) -> None:
-    """A password in a real backend's base_url is redacted in the stored config."""
+    """A password in a real backend's base_url is refused (never stored nor printed)."""
     real = {"name": "real", "kind": "real", "model": "m", "base_url": "http://bob:hunter22@h/v1"}
     config = {**BASE, "backends": [real], "output_dir": str(tmp_path / "out")}
-    runner = ExperimentRunner(validate_model(ExperimentConfig, config))
-    runner.prepare_directory(fresh=False)
-    stored = (tmp_path / "out" / "config.json").read_text()
-    assert "hunter22" not in stored and "bob" not in stored
-    assert json.loads(stored)["backends"][0]["base_url"] == "http://[REDACTED]@h/v1"
-    runner.prepare_directory(fresh=False)  # the same experiment: accepted again
+    with pytest.raises(ConfigError, match="credentials in the URL") as refused:
+        validate_model(ExperimentConfig, config)
+    assert "hunter22" not in str(refused.value)
+    assert not (tmp_path / "out").exists()

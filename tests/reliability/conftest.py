@@ -96,6 +96,18 @@ def _rows(campaign: Campaign) -> list[tuple[str, str]]:
             f"{counts['attempts recorded']} / {counts['attempts made']}",
         ),
     ]
+    extra = {
+        "second writers refused": "second `looplab run` on a live run's directory: refused",
+        "secrets planted": "planted secrets found in files or console output (of planted)",
+        "uncontained refused": "non-scripted runs without bubblewrap: refused",
+        "sockets left open": "idle / half-sent sockets open after the read deadline (of 250 x 2)",
+    }
+    for key, name in extra.items():
+        if key in counts:
+            value = str(counts[key])
+            if key == "secrets planted":
+                value = f"{counts['secrets found']} (of {counts[key]})"
+            rows.append((name, value))
     for target in ("config", "trace", "http"):
         rows.append(
             (

@@ -144,3 +144,61 @@ def test_arbitrary_bytes(campaign: Any, blob: bytes, cut: int) -> None:
     valid = yaml.safe_dump(BASE).encode()
     _check(blob, campaign)
     _check(valid[:cut] + blob + valid[cut:], campaign)
+
+
+REFUSED = [
+    (["backends.0.policy=nope"], "unknown policy 'nope'"),
+    (["backends.0.kind=real", "backends.0.model=m", "backends.0.base_url=not a url"], "not a URL"),
+    (["backends.0.kind=real", "backends.0.model=m", "backends.0.base_url=ftp://h/v1"], "http(s)"),
+    (["sandbox.memory=99999999999999999999g"], "largest size"),
+    (["sandbox.tmp_size=" + "9" * 5000], "integer of 5000 digits"),
+    (["seed=" + "7" * 5000], "integer of 5000 digits"),
+]
+
+
+@pytest.mark.parametrize(("overrides", "said"), REFUSED, ids=[s for _, s in REFUSED])
+def test_refused_before_the_first_cell(
+    tmp_path: Path, campaign: Any, overrides: list[str], said: str
+) -> None:
+    """Unknown policies, unparsable base URLs, absurd sizes, 5000-digit integers: a clear
+    ConfigError at load time, before anything is written."""
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({**BASE, "output_dir": str(tmp_path / "out")}))
+    with campaign.case("config", ()), pytest.raises(ConfigError) as refused:
+        ExperimentRunner(load_model(ExperimentConfig, path, overrides)).validate()
+    assert said in str(refused.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_5000_digit_integer_in_a_file(tmp_path: Path) -> None:
+    """A 5000-digit integer written in the YAML file is refused with its line, no traceback."""
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(BASE) + "max_cells: " + "1" * 5000 + "\n")
+    with pytest.raises(ConfigError, match=r"line \d+: an integer of 5000 digits"):
+        load_model(ExperimentConfig, path)
+
+
+def test_every_cell_failing_exits_non_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run whose every cell ends in backend_error (nothing listening) exits 1 and says why."""
+    from looplab.cli.main import main
+
+    config = {
+        "name": "unreachable",
+        "backends": [
+            {"name": "api", "kind": "real", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+        ],
+        "tasks": ["coding/fix-pager"],
+        "output_dir": str(tmp_path / "out"),
+        "sandbox": {"isolation": "none"},
+        "agent": {"retry": {"max_attempts": 1}},
+        "budgets": {"max_steps": 1},
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(SystemExit) as stop:
+        main(["run", str(path)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert stop.value.code == 1, err
+    assert "every cell (1) ended in an error, so nothing was measured" in err

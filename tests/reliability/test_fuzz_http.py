@@ -3,7 +3,8 @@
 
 Cases are valid chat-completion requests with fields replaced by arbitrary JSON values,
 arbitrary JSON documents, deeply nested bodies and byte soup, sent over real loopback
-HTTP to one running simulator.
+HTTP to one running simulator; the mutated requests also go through the pacing proxy in
+front of it, which must answer each with the simulator's status (one request validator).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
+from looplab.backends.proxy.app import ProxyServer
 
 from .conftest import FUZZ
 
@@ -76,13 +78,23 @@ def server() -> Iterator[SimulatorServer]:
 
 
 @pytest.fixture(scope="module")
+def proxy(server: SimulatorServer) -> Iterator[ProxyServer]:
+    """The pacing proxy in front of the simulator."""
+    profile = resolve_profile("fast-750", ["decode_tps=20000", "ttft_s=0", "prefill_tps=null"])
+    with ProxyServer(profile, upstream=server.base_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
 def http() -> Iterator[httpx2.Client]:
     """A plain HTTP client (no retries: every answer is seen as it is)."""
     with httpx2.Client(timeout=30) as client:
         yield client
 
 
-def _send(server: SimulatorServer, http: httpx2.Client, body: bytes, campaign: Any) -> None:
+def _send(
+    server: SimulatorServer | ProxyServer, http: httpx2.Client, body: bytes, campaign: Any
+) -> int:
     """POST one body; anything but 200 or a well-formed 4xx counts as a traceback."""
     with campaign.case("http", ()):
         response = http.post(
@@ -91,10 +103,11 @@ def _send(server: SimulatorServer, http: httpx2.Client, body: bytes, campaign: A
             headers={"content-type": "application/json"},
         )
         if response.status_code == 200:
-            return
+            return 200
         error = response.json().get("error", {})
         assert 400 <= response.status_code < 500, (response.status_code, error)
         assert error.get("type") and error.get("message"), response.text[:500]
+    return response.status_code
 
 
 def _replace(body: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
@@ -115,15 +128,31 @@ def _replace(body: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
 @given(mutations=st.lists(st.tuples(PATHS, JSON), min_size=1, max_size=3))
 def test_mutated_requests(
     server: SimulatorServer,
+    proxy: ProxyServer,
     http: httpx2.Client,
     campaign: Any,
     mutations: list[tuple[tuple[Any, ...], Any]],
 ) -> None:
-    """A valid request with fields replaced by arbitrary JSON values."""
+    """A valid request with fields replaced by arbitrary JSON values: the simulator and the
+    proxy in front of it answer with the same status."""
     body = json.loads(json.dumps(VALID))
     for path, value in mutations:
         _replace(body, path, value)
-    _send(server, http, json.dumps(body).encode(), campaign)
+    served = _send(server, http, json.dumps(body).encode(), campaign)
+    assert _send(proxy, http, json.dumps(body).encode(), campaign) == served
+
+
+@pytest.mark.parametrize("value", ["x", 5, [1], {"include_usage": "yes"}])
+def test_proxy_validates_as_serve(
+    server: SimulatorServer, proxy: ProxyServer, http: httpx2.Client, campaign: Any, value: Any
+) -> None:
+    """A bad `stream_options` is the same 400 naming the field from serve and the proxy."""
+    body = json.dumps({**VALID, "stream_options": value}).encode()
+    answers = [http.post(f"{s.base_url}/chat/completions", content=body) for s in (server, proxy)]
+    for answer in answers:
+        assert answer.status_code == 400, answer.text[:300]
+        assert answer.json()["error"]["param"].startswith("stream_options")
+    assert answers[0].json()["error"]["message"] == answers[1].json()["error"]["message"]
 
 
 @FUZZ

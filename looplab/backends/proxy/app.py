@@ -30,6 +30,7 @@ from looplab.backends.inprocess import AppServer
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.core import Proxy, Reply
+from looplab.urls import public_url
 
 __all__ = ["ProxyServer", "create_proxy_app"]
 
@@ -66,7 +67,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
                 "kind": "proxy",
                 "profile": proxy.profile.name,
                 "decode_tps": proxy.profile.decode_tps,
-                "upstream": proxy.upstream,
+                "upstream": public_url(proxy.upstream) if proxy.upstream else None,
                 "replay": str(proxy.recording.directory) if proxy.recording else None,
                 "record": str(proxy.recorder.directory) if proxy.recorder else None,
                 "active": proxy.active,

@@ -23,6 +23,8 @@ from looplab.cli.options import (
     write_output,
 )
 from looplab.errors import ConfigError
+from looplab.traces.scrub import remember_secret
+from looplab.urls import public_url, url_problem
 
 __all__ = ["bench_proxy_command", "proxy_command", "wrap_command"]
 
@@ -60,11 +62,9 @@ ApiKeyEnvOpt = Annotated[
 def _check(upstream: str | None, record: Path | None, replay: Path | None) -> None:
     if upstream is None and replay is None:
         raise ConfigError("give --upstream URL, --replay DIR, or both", field="--upstream")
-    if upstream is not None and not upstream.startswith(("http://", "https://")):
-        raise ConfigError(
-            f"{upstream!r} is not an http(s) URL (e.g. http://127.0.0.1:8750/v1)",
-            field="--upstream",
-        )
+    problem = url_problem(upstream) if upstream is not None else None
+    if problem:
+        raise ConfigError(problem, field="--upstream")
     if record is not None and upstream is None:
         raise ConfigError("--record needs an --upstream to record from", field="--record")
 
@@ -76,6 +76,7 @@ def _api_key(name: str | None) -> str | None:
     if not value:
         raise ConfigError(f"environment variable {name} is empty or not set",
                           field="--api-key-env")  # fmt: skip
+    remember_secret(value)
     return value
 
 
@@ -120,9 +121,9 @@ def proxy_command(
         sock.close()
         raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
     bound = sock.getsockname()[1]
-    source = upstream or "no upstream"
+    source = public_url(upstream) if upstream else "no upstream"
     if replay is not None:
-        source = f"replay {replay}" + (f", else {upstream}" if upstream else "")
+        source = f"replay {replay}" + (f", else {public_url(upstream)}" if upstream else "")
     err_console().print(
         f"[bold]looplab proxy[/] profile [cyan]{resolved.name}[/] ({resolved.decode_tps:g} tok/s)"
         f" in front of {source}"

@@ -32,7 +32,13 @@ from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.calls import CallRecord, assemble_message
 from looplab.backends.proxy.events import Usage
-from looplab.backends.proxy.exchange import Exchange, choose_source, read_events
+from looplab.backends.proxy.exchange import (
+    Exchange,
+    checked_body,
+    choose_source,
+    read_events,
+    secret_values,
+)
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.replies import (
     Cursor,
@@ -44,11 +50,14 @@ from looplab.backends.proxy.replies import (
     usage_of_events,
 )
 from looplab.backends.proxy.schedule import plan_request, replan
-from looplab.backends.proxy.store import Recorder, Recording, exchange_entry
+from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
 from looplab.backends.proxy.upstream import RecordedSource, Source, error_body
 from looplab.backends.timing import CallSchedule, TimingModel
 from looplab.backends.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
+from looplab.errors import ConfigError
+from looplab.traces.scrub import remember_secret
+from looplab.urls import url_problem
 
 __all__ = ["Proxy", "Reply"]
 
@@ -76,6 +85,10 @@ class Proxy:
         record: a directory to record every exchange into.
         replay: a recording to serve from (with `upstream`, unrecorded requests go there).
         api_key: a key for the upstream, replacing the client's (never logged or stored).
+
+    Raises:
+        ConfigError: `upstream` is not an http(s) API root, or holds credentials
+            (`looplab.urls.url_problem`).
         tokenizer: prompt and reply token counter (default: the simulator's).
     """
 
@@ -89,6 +102,11 @@ class Proxy:
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
     ) -> None:
+        problem = url_problem(upstream) if upstream else None
+        if problem:
+            raise ConfigError(problem, field="upstream")
+        if api_key:
+            remember_secret(api_key)
         self.profile = profile
         self.timing = TimingModel.from_profile(profile)
         self.clock = WallClock()
@@ -137,10 +155,11 @@ class Proxy:
             source="none",
         )
         try:
-            body = json_object(raw)
+            body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
             exchange = Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            exchange.secrets = secret_values(headers, self._api_key)
             source = self._source(exchange, headers)
             await source.open()
         except ApiError as error:
@@ -362,4 +381,4 @@ class Proxy:
             items = None if body is not None else exchange.items
             entry = exchange_entry(exchange.endpoint, exchange.body, exchange.call, source.sent,
                                    items=items, reply=body)  # fmt: skip
-            self.recorder.add(entry)
+            self.recorder.add(scrub_entry(entry, exchange.secrets))

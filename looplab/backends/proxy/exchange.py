@@ -1,8 +1,11 @@
 """One request on its way through the proxy: where its reply comes from, how it arrives.
 
-`choose_source` picks the reply's `Source` (a recording's entry, else the upstream, asked
-for usage on streamed chat); `read_events` feeds a streamed upstream's events into the
-exchange and its `GatedRecord` as they arrive (README.md has the pacing rules).
+`checked_body` parses and validates a client's request with serve's own validator (a bad
+field is the same 400 from both); `secret_values` lists the credentials a request carries
+(scrubbed from recordings); `choose_source` picks the reply's `Source` (a recording's
+entry, else the upstream, asked for usage on streamed chat); `read_events` feeds a
+streamed upstream's events into the exchange and its `GatedRecord` as they arrive
+(README.md has the pacing rules).
 """
 
 from __future__ import annotations
@@ -14,18 +17,50 @@ from typing import Any
 
 import httpx2
 
-from looplab.backends.protocol import ApiError
+from looplab.backends.protocol import ApiError, validate_chat
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
 from looplab.backends.proxy.gate import GatedRecord
-from looplab.backends.proxy.replies import is_reasoning
+from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recording
 from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
+from looplab.backends.responses import chat_body
 from looplab.backends.timing import CallSchedule
 from looplab.backends.tokens import Tokenizer
 from looplab.clock import Clock
+from looplab.traces.scrub import remember_secret
 
-__all__ = ["Exchange", "choose_source", "read_events"]
+__all__ = ["Exchange", "checked_body", "choose_source", "read_events", "secret_values"]
+
+SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "proxy-authorization")
+"""Request headers whose values are credentials (never written anywhere)."""
+
+
+def checked_body(endpoint: str, raw: bytes) -> dict[str, Any]:
+    """The request's JSON object, validated exactly as `looplab serve` validates it
+    (`validate_chat`; a Responses body through the same translation serve applies).
+
+    Raises:
+        ApiError: 400 for bad JSON, a non-object body or an invalid field.
+    """
+    body = json_object(raw)
+    validate_chat(chat_body(body) if endpoint == "responses" else body)
+    return body
+
+
+def secret_values(headers: Mapping[str, str], api_key: str | None) -> tuple[str, ...]:
+    """The credentials in play for one request: the proxy's key, and each credential
+    header's value (and its token after a scheme such as `Bearer`); each is also
+    remembered (`remember_secret`), so no trace this process writes can hold it."""
+    found = [api_key] if api_key else []
+    for name in SECRET_HEADERS:
+        value = headers.get(name)
+        if value:
+            found += [value, value.rpartition(" ")[2]]
+    secrets = tuple(v for v in found if len(v) >= 8)  # shorter: placeholders like EMPTY
+    for value in secrets:
+        remember_secret(value)
+    return secrets
 
 
 @dataclass
@@ -38,6 +73,8 @@ class Exchange:
     plan: CallSchedule
     items: list[Item] = field(default_factory=list)
     record: GatedRecord | None = None
+    secrets: tuple[str, ...] = ()
+    """Credential values of this request (`secret_values`), scrubbed from its recording."""
 
 
 def choose_source(

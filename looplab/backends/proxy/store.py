@@ -13,7 +13,9 @@ An exchange file holds `format`, `endpoint` (`chat` | `responses`), `hash`, the 
 `{"t": seconds after the request was sent, "event": name | null, "data": text}`, or
 `body`: the JSON body), `usage` (prompt, cached, completion, reasoning tokens),
 `message` (the assembled text and tool calls) and `upstream` timing (`first_token_s`,
-`last_token_s`, `total_s`). Request headers (credentials) are never stored.
+`last_token_s`, `total_s`). Request headers (credentials) are never stored, and every
+exchange is scrubbed before it is written (`scrub_entry`: the key in use, each
+`Authorization`/`api-key` value, key-shaped strings), bodies and events included.
 
 The request hash is SHA-256 of the endpoint and the request body with keys sorted, less
 the fields that do not change what a model answers (`CANONICAL_DROP`). Replay serves the
@@ -27,8 +29,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +41,7 @@ from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import Item
 from looplab.backends.proxy.replies import data_of
 from looplab.errors import ConfigError
+from looplab.traces.scrub import Scrubber
 
 __all__ = [
     "CANONICAL_DROP",
@@ -46,6 +51,7 @@ __all__ = [
     "Recording",
     "exchange_entry",
     "request_hash",
+    "scrub_entry",
 ]
 
 STORE_FORMAT = "looplab-proxy-1"
@@ -75,6 +81,15 @@ def summary(body: dict[str, Any]) -> str:
         last = last.get("content") or last.get("output") or last.get("type") or ""
     text = json.dumps(last)[:80] if not isinstance(last, str) else last[:80]
     return f"{body.get('model')}: {text}"
+
+
+def scrub_entry(entry: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
+    """`entry` with the request's credentials (`secrets`), credential-named environment
+    values and key-shaped strings redacted everywhere but its hash (a 401 body that echoes
+    the key must not reach the disk)."""
+    scrubbed: dict[str, Any] = Scrubber(patterns=[re.escape(s) for s in secrets]).scrub(entry)
+    scrubbed["hash"] = entry["hash"]
+    return scrubbed
 
 
 def exchange_entry(

@@ -1,0 +1,132 @@
+"""Serving under abuse: the HTTP protocol `serve`, the proxy and every in-process server use.
+
+uvicorn's httptools protocol with two limits it lacks:
+
+- **read deadline**: a connection must deliver a whole request within `read_timeout_s`
+  of opening (or of its previous response). uvicorn arms its keep-alive timer only after
+  a response and cancels it on any byte, so a socket that never sends, or sends half a
+  request, stays open for ever (250 of 250 idle sockets were still open after 30 s).
+  Once a request is complete the deadline is off: a long stream is not cut.
+- **body limit**: a request body over `max_body_bytes` (by `content-length`, or counted
+  as a chunked body arrives) is answered 413 in OpenAI's error shape and the connection
+  closed, before the body is buffered or parsed (a 50 MB body froze the event loop for
+  5.3 s while it was parsed, stalling every other stream's pacing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+__all__ = ["MAX_BODY_BYTES", "READ_TIMEOUT_S", "GuardedHttpProtocol", "guarded_protocol"]
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body served (16 MiB: millions of prompt tokens, dozens of images)."""
+READ_TIMEOUT_S = 15.0
+"""Seconds a connection has to send a whole request (idle or half-sent: closed)."""
+
+
+class GuardedHttpProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol, with the read deadline and the body limit."""
+
+    read_timeout_s = READ_TIMEOUT_S
+    max_body_bytes = MAX_BODY_BYTES
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._body_bytes = 0
+        self._refused = False
+
+    # uvicorn's own signature narrows BaseTransport to Transport the same way
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._refused:
+            super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        self._body_bytes = 0
+        super().on_message_begin()
+
+    def on_headers_complete(self) -> None:
+        length = dict(self.headers).get(b"content-length", b"0")
+        if length.isdigit() and int(length) > self.max_body_bytes:
+            self._refuse()
+            return
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        self._body_bytes += len(body)
+        if self._body_bytes > self.max_body_bytes:
+            if self.cycle is not None:  # the app sees a client that went away
+                self.cycle.disconnected = True
+                self.cycle.message_event.set()
+            self._refuse()
+            return
+        super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        self._disarm()  # a whole request: the app may take as long as it streams
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()  # the next request has the same deadline
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._deadline = self.loop.call_later(self.read_timeout_s, self._expire)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _expire(self) -> None:
+        self._deadline = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _refuse(self) -> None:
+        """Answer 413 and close, once."""
+        if self._refused:
+            return
+        self._refused = True
+        self._disarm()
+        limit = self.max_body_bytes
+        message = f"The request body is larger than this server's limit of {limit} bytes."
+        body = json.dumps(
+            {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "request_too_large",
+                }
+            }
+        ).encode()
+        head = (
+            "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+        ).encode()
+        self.transport.write(head + body)
+        self.transport.close()
+
+
+def guarded_protocol(
+    read_timeout_s: float = READ_TIMEOUT_S, max_body_bytes: int = MAX_BODY_BYTES
+) -> type[asyncio.Protocol]:
+    """The `GuardedHttpProtocol` class with these limits (what uvicorn's `http=` takes)."""
+    limits = {"read_timeout_s": read_timeout_s, "max_body_bytes": max_body_bytes}
+    return type("GuardedHttpProtocol", (GuardedHttpProtocol,), limits)
