@@ -59,6 +59,9 @@ class Simulator:
         clock: `WallClock` (really waits) or `VirtualClock` (instant).
         pacer: `"schedule"` (default, exact) or `"naive"` (per-token sleep baseline).
         tokenizer: prompt token counter; defaults to `default_tokenizer()`.
+        fallback: the policy (a key of `POLICIES`) that answers model names the simulator
+            does not serve (`gpt-4o-mini`, anything an agent is configured with); None: 404
+            `model_not_found`, as a real API. `answered_by` records which policy answered.
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class Simulator:
         clock: Clock | None = None,
         pacer: str = "schedule",
         tokenizer: Tokenizer | None = None,
+        fallback: str | None = None,
     ) -> None:
         self.profile = profile
         self.timing = TimingModel.from_profile(profile)
@@ -81,6 +85,11 @@ class Simulator:
         self.policies: dict[str, ModelPolicy] = {
             MODEL_PREFIX + name: factory() for name, factory in POLICIES.items()
         }
+        if fallback is not None and MODEL_PREFIX + fallback not in self.policies:
+            raise ValueError(f"unknown fallback policy {fallback!r}; known: {sorted(POLICIES)}")
+        self.fallback = None if fallback is None else MODEL_PREFIX + fallback
+        self.answered_by: dict[str, str] = {}
+        """Requested model name -> the served model id whose policy answered it."""
         self.cache = PrefixCache(
             profile.prefix_cache_ttl_s,
             profile.prefix_cache_block_tokens,
@@ -157,7 +166,10 @@ class Simulator:
         Raises:
             ApiError: 404 (no such model), 400 (n other than 1).
         """
-        policy = self.policies.get(request.model)
+        served = request.model if request.model in self.policies else self.fallback
+        policy = self.policies.get(served) if served is not None else None
+        if served is not None and policy is not None:
+            self.answered_by.setdefault(request.model, served)
         if policy is None:
             raise ApiError(
                 404,
