@@ -59,9 +59,7 @@ class Simulator:
         clock: `WallClock` (really waits) or `VirtualClock` (instant).
         pacer: `"schedule"` (default, exact) or `"naive"` (per-token sleep baseline).
         tokenizer: prompt token counter; defaults to `default_tokenizer()`.
-        fallback: the policy (a key of `POLICIES`) that answers model names the simulator
-            does not serve (`gpt-4o-mini`, anything an agent is configured with); None: 404
-            `model_not_found`, as a real API. `answered_by` records which policy answered.
+        fallback: the `POLICIES` key answering unknown model names (None: 404, as an API).
     """
 
     def __init__(
@@ -85,11 +83,8 @@ class Simulator:
         self.policies: dict[str, ModelPolicy] = {
             MODEL_PREFIX + name: factory() for name, factory in POLICIES.items()
         }
-        if fallback is not None and MODEL_PREFIX + fallback not in self.policies:
-            raise ValueError(f"unknown fallback policy {fallback!r}; known: {sorted(POLICIES)}")
         self.fallback = None if fallback is None else MODEL_PREFIX + fallback
         self.answered_by: dict[str, str] = {}
-        """Requested model name -> the served model id whose policy answered it."""
         self.cache = PrefixCache(
             profile.prefix_cache_ttl_s,
             profile.prefix_cache_block_tokens,
@@ -167,9 +162,7 @@ class Simulator:
             ApiError: 404 (no such model), 400 (n other than 1).
         """
         served = request.model if request.model in self.policies else self.fallback
-        policy = self.policies.get(served) if served is not None else None
-        if served is not None and policy is not None:
-            self.answered_by.setdefault(request.model, served)
+        policy = self.policies.get(served or "")
         if policy is None:
             raise ApiError(
                 404,
@@ -178,6 +171,7 @@ class Simulator:
                 param="model",
                 code="model_not_found",
             )
+        self.answered_by.setdefault(request.model, str(served))  # which policy answered it
         if request.n != 1:
             raise ApiError(
                 400,

@@ -142,20 +142,7 @@ def run_wrapped(
         raise ConfigError("give the agent command after --", field="COMMAND")
     agent = agent or Path(command[0]).name
     run_id = run_id or f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
-    builtin = builtin_upstream(profile).start() if upstream is None and replay is None else None
-    server = ProxyServer(
-        profile,
-        upstream=builtin.base_url if builtin else upstream,
-        record=record,
-        replay=replay,
-        api_key=api_key,
-    )
-    try:
-        server.start()
-    except BaseException:
-        if builtin is not None:
-            builtin.stop()
-        raise
+    server, builtin = _start(profile, upstream, record, replay, api_key)
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     process: subprocess.Popen[bytes] | None = None
     try:
@@ -187,6 +174,31 @@ def run_wrapped(
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())
     return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+
+
+def _start(
+    profile: LatencyProfile,
+    upstream: str | None,
+    record: Path | None,
+    replay: Path | None,
+    api_key: str | None,
+) -> tuple[ProxyServer, SimulatorServer | None]:
+    """The proxy, started, and the built-in upstream it talks to when it has no other."""
+    builtin = builtin_upstream(profile).start() if upstream is None and replay is None else None
+    server = ProxyServer(
+        profile,
+        upstream=builtin.base_url if builtin else upstream,
+        record=record,
+        replay=replay,
+        api_key=api_key,
+    )
+    try:
+        server.start()
+    except BaseException:
+        if builtin is not None:
+            builtin.stop()
+        raise
+    return server, builtin
 
 
 def _header(

@@ -136,7 +136,7 @@ def test_wrap_without_upstream_runs_the_builtin_simulator(tmp_path: Path) -> Non
     assert trace.end is not None and trace.end.tool_s == pytest.approx(
         sum(s.tool_s for s in trace.steps())
     )
-    assert _decode_rate(trace) == pytest.approx(750.0, rel=0.02)
+    assert _decode_rate(trace) == pytest.approx(750.0, rel=0.05)  # the proxy sets the pace
 
 
 def test_replay_record_without_upstream_is_a_usage_error(tmp_path: Path) -> None:
