@@ -68,6 +68,10 @@ class CellOutcome:
     success: bool | None = None
     error: str | None = None
     loop_lag_p99_ms: float | None = None
+    loop_lag_mean_ms: float | None = None
+    """Mean event-loop lag during the run (what the progress line's warning weighs)."""
+    clock: str = "wall"
+    """`wall` or `virtual`: how the cell's model times were obtained."""
 
 
 class TraceSink(Protocol):
@@ -155,6 +159,7 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
         except LooplabError as exc:
             return CellOutcome(cell, "failed", path, error=str(exc))
         lag = context.monitor.p99_ms(run.result.started, run.result.ended)
+        mean_lag = context.monitor.mean_ms(run.result.started, run.result.ended)
         events = run_events(
             run_id, run, origin_wall=origin_wall, model=endpoint.model,
             profile=server.simulator.profile.name if server else None, loop_lag_p99_ms=lag,
@@ -168,9 +173,16 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
     end = events[-1]
     assert isinstance(end, RunEndEvent)
     return CellOutcome(
-        cell, "done", path, task_s=end.end, steps=end.steps, success=end.success,
+        cell,
+        "done",
+        path,
+        task_s=end.end,
+        steps=end.steps,
+        success=end.success,
         loop_lag_p99_ms=end.loop_lag_p99_ms,
-    )  # fmt: skip
+        loop_lag_mean_ms=mean_lag,
+        clock=clock,
+    )
 
 
 @dataclass
