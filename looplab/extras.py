@@ -16,7 +16,7 @@ from looplab.errors import PrerequisiteError
 __all__ = ["EXTRAS", "extra_for_module", "missing_extra_error", "require"]
 
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "agents": ("langgraph", "playwright"),
+    "agents": ("langgraph", "playwright", "pytest"),
     "docker": ("docker",),
     "store": ("duckdb",),
     "ray": ("ray",),

@@ -187,6 +187,7 @@ class SimulatorServer(AppServer):
         clock: defaults to a `WallClock`.
         host: interface to bind; loopback by default.
         port: 0 picks a free ephemeral port.
+        fallback: the policy answering model names it does not serve (`Simulator`).
     """
 
     def __init__(
@@ -197,8 +198,9 @@ class SimulatorServer(AppServer):
         clock: Clock | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
+        fallback: str | None = None,
     ) -> None:
-        self.simulator = Simulator(profile, clock=clock, pacer=pacer)
+        self.simulator = Simulator(profile, clock=clock, pacer=pacer, fallback=fallback)
         super().__init__(create_app(self.simulator), host=host, port=port, name="looplab-simulator")
 
 

@@ -59,6 +59,7 @@ class Simulator:
         clock: `WallClock` (really waits) or `VirtualClock` (instant).
         pacer: `"schedule"` (default, exact) or `"naive"` (per-token sleep baseline).
         tokenizer: prompt token counter; defaults to `default_tokenizer()`.
+        fallback: the `POLICIES` key answering unknown model names (None: 404, as an API).
     """
 
     def __init__(
@@ -68,6 +69,7 @@ class Simulator:
         clock: Clock | None = None,
         pacer: str = "schedule",
         tokenizer: Tokenizer | None = None,
+        fallback: str | None = None,
     ) -> None:
         self.profile = profile
         self.timing = TimingModel.from_profile(profile)
@@ -81,6 +83,8 @@ class Simulator:
         self.policies: dict[str, ModelPolicy] = {
             MODEL_PREFIX + name: factory() for name, factory in POLICIES.items()
         }
+        self.fallback = None if fallback is None else MODEL_PREFIX + fallback
+        self.answered_by: dict[str, str] = {}
         self.cache = PrefixCache(
             profile.prefix_cache_ttl_s,
             profile.prefix_cache_block_tokens,
@@ -158,7 +162,8 @@ class Simulator:
         Raises:
             ApiError: 404 (no such model), 400 (n other than 1).
         """
-        policy = self.policies.get(request.model)
+        served = request.model if request.model in self.policies else self.fallback
+        policy = self.policies.get(served or "")
         if policy is None:
             raise ApiError(
                 404,
@@ -167,6 +172,7 @@ class Simulator:
                 param="model",
                 code="model_not_found",
             )
+        self.answered_by.setdefault(request.model, str(served))  # which policy answered it
         if request.n != 1:
             raise ApiError(
                 400,

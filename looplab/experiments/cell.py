@@ -70,6 +70,10 @@ class CellOutcome:
     loop_lag_p99_ms: float | None = None
     end_reason: str | None = None
     """The run's `run_end.end_reason` (`done` cells)."""
+    loop_lag_mean_ms: float | None = None
+    """Mean event-loop lag during the run (what the progress line's warning weighs)."""
+    clock: str = "wall"
+    """`wall` or `virtual`: how the cell's model times were obtained."""
 
 
 class TraceSink(Protocol):
@@ -157,6 +161,7 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
         except LooplabError as exc:
             return CellOutcome(cell, "failed", path, error=str(exc))
         lag = context.monitor.p99_ms(run.result.started, run.result.ended)
+        mean_lag = context.monitor.mean_ms(run.result.started, run.result.ended)
         events = run_events(
             run_id, run, origin_wall=origin_wall, model=endpoint.model,
             profile=server.simulator.profile.name if server else None, loop_lag_p99_ms=lag,
@@ -170,9 +175,18 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
     end = events[-1]
     assert isinstance(end, RunEndEvent)
     return CellOutcome(
-        cell, "done", path, task_s=end.end, steps=end.steps, success=end.success,
-        error=end.error, loop_lag_p99_ms=end.loop_lag_p99_ms, end_reason=end.end_reason,
-    )  # fmt: skip
+        cell,
+        "done",
+        path,
+        task_s=end.end,
+        steps=end.steps,
+        success=end.success,
+        error=end.error,
+        loop_lag_p99_ms=end.loop_lag_p99_ms,
+        end_reason=end.end_reason,
+        loop_lag_mean_ms=mean_lag,
+        clock=clock,
+    )
 
 
 @dataclass

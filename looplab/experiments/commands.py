@@ -100,10 +100,16 @@ def run_command(
 
 
 def _where(experiment: Any) -> str:
-    """Where the cells run, for the start line."""
+    """Where the cells run, for the start line (both limits when trace-driven cells have
+    their own: the running list can hold that many more)."""
+    from looplab.tasks.references import is_trace_driven
+
     executor = experiment.executor
     if executor.kind == "ray":
         return f"executor ray at {executor.address}"
+    driven = experiment.workload.concurrency
+    if driven and any(isinstance(t, str) and is_trace_driven(t) for t in experiment.tasks):
+        return f"concurrency {experiment.concurrency}, trace-driven cells {driven} beside them"
     return f"concurrency {experiment.concurrency}"
 
 

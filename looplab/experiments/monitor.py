@@ -33,6 +33,12 @@ class LoopLagMonitor:
         window = [lag for t, lag in self.samples if since <= t <= until]
         return quantile(window, 0.99) * 1000 if window else None
 
+    def mean_ms(self, since: float, until: float) -> float | None:
+        """Mean lag (ms) of the samples taken in [since, until]: what a typical wake-up
+        of the run's coroutines was delayed by."""
+        window = [lag for t, lag in self.samples if since <= t <= until]
+        return sum(window) / len(window) * 1000 if window else None
+
     async def _sample(self) -> None:
         while True:
             before = time.perf_counter()

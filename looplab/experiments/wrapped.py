@@ -35,7 +35,7 @@ from pydantic import Field, field_validator
 from looplab.agents.taskset import load_task
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
-from looplab.backends.proxy.wrap import run_wrapped
+from looplab.backends.proxy.wrap import FAST_UPSTREAM, run_wrapped
 from looplab.config import StrictModel
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent
@@ -46,12 +46,6 @@ if TYPE_CHECKING:
     from looplab.experiments.config import BackendSpec
 
 __all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "WrappedAgent", "fast_upstream", "run_wrapped_cell"]
-
-FAST_UPSTREAM: dict[str, float | None] = {
-    "decode_tps": 1_000_000, "ttft_s": 0, "ttft_jitter_s": 0, "prefill_tps": None,
-    "network_rtt_s": 0, "pipeline_stages": 1, "stage_latency_s": 0,
-}  # fmt: skip
-"""Profile overrides that turn a backend into the fast upstream the proxy paces down."""
 
 PASS_THROUGH = ["decode_tps=1000000", "ttft_s=0", "prefill_tps=null", "prefix_cache=false"]
 """The profile for a real backend: the proxy only measures, the API sets the pace."""

@@ -2,35 +2,59 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from looplab.report.claim_rows import ClaimView
-from looplab.report.render_claim import ci_text, shorter_text
+from looplab.report.claim_rows import SECTIONS, ClaimRow, ClaimView
+from looplab.report.render_claim import ci_text, count_text, interval_text, shorter_text
 
 __all__ = ["claim_panel"]
 
 
-def claim_panel(view: ClaimView) -> Panel:
-    """Every row (speedup and percent shorter with 95% CIs, verdict) and its sentence."""
+def _shorter(row: ClaimRow) -> str:
+    """Percent shorter at the estimate (its interval is in the row's sentence)."""
+    if row.shorter is None:
+        return shorter_text(row)  # a band alone, or n/a
+    return f"{row.shorter:.0%}"
+
+
+def _table(rows: list[ClaimRow]) -> Table:
+    """One section's rows; the first column never breaks a word (its width is at least the
+    longest word of any label; rich folds mid-word only a word wider than its column)."""
     table = Table(expand=False, pad_edge=False)
-    for column, justify in (
-        ("evidence", "left"), ("kind", "left"), ("n", "right"),
-        ("speedup (95% CI)", "right"), ("shorter (95% CI)", "right"), ("verdict", "left"),
-    ):  # fmt: skip
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]  # rich's literal
-    for row in view.rows:
-        n = (
-            str(row.n) + (f" +{row.untimed} untimed" if row.untimed else "")
-            if row.n or row.untimed
-            else "-"
+    longest = max((len(w) for r in rows for w in f"{r.label} {r.kind}".split()), default=8)
+    table.add_column("evidence (kind)", min_width=longest, overflow="fold")
+    # the others wrap at spaces to at most their longest piece, leaving the label its width
+    for column, width in (("n", 8), ("speedup (interval)", 11), ("shorter", 7), ("interval", 10)):
+        right = column != "interval"
+        table.add_column(column, justify="right" if right else "left", max_width=width)
+    verdicts = max((len(w) for r in rows for w in r.verdict.split()), default=7)
+    table.add_column("verdict", justify="left", min_width=verdicts, max_width=12)
+    for row in rows:
+        table.add_row(
+            Text(row.label) + Text(f"\n{row.kind}", style="dim"),
+            count_text(row),
+            ci_text(row),
+            _shorter(row),
+            interval_text(row),
+            row.verdict,
         )
-        table.add_row(row.label, row.kind, n, ci_text(row), shorter_text(row), row.verdict)
-    sentences = Text("\n".join(f"- {row.sentence}" for row in view.rows))
+    return table
+
+
+def claim_panel(view: ClaimView) -> Panel:
+    """Every row by section (your runs, the reference corpus, bound and claims: speedup and
+    percent shorter with the named interval, verdict), then each row's sentence."""
+    parts: list[RenderableType] = []
+    for section, title in SECTIONS.items():
+        rows = [r for r in view.rows if r.section == section]
+        if rows:
+            parts += [Text(title, style="bold"), _table(rows)]
+    parts.append(Text("\n".join(f"- {row.sentence}" for row in view.rows)))
     return Panel(
-        Group(table, sentences),
+        Group(*parts),
         title=f"Is 750 tok/s worth it? {view.fast} ({view.fast_tps:g} tok/s) vs "
         f"{view.slow} ({view.slow_tps:g} tok/s)",
         title_align="left",

@@ -2,10 +2,16 @@
 
 `views_claim` assembles the rows (its docstring says what each is).
 
-Verdicts compare a row's CI (its point when there is none) with the claim's band of
-40-60% shorter (1.67-2.5x): `supports` (the CI inside it), `consistent` (overlapping,
-point inside), `exceeds` / `below` (the CI wholly beyond / short of it), `inconclusive`
-(overlapping, point outside), `no data`.
+A row is general (a live result, a re-timed corpus harness, a bound, a claim, and later
+other kinds of evidence): label, kind, section, n, estimate, interval (with its name) or
+none, verdict, sentence.
+
+Verdicts, in plain words, compare a row's 95% CI with the claim's band of 40-60% shorter
+(1.67-2.5x): `within the claim` (the CI inside it), `consistent with the claim`
+(overlapping, estimate inside), `faster than claimed` / `slower than claimed` (the CI
+wholly beyond / short of it), `undecided` (overlapping, estimate outside), `no data`. A row
+of fewer than `MIN_PAIRED_N` paired units gets no CI and the verdict `too few runs`: no
+verdict at all rather than one from a point.
 """
 
 from __future__ import annotations
@@ -14,9 +20,14 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from looplab.report.stats import MIN_PAIRED_N
+
 __all__ = [
     "BAND",
+    "CI_METHOD",
     "CLAIMS",
+    "SECTIONS",
+    "TOO_FEW",
     "Claim",
     "ClaimRow",
     "ClaimView",
@@ -62,6 +73,18 @@ BAND = CLAIMS[0]
 """The band verdicts are measured against."""
 
 
+CI_METHOD = "95% BCa CI"
+"""The name of the data rows' interval (`report.stats.bca_speedup`; docs/design.md)."""
+TOO_FEW = "too few runs"
+"""The verdict of a row under `MIN_PAIRED_N` paired units: none."""
+SECTIONS = {
+    "yours": "Your runs",
+    "reference": "Reference: the shipped corpus of public runs, re-timed (not your runs)",
+    "bounds": "Bound and claims",
+}
+"""Section key -> its heading: the user's result apart from the reference rows."""
+
+
 @dataclass
 class ClaimRow:
     """One row of the claim check."""
@@ -71,13 +94,18 @@ class ClaimRow:
     """`live`, `live, virtual clock`, `re-timed` (the corpus, virtual), `bound`, `claim`."""
     label: str
     agent: str
-    """Which kind of agent the row stands for."""
+    """What the row's runs are: agent kind and task kinds, from the data."""
     n: int
-    """Paired cells (live), timed runs (corpus); 0 for the bound and the claims."""
+    """Paired units (tasks; a workload's draws; corpus runs); 0 for the claims."""
     speedup: float | None
     ci: tuple[float, float] | None
+    """The interval, named by `interval` (a 95% CI, a p10-p90 range, a claimed band)."""
     verdict: str
     sentence: str
+    section: str = "yours"
+    """A key of `SECTIONS`."""
+    interval: str = CI_METHOD
+    """What `ci` is."""
     decode_share: float | None = None
     """Median share of task time in decode + hidden reasoning at the slow rate."""
     untimed: int = 0
@@ -132,54 +160,61 @@ def band(claim: Claim) -> tuple[float, float]:
 def verdict(
     speedup: float | None, ci: tuple[float, float] | None, claim: Claim | None = None
 ) -> str:
-    """`supports` / `consistent` / `exceeds` / `below` / `inconclusive` / `no data` against
-    a claim's band (the 40-60% one by default; module docstring)."""
+    """`within the claim` / `consistent with the claim` / `faster than claimed` / `slower
+    than claimed` / `undecided` / `no data` against a claim's band (the 40-60% one by
+    default; module docstring). Without a CI (fewer than `MIN_PAIRED_N` units): `too few
+    runs`, never a verdict from a point."""
     if speedup is None or not math.isfinite(speedup):
         return "no data"
+    if ci is None:
+        return TOO_FEW
     low_s, high_s = band(claim or BAND)
-    lo, hi = ci if ci else (speedup, speedup)
+    lo, hi = ci
     if hi < low_s:
-        return "below"
+        return "slower than claimed"
     if lo > high_s:
-        return "exceeds"
+        return "faster than claimed"
     if low_s <= lo and hi <= high_s:
-        return "supports"
+        return "within the claim"
     if lo <= low_s and high_s <= hi and low_s == high_s:
-        return "supports"  # a point claim inside the CI
-    return "consistent" if low_s <= speedup <= high_s else "inconclusive"
+        return "within the claim"  # a point claim inside the CI
+    return "consistent with the claim" if low_s <= speedup <= high_s else "undecided"
 
 
 _PHRASES = {
-    "supports": "supports the claim (40-60% shorter)",
-    "consistent": "is consistent with the claim, though its CI reaches outside 40-60%",
-    "exceeds": "beats the claim: more than 60% shorter",
-    "below": "does not support the claim: less than 40% shorter",
-    "inconclusive": "cannot settle the claim: its CI straddles the 40-60% band",
-    "no data": "says nothing about the claim",
+    "within the claim": "within the claim (40-60% shorter)",
+    "consistent with the claim": "consistent with the claim, though its CI reaches outside 40-60%",
+    "faster than claimed": "faster than claimed: more than 60% shorter",
+    "slower than claimed": "slower than claimed: less than 40% shorter",
+    "undecided": "undecided: its CI straddles the 40-60% band",
+    "no data": "no data, so nothing about the claim",
+    TOO_FEW: "no verdict",
 }
 
 
 def _sentence(row: ClaimRow) -> str:
     if row.speedup is None:
-        return f"{row.label}: no timed runs, so it {_PHRASES['no data']} ({row.agent})."
-    ci = ""
+        return f"{row.label}: no timed runs: {_PHRASES['no data']} ({row.agent})."
     if row.ci:
         ci = (
-            f" [95% CI {row.ci[0]:.2f}-{row.ci[1]:.2f}x, "
+            f" [{CI_METHOD} {row.ci[0]:.2f}-{row.ci[1]:.2f}x, "
             f"{shorter(row.ci[0]):.0%}-{shorter(row.ci[1]):.0%}]"
         )
     else:
-        ci = " (no CI: too few pairs)"
+        ci = f" (n={row.n}, under the {MIN_PAIRED_N} a 95% interval needs: no CI)"
     share = f", decode {row.decode_share:.0%} of the slow time" if row.decode_share else ""
     return (
         f"{row.label}: {row.speedup:.2f}x, {shorter(row.speedup):.0%} shorter{ci}{share}: "
-        f"{_PHRASES[row.verdict]} for {row.agent}."
+        f"{_PHRASES[row.verdict]} ({row.agent})."
     )
 
 
 def make_row(key: str, kind: str, label: str, agent: str, **values: Any) -> ClaimRow:
-    """A data row (`ClaimRow`'s numeric fields by name), its verdict and sentence computed."""
+    """A data row (`ClaimRow`'s fields by name), its verdict and sentence computed; under
+    `MIN_PAIRED_N` units its CI is dropped whatever was given (no CI, no verdict)."""
     row = ClaimRow(key, kind, label, agent, verdict="", sentence="", **values)
+    if row.n < MIN_PAIRED_N:
+        row.ci = None
     row.verdict = verdict(row.speedup, row.ci)
     row.sentence = _sentence(row)
     return row
@@ -195,6 +230,8 @@ def _row_json(row: ClaimRow) -> dict[str, Any]:
         "key": row.key,
         "label": row.label,
         "kind": row.kind,
+        "section": row.section,
+        "interval": row.interval if row.ci else None,
         "agent": row.agent,
         "n": row.n,
         "untimed": row.untimed,

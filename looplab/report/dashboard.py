@@ -113,10 +113,20 @@ class Experiment:
     records: list[RunRecord] = field(default_factory=list)
     unfinished: int = 0
     """Trace files without their `run_end` (runs in progress, or cut off)."""
-    running: bool = False
+    newest_unfinished: float = 0.0
+    """Modification time (epoch seconds) of the newest unfinished trace."""
     signature: tuple[int, float] = (0, 0.0)
     html: str | None = None
     """Its report page, once rendered (dropped with the experiment when a trace changes)."""
+
+    @property
+    def running(self) -> bool:
+        """An unfinished trace written to within `RUNNING_WINDOW_S` of now (recomputed on
+        every look: a cached experiment whose traces stopped changing stops running)."""
+        if self.error is not None or not self.unfinished:
+            return False
+        now = datetime.now(UTC).timestamp()  # file mtimes are epoch seconds
+        return now - self.newest_unfinished < RUNNING_WINDOW_S
 
 
 def _config(path: Path) -> dict[str, object]:
@@ -127,17 +137,42 @@ def _config(path: Path) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
+def last_line(file: Path, *, chunk: int = 65536) -> bytes:
+    """The last non-empty line of `file`, however long it is (read backwards in chunks
+    until a newline precedes it; a `run_end` line of a workload trace runs to many KB)."""
+    with file.open("rb") as handle:
+        end = handle.seek(0, 2)
+        tail = b""
+        position = end
+        while position > 0:
+            step = min(chunk, position)
+            position -= step
+            handle.seek(position)
+            tail = handle.read(step) + tail
+            stripped = tail.rstrip()
+            if b"\n" in stripped:
+                return stripped.rsplit(b"\n", 1)[-1]
+        return tail.rstrip()
+
+
+def _ended(line: bytes) -> bool:
+    """Whether a trace's last line is its `run_end` event (parsed, not searched for)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return False  # a torn last line: the run was cut off mid-write
+    return isinstance(event, dict) and event.get("kind") == "run_end"
+
+
 def _unfinished(files: list[Path]) -> tuple[int, float]:
-    """How many traces lack a `run_end`, and the newest modification time of those."""
+    """How many traces lack a `run_end`, and the newest modification time of those
+    (compressed traces are written whole, so they are finished)."""
     count, newest = 0, 0.0
     for file in files:
         if file.suffix == ".gz":
             continue
         try:
-            with file.open("rb") as handle:
-                handle.seek(max(0, file.stat().st_size - 4096))
-                tail = handle.read()
-            if b'"run_end"' not in tail.rstrip().rsplit(b"\n", 1)[-1]:
+            if not _ended(last_line(file)):
                 count += 1
                 newest = max(newest, file.stat().st_mtime)
         except OSError:
@@ -178,14 +213,15 @@ class Reports:
             str(config.get("description") or ""),
             signature=signature,
         )
-        unfinished, newest = _unfinished(files)
-        found.unfinished = unfinished
-        now = datetime.now(UTC).timestamp()  # file mtimes are epoch seconds
-        found.running = unfinished > 0 and now - newest < RUNNING_WINDOW_S
+        found.unfinished, found.newest_unfinished = _unfinished(files)
+        if found.unfinished == len(files):  # every run in progress: nothing to report yet
+            with self._lock:
+                self._experiments[path] = found
+            return found
         try:
             found.model, found.records = build_model_for([path], title=f"looplab report: {name}")
         except (LooplabError, OSError, ValueError) as exc:
-            found.error, found.running = str(exc), False
+            found.error = str(exc)
         with self._lock:
             self._experiments[path] = found
         return found

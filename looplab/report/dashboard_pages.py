@@ -26,16 +26,19 @@ from looplab.report.svg import fmt_s
 from looplab.report.views import build_model
 from looplab.report.views_diff import diff_view
 from looplab.report.views_transcript import transcript
+from looplab.traces.io import Trace
 
 __all__ = [
     "MATRIX_RUNS",
     "diff_page",
+    "in_progress_page",
     "index_page",
     "live",
     "message_page",
     "run_page",
     "run_url",
     "task_page",
+    "waiting_page",
 ]
 
 MATRIX_RUNS = 40
@@ -85,6 +88,11 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
     if experiment.unfinished and not experiment.running:
         status = f'<span class="hint">{experiment.unfinished} unfinished trace(s)</span>'
     model = experiment.model
+    if experiment.error is None and model is None:
+        return (
+            f"<tr><td>{name}</td><td>{status}</td><td>0</td>"
+            f'<td colspan="2">{experiment.unfinished} run(s) started, none ended yet</td></tr>'
+        )
     if experiment.error is not None or model is None:
         error = escape(experiment.error or "no report")
         return (
@@ -244,6 +252,41 @@ def run_page(reports: Reports, record: RunRecord, *, state_url: str | None = Non
     return shell(
         f"looplab: run {record.run_id}", f"<main>{body}</main>{script}", scripts=inline_scripts()
     )
+
+
+def waiting_page(experiment: Experiment, *, state_url: str) -> str:
+    """An experiment whose runs have all started and none ended: says so, and refreshes."""
+    state = "running" if experiment.running else "not written to for a while (stopped?)"
+    return _page(
+        f"looplab: {experiment.name}",
+        f"<p><a href='/'>index</a></p><h1>{escape(experiment.name)}</h1>"
+        f"<p>{experiment.unfinished} run(s) started, none ended yet ({state}); "
+        "the report appears when the first run ends.</p>",
+        state_url=state_url,
+    )
+
+
+def in_progress_page(trace: Trace, *, state_url: str) -> str:
+    """A run without its `run_end` yet: what it has done so far, refreshed while it runs."""
+    header = trace.header
+    last = max((e.end for e in trace.events), default=0.0)
+    calls, tools = trace.model_calls(), trace.tool_calls()
+    rows = "".join(
+        f"<tr><td>{e.step if e.step is not None else ''}</td><td>{escape(e.kind)}</td>"
+        f"<td>{fmt_s(e.start)}</td><td>{fmt_s(e.duration_s)}</td></tr>"
+        for e in trace.events[-20:]
+    )
+    body = (
+        f"<p><a href='/'>index</a></p><h1>Run {escape(header.run_id)} "
+        '<span class="badge">in progress</span></h1>'
+        f"<p>{escape(header.task or '?')}: {len(trace.steps())} step(s), {len(calls)} model "
+        f"call(s), {len(tools)} tool call(s) so far; last event ends at {fmt_s(last)}. "
+        "No run_end event yet: the run is still going (or was cut off); its timeline "
+        "and transcript appear when it ends.</p>"
+        '<div class="scroll"><table><thead><tr><th>step</th><th>event</th><th>start</th>'
+        f"<th>duration</th></tr></thead><tbody>{rows}</tbody></table></div>"
+    )
+    return _page(f"looplab: run {header.run_id} (in progress)", body, state_url=state_url)
 
 
 def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.errors import TraceError
 from looplab.traces.inputs import find_trace_files
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
@@ -117,10 +118,16 @@ def load_runs(inputs: list[Path]) -> list[RunRecord]:
 
 
 def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
-    """Reduce one complete trace to a `RunRecord`."""
+    """Reduce one complete trace to a `RunRecord`.
+
+    Raises:
+        TraceError: the trace has no `run_end` yet (a run in progress, or one cut off).
+    """
     header = trace.header
     end = trace.end
-    assert end is not None
+    if end is None:
+        where = str(trace.path) if trace.path is not None else None
+        raise TraceError("the run has not ended (no run_end event yet)", path=where)
     cell = header.cell
     spec = header.profile
     profile = str(

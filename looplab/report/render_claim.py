@@ -7,11 +7,12 @@ import math
 from html import escape
 from typing import Any
 
-from looplab.report.claim_rows import BAND, ClaimRow, ClaimView, band, claim_json
+from looplab.report.claim_rows import BAND, SECTIONS, ClaimRow, ClaimView, band, claim_json
+from looplab.report.stats import MIN_PAIRED_N
 from looplab.report.svg import Chart
 from looplab.report.views import ReportModel
 
-__all__ = ["ci_text", "claim_tables", "render_claim", "shorter_text"]
+__all__ = ["ci_text", "claim_tables", "count_text", "interval_text", "render_claim", "shorter_text"]
 
 _KIND_COLORS = {
     "live": "#0072B2",
@@ -21,13 +22,33 @@ _KIND_COLORS = {
     "claim": "#555555",
 }
 _COLUMNS = (
-    "evidence", "kind", "agent", "n", "speedup (95% CI)", "shorter (95% CI)",
-    "decode share", "verdict",
-)  # fmt: skip
+    "evidence",
+    "kind",
+    "what ran",
+    "n",
+    "speedup (interval)",
+    "shorter (interval)",
+    "interval",
+    "decode share",
+    "verdict",
+)
 _TABLE_COLUMNS = [
-    "key", "label", "kind", "agent", "n", "untimed", "speedup", "ci_low", "ci_high",
-    "shorter", "decode_share", "verdict", "sentence",
-]  # fmt: skip
+    "key",
+    "label",
+    "section",
+    "kind",
+    "agent",
+    "n",
+    "untimed",
+    "speedup",
+    "ci_low",
+    "ci_high",
+    "interval",
+    "shorter",
+    "decode_share",
+    "verdict",
+    "sentence",
+]
 
 
 def ci_text(row: ClaimRow) -> str:
@@ -50,10 +71,20 @@ def shorter_text(row: ClaimRow) -> str:
     return f"{row.shorter:.0%}" + (f" ({ci[0]:.0%}-{ci[1]:.0%})" if ci else "")
 
 
-def _count(row: ClaimRow) -> str:
+def count_text(row: ClaimRow) -> str:
+    """`42`, `11 (+3 untimed)`, or `-` for a claim."""
     if not row.n and not row.untimed:
         return "-"
     return str(row.n) + (f" (+{row.untimed} untimed)" if row.untimed else "")
+
+
+def interval_text(row: ClaimRow) -> str:
+    """What the row's interval is, or why it has none."""
+    if row.ci is not None:
+        return row.interval
+    if row.speedup is not None and row.kind not in ("bound", "claim"):
+        return f"none: n<{MIN_PAIRED_N}"
+    return "-"
 
 
 def _cell(value: float | None, text: str) -> str:
@@ -66,9 +97,10 @@ def _table(rows: list[ClaimRow], name: str) -> str:
     body = "".join(
         f'<tr class="claim-{escape(r.verdict.replace(" ", "-"))}"><td>{escape(r.label)}</td>'
         f"<td>{escape(r.kind)}</td><td>{escape(r.agent)}</td>"
-        + _cell(float(r.n), _count(r))
+        + _cell(float(r.n), count_text(r))
         + _cell(r.speedup, ci_text(r))
         + _cell(r.shorter, shorter_text(r))
+        + f"<td>{escape(interval_text(r))}</td>"
         + _cell(r.decode_share, f"{r.decode_share:.0%}" if r.decode_share is not None else "-")
         + f"<td>{escape(r.verdict)}</td></tr>"
         for r in rows
@@ -117,8 +149,9 @@ def _chart(view: ClaimView) -> str:
             chart.legend(kind, color, "dot", kind)
     chart.legend("claim band: 40-60% shorter", "#999999", "box")
     chart.caption = (
-        "Dots: median slow task time over median fast task time; bars: 95% bootstrap CIs "
-        "(paired by task, by draw for workloads, by run for the corpus). Shaded: the claimed "
+        "Dots: median slow task time over median fast task time; bars: 95% BCa bootstrap CIs "
+        "(paired by task, by draw for workloads, by run for the corpus; none under "
+        f"{MIN_PAIRED_N} pairs), the Amdahl row's p10-p90 range. Shaded: the claimed "
         "40-60% shorter tasks. Amdahl band: 1/((1-f)+f/r) over the decode shares f measured."
     )
     return chart.render()
@@ -130,6 +163,11 @@ def render_claim(model: ReportModel) -> str:
     if view is None:
         return "<p>No claim check: no runs to compare and no corpus shipped.</p>"
     sentences = "".join(f"<li>{escape(r.sentence)}</li>" for r in view.rows)
+    tables = "".join(
+        f"<h3>{escape(title)}</h3>" + _table(rows, f"claim-{section}")
+        for section, title in SECTIONS.items()
+        if (rows := [r for r in view.rows if r.section == section])
+    )
     detail = ""
     if view.corpus_detail:
         detail = "<h3>Corpus runs re-timed, per harness and model</h3>" + _table(
@@ -138,13 +176,15 @@ def render_claim(model: ReportModel) -> str:
     return (
         f'<p class="sentence">{escape(view.sentence)}</p>'
         + _chart(view)
-        + _table(view.rows, "claim-rows")
+        + tables
         + f'<h3>Verdicts, computed from the rows</h3><ul class="verdicts">{sentences}</ul>'
         + detail
-        + '<p class="hint">Live rows: this report\'s runs (bundled tasks; calibrated '
-        "workloads played through the real loop, on the virtual clock where badged). Corpus "
-        "rows: the shipped real runs (corpus/PROVENANCE.md) re-timed at the two rates, tools "
-        "and harness as recorded. Verdicts compare each CI with the 40-60% band.</p>"
+        + '<p class="hint">Your runs: this report\'s runs (bundled tasks; calibrated '
+        "workloads played through the real loop, on the virtual clock where badged). "
+        "Reference rows: the shipped real runs (corpus/PROVENANCE.md) re-timed at the two "
+        "rates, tools and harness as recorded; they are not your result. Verdicts compare "
+        f"each 95% BCa CI with the 40-60% band; a row of fewer than {MIN_PAIRED_N} pairs gets "
+        "neither a CI nor a verdict.</p>"
     )
 
 
@@ -161,9 +201,14 @@ def claim_tables(model: ReportModel) -> dict[str, Any]:
             "rows": [[r.get(c) for c in _TABLE_COLUMNS] for r in rows],
         }
 
-    rows = table("claim check: speedup with 95% CI and verdict per row", data["rows"])
+    rows = table("claim check: speedup with its interval and verdict per row", data["rows"])
+    sections = {
+        f"claim-{key}": table(title, [r for r in data["rows"] if r["section"] == key])
+        for key, title in SECTIONS.items()
+    }
     return {
         "claim": rows,
         "claim-rows": rows,
+        **sections,
         "claim-corpus": table("corpus re-timed per harness and model", data["corpus_detail"]),
     }

@@ -50,7 +50,7 @@ from looplab.report.build import build_model_for
 from looplab.report.dashboard import PathRefused, Reports, resolve_inside
 from looplab.report.model import RunRecord, record_from_trace
 from looplab.report.page import render_page
-from looplab.traces.io import read_trace
+from looplab.traces.io import Trace, read_trace
 
 __all__ = [
     "IDLE_S",
@@ -177,9 +177,17 @@ class _Routes:
         self.reports = Reports(root)
         self.compared: dict[tuple[Any, ...], str] = {}
 
+    def trace(self, relative: str) -> Trace:
+        return read_trace(resolve_inside(self.reports.root, relative, file_only=True))
+
     def record(self, relative: str) -> RunRecord:
-        path = resolve_inside(self.reports.root, relative, file_only=True)
-        return record_from_trace(read_trace(path), path.parent.name)
+        trace = self.trace(relative)
+        if not trace.complete:
+            raise ConfigError(
+                f"run {trace.header.run_id} ({relative}) is still in progress or was cut off: "
+                "only ended runs can be diffed"
+            )
+        return record_from_trace(trace, (trace.path or Path(relative)).parent.name)
 
     def index(self, request: Request) -> Response:
         return HTMLResponse(pages.index_page(self.reports))
@@ -192,6 +200,9 @@ class _Routes:
             links = {r.run_id: pages.run_url(self.reports, r) for r in records}
             return HTMLResponse(render_page(model, run_pages=links))
         experiment = self.reports.experiment(target)
+        if experiment.model is None and experiment.error is None:
+            live = "/api/state?" + urlencode({"path": experiment.rel})
+            return HTMLResponse(pages.waiting_page(experiment, state_url=live))
         if experiment.model is None:
             raise ConfigError(experiment.error or "no report")
         if experiment.html is None:
@@ -204,7 +215,14 @@ class _Routes:
         return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))
 
     def run(self, request: Request) -> Response:
-        return HTMLResponse(pages.run_page(self.reports, self.record(request.path_params["path"])))
+        relative = request.path_params["path"]
+        trace = self.trace(relative)
+        if not trace.complete:
+            folder = Path(relative).parent
+            folder = folder.parent if folder.name == "traces" else folder
+            state = "/api/state?" + urlencode({"path": folder.as_posix()})
+            return HTMLResponse(pages.in_progress_page(trace, state_url=state))
+        return HTMLResponse(pages.run_page(self.reports, self.record(relative)))
 
     def diff(self, request: Request) -> Response:
         a, b = (request.query_params.get(k, "") for k in ("a", "b"))

@@ -4,26 +4,25 @@ Rows, each a speedup of the fast profile over the slow one (80 -> 750 tok/s in t
 mission's pair) with a 95% CI, as "percent shorter" too, and one verdict sentence
 computed from the numbers:
 
-- **live** rows: this report's runs of the slowest and fastest group, split by kind of
-  task: the bundled tasks, and each trace-driven task (a calibrated workload's draws, or
-  a recorded run's shape). The statistic is the headline's, median slow task time over
-  median fast task time over the cells both ran; the CI is the paired bootstrap of
-  `report.stats` (tasks resampled as clusters; a workload's draws are clusters of their
-  own, as each repetition draws a new task, the same for both profiles);
-- **corpus** rows (virtual): the shipped corpus of real public runs, re-timed at the two
-  decode rates by `looplab.analysis.retime.sweep_trace` (model calls recomputed from
-  their token counts, tools and harness as recorded), one row per harness (its models in
-  a detail table per harness/model); runs without model or tool times cannot be re-timed
-  and are counted apart ("no timed runs");
+- **live** rows (section "Your runs"): this report's runs of the slowest and fastest
+  group, split by what ran: looplab's own agents on bundled tasks, each wrapped (foreign)
+  agent, and each trace-driven task (a calibrated workload's draws, or a recorded run's
+  shape); labels name the agent kinds and task kinds found in the runs. The statistic is
+  the headline's, median slow task time over median fast task time over the cells both
+  ran; the interval is the BCa bootstrap of `report.stats.bca_speedup` (tasks resampled as
+  clusters; a workload's draws are clusters of their own, as each repetition draws a new
+  task, the same for both profiles), given only from `MIN_PAIRED_N` units on;
+- **corpus** rows (section "Reference", virtual): the shipped corpus of real public
+  runs, re-timed at the two decode rates by `looplab.analysis.retime.sweep_trace` (model
+  calls recomputed from their token counts, tools and harness as recorded), one row per
+  harness (its models in a detail table per harness/model); runs without model or tool
+  times cannot be re-timed and are counted apart ("no timed runs");
 - the **Amdahl** band: `1 / ((1 - f) + f / r)` for the decode shares f (decode plus
   hidden reasoning, at the slow rate) measured in these rows' runs, p10-p90, r the
   decode-rate ratio; and the share f a claim needs;
 - the **claims** (`CLAIMS`): "40-60% shorter coding tasks" and "54%".
 
-Verdicts compare a row's CI (its point when there is none) with the claim's band of
-40-60% shorter (1.67-2.5x): `supports` (the CI inside it), `consistent` (overlapping,
-point inside), `exceeds` / `below` (the CI wholly beyond / short of it), `inconclusive`
-(overlapping, point outside), `no data`.
+Verdicts: `claim_rows` (plain words; none under `MIN_PAIRED_N` units).
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from looplab.agents.runner import AGENT_KINDS
 from looplab.errors import LooplabError
 from looplab.report.claim_rows import (
     BAND,
@@ -47,7 +47,7 @@ from looplab.report.claim_rows import (
     verdict,
 )
 from looplab.report.model import RunRecord
-from looplab.report.stats import median, quantile, speedup_ci
+from looplab.report.stats import MIN_PAIRED_N, bca_speedup, median, quantile
 from looplab.report.views_claim_corpus import corpus_rows
 from looplab.report.views_compare import keyed
 from looplab.tasks.references import is_trace_driven, parse_reference
@@ -98,12 +98,17 @@ def _live_row(
         speedup = median(slow_times) / median(fast_times)
     clocks = {r.clock for r in slow + fast}
     kind = "live, virtual clock" if clocks == {"virtual"} else "live"
-    return make_row(
-        key, kind, label, agent,
-        n=len(slow_times), speedup=speedup,
-        ci=speedup_ci(dict(a), dict(b)) if speedup else None,
+    row = make_row(
+        key,
+        kind,
+        label,
+        agent,
+        n=len(a),
+        speedup=speedup,
+        ci=bca_speedup(dict(a), dict(b)) if speedup else None,
         decode_share=median(shares) if shares else None,
-    ), shares  # fmt: skip
+    )
+    return row, shares
 
 
 def _workload_name(task: str) -> str:
@@ -113,34 +118,62 @@ def _workload_name(task: str) -> str:
     return Path(task.partition(":")[2]).stem
 
 
-def _agent(task: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
-    """(label, kind of agent) of a live row."""
-    if task == "bundled":
-        tools = sum(r.tool_s for r in runs) / max(1, sum(r.steps for r in runs))
-        return (
-            "bundled coding tasks",
-            f"a scripted agent on short bundled coding tasks ({tools:.2f} s of tools per step)",
-        )
-    reference = parse_reference(task)
+def _tasks_text(runs: Sequence[RunRecord]) -> str:
+    """`4 coding, 1 web`: distinct tasks per task kind (the id's first part)."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        kinds[run.task.split("/")[0]].add(run.task)
+    return ", ".join(f"{len(tasks)} {kind}" for kind, tasks in sorted(kinds.items()))
+
+
+def _agents_text(runs: Sequence[RunRecord]) -> str:
+    """The agents found in the runs: looplab's own by kind, a wrapped one by its name."""
+    names = sorted({r.agent for r in runs})
+    own = [n for n in names if n in AGENT_KINDS]
+    parts = [f"looplab's {' and '.join(own)} agent{'s' if len(own) > 1 else ''}"] if own else []
+    parts += [f"the wrapped agent {n}" for n in names if n not in AGENT_KINDS]
+    model = "simulated model" if all(r.profile_spec for r in runs) else "model as recorded"
+    return f"{', '.join(parts)} ({model})"
+
+
+def _group(run: RunRecord) -> str:
+    """The live row a run belongs to: its trace-driven task, its wrapped agent, or
+    `bundled` (looplab's own agents on bundled tasks)."""
+    if is_trace_driven(run.task):
+        return run.task
+    return "bundled" if run.agent in AGENT_KINDS else f"wrapped:{run.agent}"
+
+
+def _agent(group: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
+    """(label, what ran) of a live row, both from the runs."""
+    if group == "bundled" or group.startswith("wrapped:"):
+        tasks = _tasks_text(runs)
+        kinds = {r.task.split("/")[0] for r in runs}
+        what = f"{next(iter(kinds))} tasks" if len(kinds) == 1 else f"tasks ({tasks})"
+        label = f"bundled {what}"
+        if group.startswith("wrapped:"):
+            label = f"{group.removeprefix('wrapped:')} on {what}"
+        return label, f"{_agents_text(runs)} on bundled tasks: {tasks}"
+    reference = parse_reference(group)
     if reference is not None and reference.kind == "model":
         try:
             model = load_workload(reference.path)
             what = _PARENTHESES.sub("", model.description) or model.name
         except LooplabError:
-            what = task
-        return f"workload {_workload_name(task)}", what
-    name = reference.path.name if reference else task
+            what = group
+        return f"workload {_workload_name(group)}", what
+    name = reference.path.name if reference else group
     return f"recorded shape {name}", f"the recorded run {name}"
 
 
 def _live_rows(
     by_group: dict[str, list[RunRecord]], slow: str, fast: str
 ) -> tuple[list[ClaimRow], list[float]]:
-    """The bundled tasks and each trace-driven task of the slow and fast groups."""
+    """One row per `_group` of the slow and fast groups' runs."""
     kinds: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for side, group in ((0, slow), (1, fast)):
         for run in by_group.get(group, []):
-            kinds[run.task if is_trace_driven(run.task) else "bundled"][side].append(run)
+            kinds[_group(run)][side].append(run)
     rows: list[ClaimRow] = []
     shares: list[float] = []
     for task in sorted(kinds, key=lambda t: (t != "bundled", t)):
@@ -153,22 +186,32 @@ def _live_rows(
     return rows, shares
 
 
+_RANGE = "p10-p90 range"
+"""The Amdahl row's interval: the spread of the measured decode shares, not a CI."""
+
+
 def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     """The Amdahl band over the measured decode shares (p10-p90) and what the claim needs."""
     need = (required_share(BAND.low, ratio), required_share(BAND.high, ratio))
+    row = ClaimRow(
+        "amdahl",
+        "bound",
+        "Amdahl band",
+        "no measured decode share",
+        n=len(shares),
+        speedup=None,
+        ci=None,
+        verdict="bound",
+        sentence="Amdahl band: no measured decode share.",
+        section="bounds",
+        interval=_RANGE,
+    )
     if not shares:
-        return ClaimRow("amdahl", "bound", "Amdahl band", "no measured decode share", n=0,
-                        speedup=None, ci=None, verdict="bound",
-                        sentence="Amdahl band: no measured decode share.")  # fmt: skip
+        return row
     low, mid, high = (quantile(list(shares), q) for q in (0.1, 0.5, 0.9))
-    row = make_row(
-        "amdahl", "bound", "Amdahl band",
-        f"decode shares f of {low:.0%}-{high:.0%} (p10-p90 of the runs above) at the slow rate",
-        n=len(shares), speedup=amdahl(mid, ratio),
-        ci=(amdahl(low, ratio), amdahl(high, ratio)), decode_share=mid,
-    )  # fmt: skip
-    row.verdict = "bound"
     lo, hi = amdahl(low, ratio), amdahl(high, ratio)
+    row.agent = f"decode shares f of {low:.0%}-{high:.0%} (p10-p90 of the runs above), slow rate"
+    row.speedup, row.ci, row.decode_share = amdahl(mid, ratio), (lo, hi), mid
     row.sentence = (
         f"Amdahl band: a {ratio:.1f}x faster decode gives {lo:.2f}-{hi:.2f}x "
         f"({shorter(lo):.0%}-{shorter(hi):.0%} shorter) for decode shares f = "
@@ -180,16 +223,18 @@ def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
 
 
 _GROUPS = (
-    ("supported by", ("supports", "consistent")),
-    ("undecided by", ("inconclusive",)),
-    ("contradicted by", ("below", "exceeds")),
+    ("in line with it", ("within the claim", "consistent with the claim")),
+    ("undecided", ("undecided",)),
+    ("faster than claimed", ("faster than claimed",)),
+    ("slower than claimed", ("slower than claimed",)),
 )
 
 
 def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
-    """The claims, each saying which data rows support, leave open or contradict it."""
+    """The claims, each saying which data rows are in line with it, leave it open, or are
+    faster or slower than claimed (rows without a verdict are not counted)."""
     rows: list[ClaimRow] = []
-    timed = [r for r in data if r.speedup is not None]
+    timed = [r for r in data if r.speedup is not None and r.ci is not None]
     for claim in CLAIMS:
         low_s, high_s = band(claim)
         point = low_s == high_s
@@ -198,39 +243,50 @@ def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
         for phrase, kinds in _GROUPS:
             named = [r for r in timed if verdicts[r.key] in kinds]
             if named:
-                parts.append(f"{phrase} {_names(named, verdicts)}")
+                parts.append(f"{phrase}: {_names(named)}")
         target = f"{claim.low:.0%}" if point else f"{claim.low:.0%}-{claim.high:.0%}"
         speed = f"{low_s:.2f}x" if point else f"{low_s:.2f}-{high_s:.2f}x"
-        sentence = f"Claim {claim.label}, i.e. {speed}: " + ("; ".join(parts) or "no data") + "."
+        found = "; ".join(parts) or f"no row has the {MIN_PAIRED_N} runs a verdict needs"
         rows.append(
-            ClaimRow(claim.key, "claim", f"claim: {target} shorter", claim.source, n=0,
-                     speedup=low_s if point else None, ci=None if point else (low_s, high_s),
-                     verdict="claim", sentence=sentence)
-        )  # fmt: skip
+            ClaimRow(
+                claim.key,
+                "claim",
+                f"claim: {target} shorter",
+                claim.source,
+                n=0,
+                speedup=low_s if point else None,
+                ci=None if point else (low_s, high_s),
+                verdict="claim",
+                sentence=f"Claim {claim.label}, i.e. {speed}: {found}.",
+                section="bounds",
+                interval="claimed band",
+            )
+        )
     return rows
 
 
-def _names(rows: Sequence[ClaimRow], verdicts: dict[str, str]) -> str:
-    """`label (2.64x, exceeds)`: the verdict named where it says which way."""
-    named = []
-    for row in rows:
-        way = verdicts[row.key]
-        note = f", {way}" if way in ("below", "exceeds") else ""
-        named.append(f"{row.label} ({row.speedup or 0.0:.2f}x{note})")
-    return ", ".join(named)
+def _names(rows: Sequence[ClaimRow]) -> str:
+    """`label (2.64x)`, corpus rows marked as reference."""
+    return ", ".join(
+        f"{r.label} ({r.speedup or 0.0:.2f}x{', reference' if r.section == 'reference' else ''})"
+        for r in rows
+    )
 
 
 def _summary(rows: Sequence[ClaimRow], ratio: float) -> str:
-    parts = [
-        f"{r.label} {shorter(r.speedup):.0%} shorter ({r.verdict})"
-        for r in rows
-        if r.speedup is not None and r.kind not in ("bound", "claim")
-    ]
-    return (
-        f"Is {ratio:.1f}x faster decode worth it? Against the claimed 40-60% shorter tasks: "
-        + "; ".join(parts)
-        + "."
-    )
+    """The user's rows first; the reference rows after, named as such."""
+
+    def said(section: str) -> str:
+        return "; ".join(
+            f"{r.label} {shorter(r.speedup):.0%} shorter ({r.verdict})"
+            for r in rows
+            if r.speedup is not None and r.section == section
+        )
+
+    yours, reference = said("yours"), said("reference")
+    text = f"Is {ratio:.1f}x faster decode worth it? Against the claimed 40-60% shorter tasks: "
+    text += f"your runs: {yours}." if yours else "no runs of yours to compare."
+    return text + (f" Reference (the shipped corpus, re-timed): {reference}." if reference else "")
 
 
 def claim_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> ClaimView:

@@ -6,7 +6,9 @@ profile, or `slow-80`'s; tools and harness time as recorded). A run is timed whe
 positive recorded task time and at least one call with token counts; others (SWE-agent's
 demonstrations carry neither times nor tokens) are counted as untimed, never as 1.0x.
 Rows: one per harness (the panel), one per harness and model (the detail table); the
-statistic is median slow time over median fast time, its CI the paired bootstrap over runs.
+statistic is median slow time over median fast time, its CI the BCa bootstrap over runs
+(none under `MIN_PAIRED_N` runs). They are reference rows (section "reference"), never the
+user's result.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.errors import LooplabError
 from looplab.report.claim_rows import ClaimRow, make_row
-from looplab.report.stats import median, speedup_ci
+from looplab.report.stats import bca_speedup, median
 from looplab.traces.corpus import CorpusRun, list_corpus, load_corpus
 from looplab.traces.io import Trace
 
@@ -74,11 +76,17 @@ def _row(key: str, label: str, agent: str, runs: list[tuple[str, float, float, f
     if timed:
         speedup = median([s for _, s, _, _ in timed]) / median([f for _, _, f, _ in timed])
     return make_row(
-        key, "re-timed", label, agent, n=len(timed), speedup=speedup,
-        ci=speedup_ci(slow, fast) if timed else None,
+        key,
+        "re-timed",
+        label,
+        agent,
+        n=len(timed),
+        speedup=speedup,
+        ci=bca_speedup(slow, fast) if timed else None,
         decode_share=median([d for *_, d in timed]) if timed else None,
         untimed=len(runs) - len(timed),
-    )  # fmt: skip
+        section="reference",
+    )
 
 
 def corpus_rows(
@@ -93,9 +101,10 @@ def corpus_rows(
         by_harness[harness] += runs
         models[harness].append(model)
         detail.append(
-            _row(f"corpus:{harness}:{model}", f"{harness} · {model}",
-                 f"{harness} with {model}", runs)
-        )  # fmt: skip
+            _row(
+                f"corpus:{harness}:{model}", f"{harness} · {model}", f"{harness} with {model}", runs
+            )
+        )
     rows = [
         _row(
             f"corpus:{harness}",

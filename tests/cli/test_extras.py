@@ -85,3 +85,25 @@ def test_run_names_the_missing_extra(base_only: dict[str, str], tmp_path: Path) 
     assert "pip install 'looplab[agents]'" in result.stderr
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "runs").exists()
+
+
+def test_agents_extra_installs_what_bundled_checks_run() -> None:
+    """Every module a bundled task's check runs with `python3 -m` comes with looplab[agents]
+    (the installed metadata, not only the dev extra): checks run with looplab's own Python."""
+    from importlib.metadata import requires
+
+    from looplab.tasks.discovery import read_all_tasks
+
+    needed = {
+        words[words.index("-m") + 1]
+        for task in read_all_tasks()
+        if "-m" in (words := task.spec.check.command.split())
+    }
+    assert "pytest" in needed  # the bundled coding tasks' checks
+    agents = {
+        r.split(";")[0].split("<")[0].split(">")[0].strip()
+        for r in requires("looplab") or []
+        if "extra == 'agents'" in r
+    }
+    assert needed <= agents, f"task checks need {needed - agents}, not in looplab[agents]"
+    assert needed <= set(EXTRAS["agents"])

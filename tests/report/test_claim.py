@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from looplab.report.build import build_model_for
-from looplab.report.claim_rows import amdahl, required_share, verdict
+from looplab.report.claim_rows import TOO_FEW, amdahl, required_share, verdict
 from looplab.report.model import load_runs
 from looplab.report.stats import median
 from looplab.tasks.references import is_trace_driven
@@ -80,14 +80,17 @@ def test_claim_rows_are_computed_from_the_runs_and_the_corpus(claim_run: Path) -
         assert row.verdict == verdict(row.speedup, row.ci)
         assert f"{row.speedup:.2f}x" in row.sentence and row.verdict != "no data"
     reasoning = rows["live:workload/mini-swe-agent-deepseek-reasoning"]
-    assert reasoning.n == 3 and reasoning.ci is not None and reasoning.decode_share
-    assert rows["corpus:mini-swe-agent"].n == 42
+    assert reasoning.n == 3 and reasoning.decode_share
+    assert reasoning.ci is None and reasoning.verdict == TOO_FEW  # 3 draws: under MIN_PAIRED_N
+    corpus = rows["corpus:mini-swe-agent"]
+    assert corpus.n == 42 and corpus.ci is not None and corpus.section == "reference"
+    assert corpus.ci[0] < corpus.speedup < corpus.ci[1]
     assert rows["corpus:swe-agent"].untimed == 11 and rows["corpus:swe-agent"].speedup is None
     amdahl_row = rows["amdahl"]
     assert amdahl_row.ci is not None and amdahl_row.ci[0] <= amdahl_row.ci[1]
     assert "45%-67%" in amdahl_row.sentence  # the decode share 40-60% shorter needs at 9.4x
-    for label in (rows["live:bundled"].label, rows["corpus:mini-swe-agent"].label):
-        assert label in rows["claim-40-60"].sentence
+    assert rows["corpus:mini-swe-agent"].label in rows["claim-40-60"].sentence
+    assert rows["live:bundled"].label not in rows["claim-40-60"].sentence  # 2 tasks: no verdict
     assert "Against the claimed 40-60% shorter tasks" in view.sentence
 
 
@@ -101,7 +104,8 @@ def test_claim_section_json_and_panel(claim_run: Path, tmp_path: Path) -> None:
     assert result.stdout.rstrip().endswith("╯")  # the panel is the last thing printed
     page = html.read_text()
     assert 'id="claim"' in page and 'data-chart="claim"' in page
-    assert 'data-export="claim-rows"' in page and 'data-export="claim-corpus"' in page
+    assert 'data-export="claim-yours"' in page and 'data-export="claim-reference"' in page
+    assert 'data-export="claim-corpus"' in page and "Reference: the shipped corpus" in page
     assert 'href="#claim"' in page  # the headline points to it
     data = json.loads(_looplab("report", str(claim_run), "--format", "json", "-o", "-").stdout)
     rows = data["claim"]["rows"]
@@ -115,11 +119,11 @@ def test_claim_section_json_and_panel(claim_run: Path, tmp_path: Path) -> None:
 
 def test_verdicts_and_amdahl_arithmetic() -> None:
     """Verdict bands (40-60% shorter = 1.67-2.5x), Amdahl and the decode share a claim needs."""
-    assert verdict(2.0, (1.8, 2.3)) == "supports"
-    assert verdict(2.0, (1.5, 2.3)) == "consistent"
-    assert verdict(1.5, (1.2, 1.6)) == "below"
-    assert verdict(3.0, (2.6, 3.5)) == "exceeds"
-    assert verdict(2.7, (2.4, 3.0)) == "inconclusive"
+    assert verdict(2.0, (1.8, 2.3)) == "within the claim"
+    assert verdict(2.0, (1.5, 2.3)) == "consistent with the claim"
+    assert verdict(1.5, (1.2, 1.6)) == "slower than claimed"
+    assert verdict(3.0, (2.6, 3.5)) == "faster than claimed"
+    assert verdict(2.7, (2.4, 3.0)) == "undecided"
     assert verdict(None, None) == "no data"
     assert amdahl(0.0, 9.375) == 1.0 and amdahl(1.0, 9.375) == pytest.approx(9.375)
     share = required_share(0.4, 9.375)

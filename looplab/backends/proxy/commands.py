@@ -59,8 +59,12 @@ ApiKeyEnvOpt = Annotated[
 ]
 
 
-def _check(upstream: str | None, record: Path | None, replay: Path | None) -> None:
-    if upstream is None and replay is None:
+def _check(
+    upstream: str | None, record: Path | None, replay: Path | None, *, builtin: bool = False
+) -> None:
+    """Refuse option combinations that cannot work (`builtin`: no upstream means the
+    built-in simulator, as for `wrap`)."""
+    if upstream is None and replay is None and not builtin:
         raise ConfigError("give --upstream URL, --replay DIR, or both", field="--upstream")
     problem = url_problem(upstream) if upstream is not None else None
     if problem:
@@ -159,14 +163,17 @@ def wrap_command(
     """Run any agent command against the pacing proxy and write a looplab trace of it.
 
     The command gets OPENAI_BASE_URL, OPENAI_API_BASE (LiteLLM) and LOOPLAB_PROXY_URL
-    pointing at the proxy. Model calls are measured at the proxy; the gaps between them
-    are the agent's tools + harness (estimated). Exits with the command's exit code.
-    Example: looplab wrap -p slow-80 --upstream http://127.0.0.1:8750/v1 -- python agent.py
+    pointing at the proxy. Without --upstream or --replay the upstream is looplab's
+    built-in simulator, answering any model name (its lorem policy; the trace says so).
+    Model calls are measured at the proxy; the gaps between them are the agent's time
+    (its tools + harness after a reply with tool calls, its harness alone otherwise;
+    estimated). Exits with the command's exit code.
+    Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
     from looplab.backends.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
 
-    _check(upstream, record, replay)
+    _check(upstream, record, replay, builtin=True)
     resolved = resolve_profile(profile, profile_set or [])
     result = run_wrapped(
         command,

@@ -7,11 +7,13 @@
 - one step per successful model call (`model_call`: sent = request received at the proxy,
   first/last token = first/last token released to the agent, end = response complete;
   tokens from the upstream's usage; the assembled message);
-- the gap from a call's end to the next call (or the command's exit) is the agent's
-  tools plus its harness: one `tool_call` event named after the tools the model asked
-  for (or `harness`), marked estimated, and the step's `tool_s`. The proxy cannot see
-  inside the agent, so tools and harness are not separated (`overhead_s` is 0, also
-  marked);
+- the gap from a call's end to the next call (or the command's exit) is the agent's own
+  time. When the model asked for tools, it is their run plus the harness: one
+  `tool_call` event named after the tools, with their arguments as the model sent them
+  (one call: its JSON text; several: a JSON list of `{name, arguments}`), marked
+  estimated, and the step's `tool_s`; the proxy cannot see inside the agent, so tools and
+  harness are not separated. When the model asked for none, no tool ran: the gap is the
+  agent's own (harness) time, the step's `overhead_s`, never a tool;
 - failed calls (HTTP errors) become `attempts` of the next successful call;
 - calls that overlapped (an agent with parallel model calls) keep their measured times;
   the step's gap is then 0.
@@ -19,9 +21,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from looplab.backends.proxy.calls import CallRecord
 from looplab.traces.schema import (
@@ -34,10 +38,14 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["GAP_NOTE", "wrap_events"]
+__all__ = ["AGENT_NOTE", "GAP_NOTE", "wrap_events"]
 
 GAP_NOTE = (
     "gap between model calls at the proxy: the agent's tools and harness together (not separated)"
+)
+AGENT_NOTE = (
+    "gap between model calls at the proxy after a reply without tool calls: the agent's own "
+    "(harness) time, no tool"
 )
 
 
@@ -81,11 +89,11 @@ def wrap_events(
             continue
         following = next((c.received for c in ordered[index + 1 :]), exited)
         model = _model_call(run_id, step, call, end, axis, profile, pending)
-        gap_events, gap = _gap(run_id, step, call, end, following, axis)
+        gap_events, gap, tools = _gap(run_id, step, call, end, following, axis)
         events += [model, *gap_events]
         pending = []
         model_total += end - call.received
-        tool_total += gap
+        tool_total += gap if tools else 0.0
         step += 1
     events.append(
         RunEndEvent(
@@ -168,23 +176,32 @@ def _model_call(
     )
 
 
+def _tool_arguments(tool_calls: Sequence[dict[str, Any]]) -> str:
+    """The arguments the model sent: one call's JSON text, or several as a JSON list."""
+    functions = [t.get("function") or {} for t in tool_calls]
+    if len(functions) == 1:
+        return str(functions[0].get("arguments") or "")
+    return json.dumps(
+        [{"name": f.get("name", "?"), "arguments": f.get("arguments") or ""} for f in functions]
+    )
+
+
 def _gap(
     run_id: str, step: int, call: CallRecord, end: float, following: float, axis: _Axis
-) -> tuple[list[TraceEvent], float]:
-    """The gap after a call (tools plus harness): its `tool_call` (if any) and `step` events.
+) -> tuple[list[TraceEvent], float, bool]:
+    """The gap after a call: the tools the model asked for plus the harness (a `tool_call`
+    event), or, when it asked for none, the agent's own time (the step's overhead).
 
     Returns:
-        The events and the gap in seconds.
+        The events, the gap in seconds, and whether it holds tool calls.
     """
     start = call.received - axis.origin
     gap_end = max(end, following) - axis.origin
     gap = gap_end - (end - axis.origin)
-    names = [
-        str((t.get("function") or {}).get("name", "?"))
-        for t in (call.message or {}).get("tool_calls") or []
-    ]
+    tool_calls = list((call.message or {}).get("tool_calls") or [])
+    names = [str((t.get("function") or {}).get("name", "?")) for t in tool_calls]
     events: list[TraceEvent] = []
-    if gap > 0:
+    if gap > 0 and names:
         events.append(
             ToolCallEvent(
                 run_id=run_id,
@@ -192,10 +209,17 @@ def _gap(
                 wall_time=axis.wall(end - axis.origin),
                 start=end - axis.origin,
                 end=gap_end,
-                name="+".join(names) if names else "harness",
+                call_id=str(tool_calls[0].get("id")) if len(tool_calls) == 1 else None,
+                name="+".join(names),
+                arguments=_tool_arguments(tool_calls),
                 estimated={"start": GAP_NOTE, "end": GAP_NOTE},
             )
         )
+    split = (
+        {"tool_s": GAP_NOTE, "overhead_s": "included in tool_s"}
+        if names
+        else {"overhead_s": AGENT_NOTE}
+    )
     events.append(
         StepEvent(
             run_id=run_id,
@@ -204,9 +228,9 @@ def _gap(
             start=start,
             end=gap_end,
             model_s=end - call.received,
-            tool_s=gap,
-            overhead_s=0.0,
-            estimated={"tool_s": GAP_NOTE, "overhead_s": "included in tool_s"},
+            tool_s=gap if names else 0.0,
+            overhead_s=0.0 if names else gap,
+            estimated=split,
         )
     )
-    return events, gap
+    return events, gap, bool(names)

@@ -13,6 +13,12 @@ that SDKs that insist on a key start; a real key in the environment passes throu
 proxy to the upstream), `NO_PROXY` extended with the loopback, and
 `OPENAI_AGENTS_DISABLE_TRACING=1` unless set (the Agents SDK would otherwise try to
 export traces to the internet).
+
+Without an upstream or a recording, the upstream is looplab's built-in simulator on a free
+loopback port (`builtin_upstream`): the profile made fast (`FAST_UPSTREAM`: no TTFT, 10^6
+tok/s) so that the proxy, not the upstream, sets the pace, answering any model name with
+its `lorem` policy (`BUILTIN_POLICY`); the trace header records that and which names it
+answered.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.app import ProxyServer, describe
 from looplab.backends.proxy.calls import CallRecord
@@ -38,9 +45,35 @@ from looplab.traces.io import write_trace
 from looplab.traces.schema import TraceHeader
 from looplab.traces.scrub import Scrubber
 
-__all__ = ["WrapResult", "proxy_env", "run_wrapped"]
+__all__ = [
+    "BUILTIN_POLICY",
+    "FAST_UPSTREAM",
+    "WrapResult",
+    "builtin_upstream",
+    "proxy_env",
+    "run_wrapped",
+]
 
 _GRACE_S = 3.0
+FAST_UPSTREAM: dict[str, float | None] = {
+    "decode_tps": 1_000_000,
+    "ttft_s": 0,
+    "ttft_jitter_s": 0,
+    "prefill_tps": None,
+    "network_rtt_s": 0,
+    "pipeline_stages": 1,
+    "stage_latency_s": 0,
+}
+"""Profile overrides that turn a profile into the fast upstream the proxy paces down."""
+BUILTIN_POLICY = "lorem"
+"""The built-in upstream's policy for any model name it does not serve."""
+
+
+def builtin_upstream(profile: LatencyProfile) -> SimulatorServer:
+    """The built-in simulator upstream for `profile` (module doc), not yet started."""
+    spec = {**profile.model_dump(by_alias=True), **FAST_UPSTREAM, "name": f"{profile.name}+up"}
+    fast = LatencyProfile.model_validate(spec)
+    return SimulatorServer(fast, fallback=BUILTIN_POLICY)
 
 
 @dataclass
@@ -109,9 +142,7 @@ def run_wrapped(
         raise ConfigError("give the agent command after --", field="COMMAND")
     agent = agent or Path(command[0]).name
     run_id = run_id or f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
-    server = ProxyServer(profile, upstream=upstream, record=record, replay=replay,
-                         api_key=api_key)  # fmt: skip
-    server.start()
+    server, builtin = _start(profile, upstream, record, replay, api_key)
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     process: subprocess.Popen[bytes] | None = None
     try:
@@ -127,18 +158,47 @@ def run_wrapped(
         if process is not None:
             _stop_group(process)
         server.stop()
+        if builtin is not None:
+            builtin.stop()
     exit_code = code if code >= 0 else 128 - code
     calls = list(server.proxy.calls)
     header = _header(
         run_id, profile, command, calls, exit_code, agent=agent, task=task or agent,
         upstream=upstream, replay=replay, experiment=experiment, cell=cell,
     )  # fmt: skip
+    if builtin is not None:
+        _note_builtin(header, builtin)
     events = wrap_events(run_id, calls, exited=exited, exit_code=exit_code,
                          task=task or agent, profile=profile.name)  # fmt: skip
     path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())
     return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+
+
+def _start(
+    profile: LatencyProfile,
+    upstream: str | None,
+    record: Path | None,
+    replay: Path | None,
+    api_key: str | None,
+) -> tuple[ProxyServer, SimulatorServer | None]:
+    """The proxy, started, and the built-in upstream it talks to when it has no other."""
+    builtin = builtin_upstream(profile).start() if upstream is None and replay is None else None
+    server = ProxyServer(
+        profile,
+        upstream=builtin.base_url if builtin else upstream,
+        record=record,
+        replay=replay,
+        api_key=api_key,
+    )
+    try:
+        server.start()
+    except BaseException:
+        if builtin is not None:
+            builtin.stop()
+        raise
+    return server, builtin
 
 
 def _header(
@@ -180,6 +240,18 @@ def _header(
             f"command: {' '.join(command)[:300]}",
             f"exit code {exit_code}",
         ],
+    )
+
+
+def _note_builtin(header: TraceHeader, builtin: SimulatorServer) -> None:
+    """Say in the header that the built-in simulator answered, and with which policies."""
+    answered = builtin.simulator.answered_by
+    header.backend["upstream"] = "built-in simulator"
+    header.backend["policies"] = dict(answered)
+    named = ", ".join(f"{m} by {p}" for m, p in sorted(answered.items())) or "no call"
+    header.notes.append(
+        f"upstream: looplab's built-in simulator ({FAST_UPSTREAM['decode_tps']:g} tok/s, no "
+        f"TTFT; the proxy sets the pace); model names answered: {named}"
     )
 
 

@@ -116,8 +116,31 @@ def test_exit_code_passes_and_nothing_is_left_running(
         pass
 
 
-def test_wrap_without_upstream_or_replay_is_a_usage_error(tmp_path: Path) -> None:
-    """wrap needs --upstream or --replay (exit 2, the flag named)."""
-    done = _wrap(tmp_path, "--", "true")
+def test_wrap_without_upstream_runs_the_builtin_simulator(tmp_path: Path) -> None:
+    """No --upstream: the built-in simulator answers a real model name (the trace says which
+    policy), the proxy sets the pace (never "upstream slower"), tool arguments are kept, and
+    the gap after the final text answer is the agent's own time, not a tool."""
+    done = _wrap(tmp_path, "-p", "fast-750", "-o", str(tmp_path / "t"),
+                 "--", sys.executable, str(AGENT), "gpt-4o-mini")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "upstream slower on 0 call(s)" in done.stderr
+    trace = _trace(tmp_path / "t")
+    assert trace.header.backend["upstream"] == "built-in simulator"
+    assert trace.header.backend["policies"] == {"gpt-4o-mini": "looplab-lorem"}
+    assert any("gpt-4o-mini by looplab-lorem" in note for note in trace.header.notes)
+    tools = trace.tool_calls()
+    assert tools and all(c.name == "read_file" for c in tools)  # no synthetic "harness" tool
+    assert all('"path"' in c.arguments for c in tools)
+    last = trace.steps()[-1]
+    assert last.tool_s == 0.0 and last.overhead_s > 0 and "overhead_s" in last.estimated
+    assert trace.end is not None and trace.end.tool_s == pytest.approx(
+        sum(s.tool_s for s in trace.steps())
+    )
+    assert _decode_rate(trace) == pytest.approx(750.0, rel=0.05)  # the proxy sets the pace
+
+
+def test_replay_record_without_upstream_is_a_usage_error(tmp_path: Path) -> None:
+    """--record needs an --upstream to record from (exit 2, the flag named)."""
+    done = _wrap(tmp_path, "--record", str(tmp_path / "rec"), "--", "true")
     assert done.returncode == 2
-    assert "--upstream" in done.stderr
+    assert "--record" in done.stderr
