@@ -23,7 +23,17 @@ parameters:
   tool_names: {weights: {bash: 1.0}, provenance: ...}
   tool_s: ...            # per tool call, seconds (heavy-tailed)
   other_s: ...           # per step, harness/other seconds
+  observation_s: ...     # optional, per action: page-load wait + observation capture
+  observation_tokens: ...  # optional, per action: tokens of the new observation (never cached)
+  planner: {output_tokens: ..., reasoning_tokens: ...}     # optional: a call before each action
+  reflection: {output_tokens: ..., reasoning_tokens: ...}  # optional: a call after each action
 ```
+
+The three optional parts describe computer-use agents: a step is then one ACTION, played
+as up to three model calls (planner, actor, reflection; `looplab.workloads.sample`), and
+the actor's tool call is followed by the observation time (the browser waiting for the
+page and capturing the screenshot or DOM), apart from the action's own tool time.
+Workloads without them are read and drawn exactly as before.
 
 Units: token counts are tokens of the source's tokenizer; times are seconds.
 """
@@ -42,6 +52,7 @@ from looplab.workloads.distributions import WorkloadDistribution
 
 __all__ = [
     "WORKLOAD_FORMAT",
+    "CallParameters",
     "FittedFrom",
     "Parameter",
     "Provenance",
@@ -103,6 +114,15 @@ class ToolNames(StrictModel):
         return self
 
 
+class CallParameters(StrictModel):
+    """An extra model call per action (a planner's or a reflection's)."""
+
+    output_tokens: Parameter
+    """Its visible output tokens."""
+    reasoning_tokens: Parameter
+    """Its hidden reasoning tokens (absent: the latency profile's draw decides)."""
+
+
 class WorkloadParameters(StrictModel):
     """Every parameter of a workload (per task, per step or per tool call)."""
 
@@ -127,6 +147,17 @@ class WorkloadParameters(StrictModel):
     """Seconds per tool call (heavy-tailed: an empirical or mixture distribution)."""
     other_s: Parameter
     """Harness/other seconds per step (neither model nor tools)."""
+    observation_s: Parameter | None = None
+    """Per action (computer use): seconds after the action until the next observation is
+    ready (page-load / network-idle wait, screenshot or DOM capture); None: not modelled."""
+    observation_tokens: Parameter | None = None
+    """Per action (computer use): tokens of the newest observation (a screenshot) that
+    every call of the action prefills, the prefix cache stopping before it; None: the
+    cached share alone decides."""
+    planner: CallParameters | None = None
+    """A planner call before each action (its own output and hidden reasoning)."""
+    reflection: CallParameters | None = None
+    """A reflection call after each action's observation."""
 
 
 class FittedFrom(StrictModel):
@@ -178,6 +209,10 @@ def load_workload(path: Path) -> WorkloadModel:
 def dump_workload(model: WorkloadModel) -> str:
     """The model as YAML text (short lists in flow style, fields in schema order)."""
     data = model.model_dump(mode="json", exclude_defaults=False)
+    parameters = data["parameters"]
+    for optional in ("observation_s", "observation_tokens", "planner", "reflection"):
+        if parameters.get(optional) is None:
+            parameters.pop(optional, None)  # files without them read as before
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
 
 
