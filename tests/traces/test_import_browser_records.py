@@ -19,6 +19,7 @@ RECORDS = Path(__file__).resolve().parents[1] / "fixtures" / "browser-records"
 DETECTED = {
     "open-operator-evals/results_no_screenshot.json": "open-operator-evals",
     "browser-use/agent_history.json": "browser-use",
+    "browser-use/pentest-agent.agent_history.json": "browser-use",
     "agentlab/steps_info.jsonl": "agentlab",
     "agentlab/summary_info.json": "agentlab",
     "osworld/traj.jsonl": "osworld",
@@ -131,3 +132,15 @@ def test_osworld_bad_stamp_is_named(tmp_path: Path) -> None:
     path.write_text(json.dumps({"step_num": 1, "action_timestamp": "yesterday", "action": "x"}))
     with pytest.raises(TraceError, match="action_timestamp"):
         import_runs("osworld", path)
+
+
+def test_real_browser_use_history_with_initial_actions() -> None:
+    """A real browser-use history (MIT, PROVENANCE.md): step 0 is the initial actions
+    (a tool step, no model call); a step without model output keeps its measured time."""
+    run = _one("browser-use/pentest-agent.agent_history.json")
+    models, tools = _of(run, ModelCallEvent), _of(run, ToolCallEvent)
+    assert run.report.steps == 2 and len(models) == 1
+    assert [t.name for t in tools] == ["go_to_url", "browser"]
+    assert [t.ok for t in tools] == [False, False]  # a navigation timeout, then a shutdown
+    assert _of(run, StepEvent)[-1].end - models[0].start == pytest.approx(9.907, abs=1e-3)
+    assert any("initial actions" in n for n in run.report.notes)

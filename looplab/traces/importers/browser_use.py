@@ -26,7 +26,7 @@ from typing import Any
 from looplab.errors import TraceError
 from looplab.traces.importers.browser import note_split, split_step, tokens_of_text
 from looplab.traces.importers.build import build_run
-from looplab.traces.importers.drafts import ModelDraft, RunDraft, ToolDraft
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.sniff import peek
 from looplab.traces.importers.source import as_float, as_int, as_str, load_json, obj
@@ -81,6 +81,13 @@ def _step(
         where = f"history[{index}].metadata"
         raise TraceError(f"{where}: no step_start_time/step_end_time", path=str(path))
     output = item.get("model_output")
+    if as_int(meta.get("step_number")) == 0:  # the initial actions: run without a model call
+        tool = _tool(item, output)
+        tool.start, tool.end = start, end
+        tool.estimated["duration"] = "browser-use records the initial actions with no length"
+        draft.steps.append(StepDraft(tools=[tool]))
+        draft.notes.append("history[0] (step_number 0): the initial actions, no model call")
+        return
     model = ModelDraft(prompt_tokens=as_int(meta.get("input_tokens")), message=_message(output))
     if model.prompt_tokens is not None:
         model.estimated["prompt_tokens"] = "browser-use's estimate (characters / 3, 800 per image)"
@@ -98,12 +105,13 @@ def _step(
     draft.steps.append(split_step(start, end, model, tool))
 
 
-def _tool(item: dict[str, Any], output: Any) -> ToolDraft | None:
-    """The step's browser work, named by its first action (None: no action was taken)."""
+def _tool(item: dict[str, Any], output: Any) -> ToolDraft:
+    """The step's browser work (observation, actions), named by its first action, else
+    `browser` (a step without model output still observed the page)."""
     actions = obj(output).get("action")
-    if not isinstance(actions, list) or not actions:
-        return None
-    first = obj(actions[0])
+    if not isinstance(actions, list):
+        actions = []
+    first = obj(actions[0]) if actions else {}
     errors = [str(obj(r).get("error")) for r in item.get("result") or [] if obj(r).get("error")]
     return ToolDraft(
         name=str(next(iter(first), "browser"))[:64] or "browser",

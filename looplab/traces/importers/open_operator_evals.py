@@ -22,7 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.importers.browser import note_split, split_step, tokens_of_text
+from looplab.traces.importers.browser import (
+    estimate_model_s,
+    note_split,
+    split_step,
+    tokens_of_text,
+)
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -94,7 +99,7 @@ def _steps(step: dict[str, Any], start: float, end: float, equal: bool) -> list[
         tool = ToolDraft(name="browser", start=start, end=end, duration_measured=not equal)
         return [StepDraft(tools=[tool])]
     drafts: list[StepDraft] = []
-    share = (end - start) / len(calls)
+    cursor = start
     for k, call in enumerate(calls):
         last = k == len(calls) - 1
         out = call.get("message_out")
@@ -107,9 +112,11 @@ def _steps(step: dict[str, Any], start: float, end: float, equal: bool) -> list[
             model.completion_tokens = tokens_of_text(out)
             model.estimated["completion_tokens"] = "message_out characters / 4"
         tool = ToolDraft(name=_action_name(out), arguments=as_str(step.get("url")) or "")
-        piece = split_step(
-            start + k * share, start + (k + 1) * share, model, tool if last else None
-        )
+        # earlier calls of a step take their estimated length; the last one the rest
+        length = estimate_model_s(model.prompt_tokens, model.completion_tokens)
+        stop = end if last else min(end, cursor + length)
+        piece = split_step(cursor, stop, model, tool if last else None)
+        cursor = stop
         if equal and piece.model is not None:
             piece.model.estimated["start"] = _EQUAL
         drafts.append(piece)
