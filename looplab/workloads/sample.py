@@ -28,7 +28,8 @@ the loop goes on). Their tokens, their cached share and the growth of a reflecti
 the last action come from a stream of their own, so a variant with `draws_as` naming
 a workload without them plays that workload's actions exactly, plus its calls. The
 observation (the drawn growth) reaches the first call after the action; a call after a
-planner or reflection grows the prompt by that call's reply only.
+planner or reflection grows the prompt by that call's reply only. `position_factors`
+multiply an action's tool and observation time by its position band's factor (no draw).
 """
 
 from __future__ import annotations
@@ -123,6 +124,9 @@ def _action(
     if p.observation_s is not None and tools:
         wait = _draw(p.observation_s, rng) or 0.0
         tools[-1] = tools[-1].model_copy(update={"wait_s": wait})
+    if p.position_factors is not None:
+        scale = p.position_factors.factor(index)
+        tools = [_scaled(t, scale) for t in tools]
     seen = None
     if p.observation_tokens is not None:
         seen = round(_draw(p.observation_tokens, rng) or 0)
@@ -133,6 +137,10 @@ def _action(
         other_s=other,
     )
     return _Action(step, first, growth, share, seen)
+
+
+def _scaled(tool: ToolShape, scale: float) -> ToolShape:
+    return tool.model_copy(update={"seconds": tool.seconds * scale, "wait_s": tool.wait_s * scale})
 
 
 def _layout(

@@ -59,6 +59,23 @@ def test_planning_variant_plays_the_plain_actions_plus_its_calls() -> None:
         assert b.steps[-1].tools == [] and b.steps[-2].tools[-1].name != PLAN_TOOL
 
 
+def test_later_actions_take_longer_by_their_position_factor() -> None:
+    """Position factors multiply an action's tool and observation time by its band's
+    factor (no other draw changes): the records' later steps are slower."""
+    model = _model(PLAIN)
+    factors = model.parameters.position_factors
+    assert factors is not None and factors.factors[0] < 1 < factors.factors[-1]
+    flat = model.model_copy(
+        update={"parameters": model.parameters.model_copy(update={"position_factors": None})}
+    )
+    shape, base = draw_shape(model, 2), draw_shape(flat, 2)
+    assert len(shape.steps) >= 10
+    for index, (step, plain) in enumerate(zip(shape.steps, base.steps, strict=True)):
+        scale = factors.factor(index)
+        assert step.tool_s == pytest.approx(plain.tool_s * scale)
+        assert step.output_tokens == plain.output_tokens
+
+
 def test_screenshot_tokens_are_never_served_from_cache() -> None:
     """Every call prefills at least the newest screenshot (1,105 GPT-4o tokens)."""
     shape = draw_shape(_model(PLANNING), 4)
