@@ -4,7 +4,7 @@ as the recorded (or drawn) tool call lasted.
 A trace-driven run's agent has one such tool per recorded tool name (`bash`,
 `str_replace_editor`, ...), so traces keep the recorded names; every call is marked
 `synthetic` in its trace event. Arguments (written by the simulator's `workload`
-policy): `seconds`, `tokens`, and optionally `fail` and `final`.
+policy): `seconds`, `tokens`, and optionally `fail`, `final` and `wait`.
 
 What a call does, and why:
 
@@ -21,6 +21,9 @@ What a call does, and why:
   the command's time, and whatever is still missing when the exec returns is waited out
   on the host. A call shorter than the sandbox's exec floor lasts that floor.
   `seconds` 0 runs nothing (the `continue` stand-in of a step without tool call).
+- **observation wait**: `wait` seconds (computer-use workloads: the page loading and the
+  screenshot or DOM capture after an action) are waited out on the host after the work,
+  inside the call: the browser waits, not the sandbox's CPU.
 - **result**: a one-line summary followed by filler, exactly `tokens` tokens in the
   default tokenizer (the policy sizes it so the prompt grows as recorded); `fail`
   makes it an `ERROR:` result with ok=False; `final` ends the run after this step.
@@ -87,6 +90,7 @@ class SyntheticWork:
     async def run(self, name: str, arguments: dict[str, Any], context: ToolContext) -> ToolResult:
         """Do one call's work and answer (see the module docstring)."""
         seconds = float(arguments["seconds"])
+        wait = float(arguments.get("wait", 0.0))
         fail = bool(arguments.get("fail", False))
         started = time.perf_counter()
         if seconds > 0:
@@ -97,8 +101,12 @@ class SyntheticWork:
             self.overhead_s += _SMOOTHING * (measured - self.overhead_s)
             if seconds - elapsed > 0:
                 await asyncio.sleep(seconds - elapsed)
+        if wait > 0:
+            await asyncio.sleep(wait)
         mode = "cpu+sleep" if self.cpu_share > 0 else "sleep"
         header = f"synthetic {name}: {seconds:.3f} s of work ({mode}) in the sandbox"
+        if wait > 0:
+            header += f", then {wait:.3f} s of observation wait"
         if fail:
             header = f"ERROR: {header}, reported as failed (the recorded call failed)"
         text = filler_text(header, int(arguments["tokens"]), self.tokenizer)

@@ -23,7 +23,18 @@ parameters:
   tool_names: {weights: {bash: 1.0}, provenance: ...}
   tool_s: ...            # per tool call, seconds (heavy-tailed)
   other_s: ...           # per step, harness/other seconds
+  observation_s: ...     # optional, per action: page-load wait + observation capture
+  observation_tokens: ...  # optional, per action: tokens of the new observation (never cached)
+  position_factors: {every: 3, factors: [...], provenance: ...}  # optional: later actions slower
+  planner: {output_tokens: ..., reasoning_tokens: ...}     # optional: a call before each action
+  reflection: {output_tokens: ..., reasoning_tokens: ...}  # optional: a call after each action
 ```
+
+The three optional parts describe computer-use agents: a step is then one ACTION, played
+as up to three model calls (planner, actor, reflection; `looplab.workloads.sample`), and
+the actor's tool call is followed by the observation time (the browser waiting for the
+page and capturing the screenshot or DOM), apart from the action's own tool time.
+Workloads without them are read and drawn exactly as before.
 
 Units: token counts are tokens of the source's tokenizer; times are seconds.
 """
@@ -42,8 +53,10 @@ from looplab.workloads.distributions import WorkloadDistribution
 
 __all__ = [
     "WORKLOAD_FORMAT",
+    "CallParameters",
     "FittedFrom",
     "Parameter",
+    "PositionFactors",
     "Provenance",
     "ToolNames",
     "WorkloadModel",
@@ -103,6 +116,37 @@ class ToolNames(StrictModel):
         return self
 
 
+class PositionFactors(StrictModel):
+    """Multipliers of an action's tool and observation time by its position in the task
+    (real browser agents' later steps take longer: bigger pages, longer histories)."""
+
+    every: int = Field(ge=1)
+    """Actions per band: band k holds actions k*every .. (k+1)*every - 1."""
+    factors: list[float] = Field(min_length=1)
+    """One multiplier per band; the last one holds for every later action."""
+    provenance: Provenance
+    """Where the factors came from."""
+
+    @model_validator(mode="after")
+    def _positive(self) -> PositionFactors:
+        if any(f <= 0 for f in self.factors):
+            raise ValueError("position factors must be positive")
+        return self
+
+    def factor(self, index: int) -> float:
+        """The multiplier of action `index` (0-based)."""
+        return self.factors[min(index // self.every, len(self.factors) - 1)]
+
+
+class CallParameters(StrictModel):
+    """An extra model call per action (a planner's or a reflection's)."""
+
+    output_tokens: Parameter
+    """Its visible output tokens."""
+    reasoning_tokens: Parameter
+    """Its hidden reasoning tokens (absent: the latency profile's draw decides)."""
+
+
 class WorkloadParameters(StrictModel):
     """Every parameter of a workload (per task, per step or per tool call)."""
 
@@ -127,6 +171,20 @@ class WorkloadParameters(StrictModel):
     """Seconds per tool call (heavy-tailed: an empirical or mixture distribution)."""
     other_s: Parameter
     """Harness/other seconds per step (neither model nor tools)."""
+    observation_s: Parameter | None = None
+    """Per action (computer use): seconds after the action until the next observation is
+    ready (page-load / network-idle wait, screenshot or DOM capture); None: not modelled."""
+    observation_tokens: Parameter | None = None
+    """Per action (computer use): tokens of the newest observation (a screenshot) that
+    every call of the action prefills, the prefix cache stopping before it; None: the
+    cached share alone decides."""
+    position_factors: PositionFactors | None = None
+    """Per action (computer use): tool and observation time multiplied by the action's
+    position band's factor (None: the same at every position)."""
+    planner: CallParameters | None = None
+    """A planner call before each action (its own output and hidden reasoning)."""
+    reflection: CallParameters | None = None
+    """A reflection call after each action's observation."""
 
 
 class FittedFrom(StrictModel):
@@ -175,9 +233,23 @@ def load_workload(path: Path) -> WorkloadModel:
     return load_model(WorkloadModel, path)
 
 
+_OPTIONAL_PARTS = (
+    "observation_s",
+    "observation_tokens",
+    "position_factors",
+    "planner",
+    "reflection",
+)
+"""Computer-use parameters a file may leave out (dumped only when set)."""
+
+
 def dump_workload(model: WorkloadModel) -> str:
     """The model as YAML text (short lists in flow style, fields in schema order)."""
     data = model.model_dump(mode="json", exclude_defaults=False)
+    parameters = data["parameters"]
+    for optional in _OPTIONAL_PARTS:
+        if parameters.get(optional) is None:
+            parameters.pop(optional, None)  # files without them read as before
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, width=100, allow_unicode=True)
 
 

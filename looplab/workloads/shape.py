@@ -33,6 +33,7 @@ import hashlib
 import re
 import statistics
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import Field
 
@@ -51,6 +52,8 @@ from looplab.traces.schema import (
 
 __all__ = [
     "CONTINUE_TOOL",
+    "PLAN_TOOL",
+    "REFLECT_TOOL",
     "SHAPE_MARKER",
     "StepShape",
     "TaskShape",
@@ -64,6 +67,12 @@ CONTINUE_TOOL = "continue"
 """Tool name a shape uses for a step that had no tool call but was not the last one (the
 harness went on without one, e.g. after a malformed reply): the live loop needs a call
 to go on, so this one does no work (0 s) and stands for the harness's answer."""
+
+PLAN_TOOL = "plan"
+"""Tool name of a planner call's step (computer-use workloads): it does no work (0 s) and
+stands for handing the plan to the actor, so the live loop goes on to the next call."""
+REFLECT_TOOL = "reflect"
+"""Tool name of a reflection call's step, likewise."""
 
 SHAPE_MARKER = re.compile(r"\[looplab-workload ([0-9a-f]{16})\]")
 """How a trace-driven run's first user message names its shape (`TaskShape.marker`): the
@@ -91,6 +100,14 @@ class ToolShape(StrictModel):
     output_tokens: int | None = Field(default=None, ge=0)
     """Tokens of the result, used for prompt growth only when the next step's prompt is
     unknown (None: as few as possible)."""
+    wait_s: float = Field(default=0.0, ge=0)
+    """Observation time after the call's work (computer use: page-load wait, screenshot),
+    spent inside the call after `seconds`."""
+
+    @property
+    def total_s(self) -> float:
+        """The call's whole length: its work and its observation wait."""
+        return self.seconds + self.wait_s
 
 
 class StepShape(StrictModel):
@@ -109,11 +126,14 @@ class StepShape(StrictModel):
     """Tool calls, run one after another."""
     other_s: float = Field(default=0.0, ge=0)
     """Harness/other time of the step (neither model nor tools)."""
+    role: Literal["act", "plan", "reflect"] = "act"
+    """`act`: a call that acts (every step of a coding workload); `plan` / `reflect`: a
+    computer-use agent's planner or reflection call around an action."""
 
     @property
     def tool_s(self) -> float:
-        """The step's tools phase."""
-        return sum(tool.seconds for tool in self.tools)
+        """The step's tools phase (observation waits included)."""
+        return sum(tool.total_s for tool in self.tools)
 
 
 class TaskShape(StrictModel):
@@ -132,6 +152,11 @@ class TaskShape(StrictModel):
     def key(self) -> str:
         """A content hash (16 hex digits) naming this exact shape."""
         return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    @property
+    def actions(self) -> int:
+        """Steps that act (planner and reflection calls are not actions)."""
+        return sum(1 for step in self.steps if step.role == "act")
 
     @property
     def marker(self) -> str:
@@ -161,7 +186,13 @@ class TaskShape(StrictModel):
             step.model_copy(
                 update={
                     "tools": [
-                        t.model_copy(update={"seconds": t.seconds * tool_scale}) for t in step.tools
+                        t.model_copy(
+                            update={
+                                "seconds": t.seconds * tool_scale,
+                                "wait_s": t.wait_s * tool_scale,
+                            }
+                        )
+                        for t in step.tools
                     ],
                     "other_s": step.other_s * other_scale,
                 }
@@ -269,9 +300,9 @@ def shape_trace(shape: TaskShape, run_id: str | None = None) -> Trace:
         )  # fmt: skip
         for tool in step.tools:
             events.append(
-                ToolCallEvent(run_id=run, step=index, start=t, end=t + tool.seconds, name=tool.name)
+                ToolCallEvent(run_id=run, step=index, start=t, end=t + tool.total_s, name=tool.name)
             )
-            t += tool.seconds
+            t += tool.total_s
         t += step.other_s
         events.append(
             StepEvent(

@@ -69,6 +69,13 @@ SEEDS: dict[str, tuple[str, Any]] = {
     "claude.jsonl": _records_seed("corpus/tracelab/claude-session.trace.json", 16),
     "codex.jsonl": _records_seed("corpus/tracelab/codex-session.trace.json", 24),
     "swe-agent.traj": _json_seed("corpus/swe-agent/function_calling_simple.traj"),
+    "open-operator-evals.json": _json_seed(
+        "browser-records/open-operator-evals/results_no_screenshot.json"
+    ),
+    "browser-use.json": _json_seed("browser-records/browser-use/agent_history.json"),
+    "agentlab.jsonl": _lines_seed("browser-records/agentlab/steps_info.jsonl", 4),
+    "summary_info.json": _json_seed("browser-records/agentlab/summary_info.json"),
+    "osworld.jsonl": _lines_seed("browser-records/osworld/traj.jsonl", 5),
 }
 """name -> (container kind, parsed content)."""
 

@@ -78,3 +78,20 @@ def test_filler_is_exactly_the_asked_tokens() -> None:
                            tokenizer)  # fmt: skip
         assert tokenizer.count(text) == tokens
     assert filler_text("header", 0, tokenizer) == ""
+
+
+async def test_observation_wait_follows_the_work_outside_the_sandbox(
+    sandbox_events: tuple[ToolContext, list[SandboxEvent]],
+) -> None:
+    """`wait` (a computer-use action's page load and screenshot) lengthens the call after
+    its sandbox work, which stays `seconds` long, and the result says so."""
+    context, events = sandbox_events
+    box = ToolBox(synthetic_tools(["click"], SyntheticWork()), output_limit=None)
+    started = time.perf_counter()
+    arguments = json.dumps({"seconds": 0.1, "tokens": 30, "wait": 0.4})
+    result = await box.call("click", arguments, context)
+    elapsed = time.perf_counter() - started
+    assert result.ok and elapsed >= 0.5 - 0.002
+    execs = [e for e in events if e.kind == "exec"]
+    assert len(execs) == 1 and "sleep 0.0" in str(execs[0].detail["command"])
+    assert "0.400 s of observation wait" in result.content

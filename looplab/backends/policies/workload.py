@@ -10,7 +10,8 @@ Step k's reply:
 - **tool calls**: the step's recorded/drawn calls, by their recorded names, with compact
   JSON arguments the synthetic work tool reads: `{"seconds":S,"tokens":N}`, plus
   `"fail":true` for a call that failed in the recording and `"final":true` on the last
-  call of the last step (the tool then ends the run, so that call never fails);
+  call of the last step (the tool then ends the run, so that call never fails), and
+  `"wait":W` for a computer-use action's observation time (page load, screenshot);
 - **visible text**: one-token lorem words so that text plus tool calls is exactly the
   step's `output_tokens` visible tokens (more only if the calls alone need more slots);
 - **hidden reasoning**: the step's `reasoning_tokens` (None: the profile's draw);
@@ -56,9 +57,14 @@ def filler_pieces(count: int, rng: random.Random) -> list[str]:
     return [word if index == 0 else " " + word for index, word in enumerate(words)]
 
 
-def tool_arguments(seconds: float, tokens: int, *, fail: bool = False, final: bool = False) -> str:
-    """The synthetic work tool's arguments as the policy writes them (compact JSON)."""
+def tool_arguments(
+    seconds: float, tokens: int, *, fail: bool = False, final: bool = False, wait: float = 0.0
+) -> str:
+    """The synthetic work tool's arguments as the policy writes them (compact JSON);
+    `wait` (observation time after the work, computer-use workloads) only when non-zero."""
     arguments: dict[str, Any] = {"seconds": round(seconds, 3), "tokens": tokens}
+    if wait > 0:
+        arguments["wait"] = round(wait, 3)
     if fail:
         arguments["fail"] = True
     if final:
@@ -144,7 +150,7 @@ class WorkloadPolicy:
                     name=t.name,
                     argument_pieces=context.tokenizer.split(
                         tool_arguments(t.seconds, tokens[i], fail=not t.ok and not final,
-                                       final=final)
+                                       final=final, wait=t.wait_s)
                     ),
                 )
                 for i, (t, final) in enumerate(zip(specs, finals, strict=True))

@@ -15,12 +15,16 @@ from pathlib import Path
 from typing import Protocol
 
 from looplab.errors import ConfigError, TraceError
+from looplab.traces.importers.agentlab import AgentLabImporter
+from looplab.traces.importers.browser_use import BrowserUseImporter
 from looplab.traces.importers.claude_code import ClaudeCodeImporter
 from looplab.traces.importers.codex import CodexImporter
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.inspect import InspectImporter
 from looplab.traces.importers.mini_swe_agent import MiniSweAgentImporter
+from looplab.traces.importers.open_operator_evals import OpenOperatorEvalsImporter
 from looplab.traces.importers.openhands import OpenHandsImporter
+from looplab.traces.importers.osworld import OsworldImporter
 from looplab.traces.importers.sniff import Head, peek
 from looplab.traces.importers.source import BadValue
 from looplab.traces.importers.swe_agent import SweAgentImporter
@@ -71,6 +75,10 @@ REGISTRY: dict[str, Importer] = _registry(
     TraceLabImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
+    OpenOperatorEvalsImporter(),
+    BrowserUseImporter(),
+    AgentLabImporter(),
+    OsworldImporter(),
 )
 """Format name -> importer, in detection order."""
 
