@@ -22,6 +22,7 @@ __all__ = [
     "families",
     "mean_components",
     "model_time_by_purpose",
+    "planning_by_group",
     "planning_share",
     "task_breakdown",
 ]
@@ -78,6 +79,14 @@ def planning_share(runs: Sequence[RunRecord]) -> dict[str, float]:
             if key in spent:
                 spent[key] += seconds
     return {key: (seconds / task if task > 0 else 0.0) for key, seconds in spent.items()}
+
+
+def planning_by_group(
+    by_group: dict[str, list[RunRecord]], order: list[str]
+) -> dict[str, dict[str, float]]:
+    """`planning_share` per group, for the groups whose runs made such calls (else {})."""
+    out = {g: planning_share(by_group[g]) for g in order}
+    return {g: share for g, share in out.items() if any(share.values())}
 
 
 @dataclass

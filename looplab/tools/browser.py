@@ -92,6 +92,67 @@ Outcome = ToolResult | str | _Seen
 Action = Callable[[dict[str, Any], "Page"], Awaitable[Outcome]]
 
 
+class _PageActions:
+    """The page actions, each returning its outcome and the page's new observation."""
+
+    def __init__(self, observation: str, snapshot_after_action: bool) -> None:
+        self.observation = observation
+        self.snapshot_after_action = snapshot_after_action
+
+    async def after(self, page: Page, done: str) -> Outcome:
+        if not self.snapshot_after_action:
+            return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
+        return _Seen(done, await observe(page, self.observation))
+
+    async def goto(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        url = str(arguments["url"])
+        if not url.startswith(("http://", "https://")):
+            return ToolResult(f"not an http(s) URL: {url}", ok=False)
+        response = await page.goto(url, wait_until="commit")
+        status = response.status if response is not None else 0
+        return _Seen(f"HTTP {status}", await observe(page, self.observation), ok=status < 400)
+
+    async def snapshot(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        return _Seen("", await observe(page, self.observation))
+
+    async def click(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        await target.click()
+        return await self.after(page, f"Clicked {arguments['ref']}.")
+
+    async def type_text(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        text = str(arguments["text"])
+        await target.fill(text)
+        done = f"Typed {len(text)} characters into {arguments['ref']}."
+        if arguments.get("submit"):
+            await target.press("Enter")
+            return await self.after(page, done + " Pressed Enter.")
+        return done
+
+    async def press(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        key = str(arguments["key"])
+        if arguments.get("ref"):
+            target = await _element(page, arguments["ref"])
+            if isinstance(target, ToolResult):
+                return target
+            await target.press(key)
+        else:
+            await page.keyboard.press(key)
+        return await self.after(page, f"Pressed {key}.")
+
+    async def select(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        target = await _element(page, arguments["ref"])
+        if isinstance(target, ToolResult):
+            return target
+        chosen = await target.select_option(str(arguments["value"]))
+        return await self.after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
+
+
 def browser_tools(
     *,
     snapshot_after_action: bool = True,
@@ -107,67 +168,14 @@ def browser_tools(
         trace_screenshots: page actions keep a JPEG of the page for the trace.
         observation: what snapshot and page-changing actions return (`observation.OBSERVERS`).
     """
-
-    async def after(page: Page, done: str) -> Outcome:
-        if not snapshot_after_action:
-            return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
-        return _Seen(done, await observe(page, observation))
-
-    async def goto(arguments: dict[str, Any], page: Page) -> Outcome:
-        url = str(arguments["url"])
-        if not url.startswith(("http://", "https://")):
-            return ToolResult(f"not an http(s) URL: {url}", ok=False)
-        response = await page.goto(url, wait_until="commit")
-        status = response.status if response is not None else 0
-        return _Seen(f"HTTP {status}", await observe(page, observation), ok=status < 400)
-
-    async def snapshot(arguments: dict[str, Any], page: Page) -> Outcome:
-        return _Seen("", await observe(page, observation))
-
-    async def click(arguments: dict[str, Any], page: Page) -> Outcome:
-        target = await _element(page, arguments["ref"])
-        if isinstance(target, ToolResult):
-            return target
-        await target.click()
-        return await after(page, f"Clicked {arguments['ref']}.")
-
-    async def type_text(arguments: dict[str, Any], page: Page) -> Outcome:
-        target = await _element(page, arguments["ref"])
-        if isinstance(target, ToolResult):
-            return target
-        text = str(arguments["text"])
-        await target.fill(text)
-        done = f"Typed {len(text)} characters into {arguments['ref']}."
-        if arguments.get("submit"):
-            await target.press("Enter")
-            return await after(page, done + " Pressed Enter.")
-        return done
-
-    async def press(arguments: dict[str, Any], page: Page) -> Outcome:
-        key = str(arguments["key"])
-        if arguments.get("ref"):
-            target = await _element(page, arguments["ref"])
-            if isinstance(target, ToolResult):
-                return target
-            await target.press(key)
-        else:
-            await page.keyboard.press(key)
-        return await after(page, f"Pressed {key}.")
-
-    async def select(arguments: dict[str, Any], page: Page) -> Outcome:
-        target = await _element(page, arguments["ref"])
-        if isinstance(target, ToolResult):
-            return target
-        chosen = await target.select_option(str(arguments["value"]))
-        return await after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
-
+    page = _PageActions(observation, snapshot_after_action)
     actions: dict[str, Action] = {
-        "goto": goto,
-        "snapshot": snapshot,
-        "click": click,
-        "type": type_text,
-        "press": press,
-        "select": select,
+        "goto": page.goto,
+        "snapshot": page.snapshot,
+        "click": page.click,
+        "type": page.type_text,
+        "press": page.press,
+        "select": page.select,
     }
     if screenshots:
         actions["screenshot"] = _screenshot
