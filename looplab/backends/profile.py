@@ -135,7 +135,7 @@ class LatencyProfile(StrictModel):
     None disables it."""
     vision_tokens: str = DEFAULT_VISION_RULE
     """How an image in the prompt is counted: a rule of `looplab.backends.vision`
-    (`gpt-4o`, `gpt-4o-low`, `gpt-4.1`, `claude`, `qwen2.5-vl`, `gemini-3-low` ..
+    (`gpt-4o`, `gpt-4o-low`, `gpt-patches`, `claude`, `qwen2.5-vl`, `gemini-3-low` ..
     `gemini-3-ultra`); a 1280x800 screenshot is 1,105 tokens under `gpt-4o`."""
     seed: int = 0
     """Seed of every random draw (jitter, lengths, reasoning) this profile makes."""

@@ -9,7 +9,7 @@ rules, as their vendors document them (docs/design.md "Vision tokens" has the so
 |---|---|---|
 | `gpt-4o` (default) | fit 2048x2048, shortest side to 768; 85 + 170 per 512-px tile | 1,105 |
 | `gpt-4o-low` | `detail: low`: 85 flat | 85 |
-| `gpt-4.1` | 32-px patches, scaled down to at most 1,536 patches | 1,000 |
+| `gpt-patches` | 32-px patches, scaled down to at most 1,536 | 1,000 |
 | `claude` | fit in 1568 px long edge and 1.15 MP; one token per 28-px patch | 1,334 |
 | `qwen2.5-vl` | each side rounded to a multiple of 28; one token per 28-px patch | 1,334 |
 | `gemini-3-low` .. `-ultra` | `media_resolution`: 280 / 560 / 1,120 / 2,240 flat | 280-2,240 |
@@ -66,7 +66,7 @@ def _gpt_4o(width: int, height: int, detail: str) -> int:
     return 85 + 170 * math.ceil(w / 512) * math.ceil(h / 512)
 
 
-def _gpt_41(width: int, height: int, detail: str) -> int:
+def _gpt_patches(width: int, height: int, detail: str) -> int:
     patches = math.ceil(width / 32) * math.ceil(height / 32)
     if patches <= 1536:
         return patches
@@ -97,7 +97,7 @@ def _flat(tokens: int) -> Callable[[int, int, str], int]:
 VISION_RULES: dict[str, Callable[[int, int, str], int]] = {
     "gpt-4o": _gpt_4o,
     "gpt-4o-low": _flat(85),
-    "gpt-4.1": _gpt_41,
+    "gpt-patches": _gpt_patches,
     "claude": _claude,
     "qwen2.5-vl": _qwen,
     "gemini-3-low": _flat(280),

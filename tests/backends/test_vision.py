@@ -48,11 +48,11 @@ def _messages(image: bool) -> list[dict[str, Any]]:
 
 
 def test_each_rule_prices_a_1280x800_screenshot_as_documented() -> None:
-    """1280x800 costs 1,105 (gpt-4o), 1,000 (gpt-4.1), 1,334 (claude, qwen), Gemini's flat."""
+    """1280x800 costs 1,105 (gpt-4o), 1,000 (gpt-patches), 1,334 (claude, qwen), Gemini's flat."""
     wanted = {
         "gpt-4o": 1105,
         "gpt-4o-low": 85,
-        "gpt-4.1": 1000,
+        "gpt-patches": 1000,
         "claude": 1334,
         "qwen2.5-vl": 1334,
         "gemini-3-low": 280,
@@ -65,7 +65,7 @@ def test_each_rule_prices_a_1280x800_screenshot_as_documented() -> None:
     # caps: a 4000x3000 image is scaled down before it is counted
     assert image_tokens("gpt-4o", 4000, 3000) == 85 + 170 * 4  # 1024x768: 2x2 tiles
     assert image_tokens("gpt-4o", 2048, 4096) == 85 + 170 * 6  # OpenAI's worked example
-    assert image_tokens("gpt-4.1", 4000, 3000) <= 1536
+    assert image_tokens("gpt-patches", 4000, 3000) <= 1536
     assert image_tokens("claude", 4000, 3000) <= 1568 * 1568 // 784
 
 
