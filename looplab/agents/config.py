@@ -8,7 +8,7 @@ from pydantic import Field
 
 from looplab.config import StrictModel
 
-__all__ = ["KNOB_FIELDS", "AgentConfig", "RetryConfig"]
+__all__ = ["KNOB_FIELDS", "AgentConfig", "CallConfig", "RetryConfig"]
 
 KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation", "eager_sandbox")
 """The agent's latency knobs (recorded in every trace's `run_end.knobs`)."""
@@ -33,6 +33,30 @@ class RetryConfig(StrictModel):
     """HTTP statuses that are retried."""
     retry_dropped_streams: bool = True
     """Retry when the stream or connection breaks without an HTTP status."""
+
+
+class CallConfig(StrictModel):
+    """A planning or reflection call of each step (`AgentConfig.planner` / `.reflection`).
+
+    The call is a real model call through the same backend: the conversation so far and
+    an instruction, the agent's tools with `tool_choice: none` (the same prefix as the
+    action call, so the prefix cache serves it), answered in text that joins the
+    conversation as a user message (`Plan: ...`, `Reflection: ...`). The simulator's
+    policies answer such a budgeted text call with exactly `max_tokens` visible tokens.
+    """
+
+    every: int = Field(default=1, ge=1)
+    """Make the call on every N-th step (1: every step)."""
+    max_tokens: int = Field(default=300, ge=1)
+    """Visible text budget of the call's reply."""
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+    """Hidden reasoning budget, sent as `thinking: {type: enabled, budget_tokens: N}`
+    (Anthropic's OpenAI-compatible spelling, which the simulator honours exactly); the
+    call's `max_completion_tokens` is then `max_tokens` + this. None: not sent (the
+    profile's reasoning draw applies on the simulator). OpenAI's own API refuses the
+    field: leave it None there."""
+    prompt: str | None = None
+    """Replaces the built-in instruction of the call."""
 
 
 class AgentConfig(StrictModel):
@@ -80,6 +104,23 @@ class AgentConfig(StrictModel):
     snapshot_after_action: bool = True
     """Computer-use agent: goto/click/press/select return the page's new snapshot (off:
     one line, and the model calls `snapshot` when it needs the page)."""
+    observation: Literal["aria", "screenshot", "marks", "dom"] = "aria"
+    """Computer-use agent: what snapshot and page-changing actions show the model:
+    the aria snapshot (text), a screenshot plus the interactive elements' refs, the
+    screenshot with numbered marks, or the pruned DOM (`looplab.tools.observation`).
+    Screenshots reach the model as `image_url` parts; their prompt tokens follow the
+    profile's `vision_tokens` rule."""
+    viewport_width: int = Field(default=1280, ge=200, le=7680)
+    """Computer-use agent: the browser viewport's width (the screenshot's width)."""
+    viewport_height: int = Field(default=800, ge=200, le=4320)
+    """Computer-use agent: the browser viewport's height (the screenshot's height)."""
+    images_kept: int | None = Field(default=None, ge=0)
+    """Screenshots kept in the conversation: older ones become a one-line text (the
+    prefix cache stops there); None keeps all. browser-use keeps 1."""
+    planner: CallConfig | None = None
+    """A planning call before each step's action call (Agent S2's manager); None: none."""
+    reflection: CallConfig | None = None
+    """A reflection call after each step's observation; None: none."""
     system_prompt: str | None = None
     """Replaces the agent's built-in system prompt."""
     retry: RetryConfig = Field(default_factory=RetryConfig)

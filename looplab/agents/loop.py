@@ -26,7 +26,6 @@ The graph is the same for every agent; agents differ in system prompt and tools.
 from __future__ import annotations
 
 import asyncio
-import base64
 import time
 from collections.abc import Callable
 from typing import Any, TypedDict
@@ -34,11 +33,13 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
+from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
+from looplab.agents.images import drop_old_images, image_message
 from looplab.agents.records import ModelCallRecord, RunResult, StepRecord, ToolCallRecord
 from looplab.agents.retry import complete_with_retries
 from looplab.agents.speculation import Speculator
-from looplab.backends.client import InstrumentedClient, ModelResponse, ToolReady
+from looplab.backends.client import InstrumentedClient, ToolReady
 from looplab.errors import BackendError
 from looplab.sandbox import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult
@@ -207,10 +208,13 @@ class AgentLoop:
             params["on_tool_ready"] = self._on_tool_ready
         if self._speculator is not None:
             self._speculator.start(self.steps[-2].tools if len(self.steps) > 1 else [])
+        messages = state["messages"]
         try:
+            if due(self.config.planner, step.index):
+                messages = await self._side_call(step, messages, "planner")
             response = await complete_with_retries(
                 self.client,
-                state["messages"],
+                messages,
                 tools=self.toolbox.openai_tools(),
                 policy=self.config.retry,
                 attempts=step.attempts,
@@ -219,8 +223,8 @@ class AgentLoop:
         except BackendError as exc:
             step.model_ended = step.ended = time.perf_counter()
             self._error = str(exc)
-            return {"end_reason": "backend_error"}
-        step.model = _model_record(response)
+            return {"messages": messages, "end_reason": "backend_error"}
+        step.model = ModelCallRecord.from_response(response)
         self._tokens += (response.prompt_tokens or 0) + (response.completion_tokens or 0)
         step.model_ended = step.ended = time.perf_counter()
         message = response.message
@@ -229,7 +233,7 @@ class AgentLoop:
             calls = message.get("tool_calls") or []
             self._speculator.resolve(calls[0] if calls else None, self._dispatcher)
         end = None if message.get("tool_calls") else "answer"
-        return {"messages": [*state["messages"], message], "end_reason": end}
+        return {"messages": [*messages, message], "end_reason": end}
 
     def _after_model(self, state: LoopState) -> str:
         return END if state["end_reason"] else "tools"
@@ -240,25 +244,56 @@ class AgentLoop:
         outcomes = await self._dispatcher.finish(calls, self._streamed_chars)
         messages = list(state["messages"])
         finished = False
-        images: list[dict[str, Any]] = []
+        images: list[bytes] = []
         for call, (record, result) in zip(calls, outcomes, strict=True):
             step.tools.append(record)
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result.content})
             if result.finish and record.ok:
                 finished = True
                 self._finish_text = result.content
-            if result.image is not None and self.config.screenshots:
-                images.append(_image_part(result.image))
-        if images:
-            # chat completions carry images in user messages only, never in tool results
-            text = {"type": "text", "text": "Screenshot(s) from the tool calls above."}
-            messages.append({"role": "user", "content": [text, *images]})
+            if result.image is not None:
+                images.append(result.image)
+        shown = image_message(images)
+        if shown is not None:
+            messages = drop_old_images([*messages, shown], self.config.images_kept)
+        end = "finish" if finished else None
+        if not finished and due(self.config.reflection, step.index):
+            try:
+                messages = await self._side_call(step, messages, "reflection")
+            except BackendError as exc:
+                self._error = str(exc)
+                end = "backend_error"
         if self.harness_time_s is not None:
             pause = self.harness_time_s(step.index)
             if pause > 0:
                 await asyncio.sleep(pause)
         step.ended = time.perf_counter()
-        return {"messages": messages, "end_reason": "finish" if finished else None}
+        return {"messages": messages, "end_reason": end}
+
+    async def _side_call(
+        self, step: StepRecord, messages: list[dict[str, Any]], purpose: str
+    ) -> list[dict[str, Any]]:
+        """A planning or reflection call (`deliberation.py`): recorded in the step, its
+        reply appended to the conversation.
+
+        Raises:
+            BackendError: retries ran out.
+        """
+        config = self.config.planner if purpose == "planner" else self.config.reflection
+        assert config is not None
+        call, said = await side_call(
+            self.client,
+            messages,
+            self.toolbox.openai_tools(),
+            config,
+            purpose=purpose,
+            retry=self.config.retry,
+            attempts=step.attempts,
+        )
+        step.side_calls.append(call)
+        record = call.record
+        self._tokens += (record.prompt_tokens or 0) + (record.completion_tokens or 0)
+        return [*messages, said]
 
     def _after_tools(self, state: LoopState) -> str:
         return END if state["end_reason"] else "model"
@@ -298,23 +333,7 @@ class AgentLoop:
             output_chars=len(result.content),
             synthetic=result.synthetic,
             screenshot=result.trace_image,
+            phases=result.phases,
+            observation=result.observation,
         )
         return record, result
-
-
-def _image_part(png: bytes) -> dict[str, Any]:
-    """An `image_url` content part holding a PNG as a data URL."""
-    data = base64.b64encode(png).decode("ascii")
-    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
-
-
-def _model_record(response: ModelResponse) -> ModelCallRecord:
-    return ModelCallRecord(
-        timing=response.timing,
-        finish_reason=response.finish_reason,
-        prompt_tokens=response.prompt_tokens,
-        cached_tokens=response.cached_tokens,
-        completion_tokens=response.completion_tokens,
-        reasoning_tokens=response.reasoning_tokens,
-        request_id=response.request_id,
-    )

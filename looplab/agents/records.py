@@ -9,11 +9,19 @@ once), and `overhead_s` is what is left of its wall time (routing, bookkeeping).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
-from looplab.backends.client import CallTiming
+from looplab.backends.client import CallTiming, ModelResponse
 from looplab.sandbox import SandboxEvent
 
-__all__ = ["AttemptRecord", "ModelCallRecord", "RunResult", "StepRecord", "ToolCallRecord"]
+__all__ = [
+    "AttemptRecord",
+    "ModelCallRecord",
+    "RunResult",
+    "SideCall",
+    "StepRecord",
+    "ToolCallRecord",
+]
 
 
 @dataclass
@@ -40,6 +48,19 @@ class ModelCallRecord:
     completion_tokens: int | None
     reasoning_tokens: int | None
     request_id: str | None
+
+    @classmethod
+    def from_response(cls, response: ModelResponse) -> ModelCallRecord:
+        """The record of a client response."""
+        return cls(
+            timing=response.timing,
+            finish_reason=response.finish_reason,
+            prompt_tokens=response.prompt_tokens,
+            cached_tokens=response.cached_tokens,
+            completion_tokens=response.completion_tokens,
+            reasoning_tokens=response.reasoning_tokens,
+            request_id=response.request_id,
+        )
 
     @property
     def ttft_s(self) -> float | None:
@@ -76,10 +97,35 @@ class ToolCallRecord:
     """Streamed: share of the reply's streamed text received by then."""
     queued_s: float | None = None
     """Arguments complete -> started (waiting for a tool slot)."""
+    phases: dict[str, float] | None = None
+    """The call's time by phase (browser actions: `act`, `page_wait`, `observe`)."""
+    observation: dict[str, Any] | None = None
+    """What a browser action showed the model (kind, text chars, image bytes and size)."""
 
     @property
     def duration_s(self) -> float:
         """Started -> result ready."""
+        return self.ended - self.started
+
+
+@dataclass
+class SideCall:
+    """A planning or reflection call of a step (`agents/deliberation.py`)."""
+
+    purpose: str
+    """`planner` or `reflection`."""
+    started: float
+    """When the call was scheduled."""
+    ended: float
+    """When its reply was assembled."""
+    record: ModelCallRecord
+    """Its timing and usage."""
+    message: dict[str, Any]
+    """Its reply as an assistant message (for the trace)."""
+
+    @property
+    def duration_s(self) -> float:
+        """Scheduled -> reply assembled."""
         return self.ended - self.started
 
 
@@ -95,11 +141,15 @@ class StepRecord:
     attempts: list[AttemptRecord] = field(default_factory=list)
     tools: list[ToolCallRecord] = field(default_factory=list)
     sandbox_events: list[SandboxEvent] = field(default_factory=list)
+    side_calls: list[SideCall] = field(default_factory=list)
+    """Planning (before the action call) and reflection (after the tools) calls."""
 
     @property
     def model_s(self) -> float:
-        """Model phase: step start -> reply assembled (retries included)."""
-        return self.model_ended - self.started
+        """Model phase: step start -> reply assembled (retries and a planning call
+        included), plus the reflection calls after the tools."""
+        after = sum(c.duration_s for c in self.side_calls if c.started >= self.model_ended)
+        return self.model_ended - self.started + after
 
     @property
     def tool_s(self) -> float:
@@ -120,6 +170,15 @@ class StepRecord:
     def overhead_s(self) -> float:
         """Wall time that is neither model nor tool time."""
         return self.wall_s - self.model_s - self.tool_s
+
+    def phases(self) -> dict[str, float]:
+        """The finer split: browser phases summed over the tools (`act`, `page_wait`,
+        `observe`); empty when no tool split its time."""
+        out: dict[str, float] = {}
+        for tool in self.tools:
+            for name, seconds in (tool.phases or {}).items():
+                out[name] = out.get(name, 0.0) + seconds
+        return out
 
 
 @dataclass

@@ -82,6 +82,7 @@ AGENT_KINDS: dict[str, AgentKind] = {
             snapshot_after_action=config.snapshot_after_action,
             screenshots=config.screenshots,
             trace_screenshots=config.trace_screenshots,
+            observation=config.observation,
         ),
         browser=True,
     ),
@@ -153,7 +154,8 @@ async def run_task(
         agent: an `AGENT_KINDS` name; default: the task kind's (`TASK_KIND_AGENTS`).
         agent_config: loop settings; the task's limits apply when they are stricter.
         sandbox_config: sandbox kind and limits; the task's network need is applied.
-        browser_config: how the browser is launched (web tasks, `browse_via: browser`).
+        browser_config: how the browser is launched (web tasks, `browse_via: browser`);
+            default: the agent config's viewport.
         experiment: the experiment's name (docker label `looplab.experiment`).
         run_id: the run's id (docker label `looplab.run`; default: the task's name).
 
@@ -171,6 +173,10 @@ async def run_task(
     mark_owned(pristine.parent)
     eager = config.eager_sandbox and eager_applies(use_browser)
     state = _Setup()
+    if browser_config is None:
+        browser_config = BrowserConfig(
+            viewport_width=config.viewport_width, viewport_height=config.viewport_height
+        )
 
     def set_up() -> Awaitable[ToolContext]:
         return _set_up(

@@ -144,7 +144,8 @@ class InstrumentedClient:
             scheduled: when the caller meant to send (perf_counter seconds); defaults to now.
             on_tool_ready: called (inside the stream, must not block) with each tool call
                 whose arguments are complete before the reply ends (`StreamAssembler`).
-            **params: other chat-completion parameters (`max_completion_tokens`, ...).
+            **params: other chat-completion parameters (`max_completion_tokens`, ...);
+                `extra_body` fields join the request body as they are.
 
         Raises:
             BackendError: on any API or transport error, with status and request id.
@@ -153,7 +154,7 @@ class InstrumentedClient:
         # the conversation and tools go in as JSON-ready dicts (`extra_body`): openai's
         # request transform walks every message (~0.2 ms each, ~20 ms at 90 messages), a
         # client-side cost that would grow with the conversation
-        body: dict[str, Any] = {"messages": messages}
+        body: dict[str, Any] = {**extra.pop("extra_body", {}), "messages": messages}
         if tools:
             body["tools"] = tools
         now = time.perf_counter()

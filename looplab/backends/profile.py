@@ -38,6 +38,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from looplab.backends.distributions import Distribution, Fixed
+from looplab.backends.vision import DEFAULT_VISION_RULE, VISION_RULES
 from looplab.config import StrictModel
 
 __all__ = ["FaultConfig", "LatencyProfile"]
@@ -132,6 +133,10 @@ class LatencyProfile(StrictModel):
     """Server-wide SSE chunk budget: with N active streams the frame floor widens to
     N / max_chunks_per_s, so under load more tokens share a chunk (rates stay exact).
     None disables it."""
+    vision_tokens: str = DEFAULT_VISION_RULE
+    """How an image in the prompt is counted: a rule of `looplab.backends.vision`
+    (`gpt-4o`, `gpt-4o-low`, `gpt-patches`, `claude`, `qwen2.5-vl`, `gemini-3-low` ..
+    `gemini-3-ultra`); a 1280x800 screenshot is 1,105 tokens under `gpt-4o`."""
     seed: int = 0
     """Seed of every random draw (jitter, lengths, reasoning) this profile makes."""
     faults: FaultConfig = Field(default_factory=FaultConfig)
@@ -139,6 +144,11 @@ class LatencyProfile(StrictModel):
 
     @model_validator(mode="after")
     def _limits_fit(self) -> LatencyProfile:
+        if self.vision_tokens not in VISION_RULES:
+            raise ValueError(
+                f"vision_tokens {self.vision_tokens!r} is not a vision token rule; "
+                f"choose one of: {', '.join(sorted(VISION_RULES))}"
+            )
         if self.max_output_tokens > self.context_window:
             raise ValueError(
                 f"max_output_tokens ({self.max_output_tokens}) exceeds "

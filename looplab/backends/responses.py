@@ -9,6 +9,7 @@ written back as Responses objects (`response_object`) or events
 |---------------------------------------------|-------------------------------------------|
 | `instructions`                              | a leading `system` message                |
 | `input` text, or `message` items            | `user` / `assistant` / `system` messages  |
+| `input_image` parts (`image_url`, `detail`)  | `image_url` content parts                 |
 | `function_call` items                       | an assistant message's `tool_calls`       |
 | `function_call_output` items                | `tool` messages                           |
 | `reasoning` items                           | dropped (their tokens were counted)       |
@@ -85,7 +86,7 @@ def _messages(value: Any) -> list[dict[str, Any]]:
             raise ApiError(400, "an input item must be an object", param=f"input[{index}]")
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
-            out.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
+            out.append({"role": item.get("role", "user"), "content": _content(item.get("content"))})
         elif kind == "function_call":
             call = {
                 "id": str(item.get("call_id") or item.get("id") or f"call_{index}"),
@@ -109,6 +110,25 @@ def _messages(value: Any) -> list[dict[str, Any]]:
                     "content": output if isinstance(output, str) else _text(output),
                 }
             )
+    return out
+
+
+def _content(content: Any) -> str | list[dict[str, Any]]:
+    """A message item's content: its text, or chat parts when it holds `input_image`s."""
+    parts = content if isinstance(content, list) else []
+    if not any(isinstance(p, dict) and p.get("type") == "input_image" for p in parts):
+        return _text(content)
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        if part.get("type") == "input_image":
+            image = {"url": str(part.get("image_url") or "")}
+            if part.get("detail"):
+                image["detail"] = str(part["detail"])
+            out.append({"type": "image_url", "image_url": image})
+        elif isinstance(part.get("text"), str):
+            out.append({"type": "text", "text": part["text"]})
     return out
 
 

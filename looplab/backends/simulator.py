@@ -110,7 +110,7 @@ class Simulator:
         policy = self._policy(request)
         messages = [m.model_dump(exclude_none=True) for m in request.messages]
         tools = [t.model_dump(exclude_none=True) for t in request.tools or []]
-        cumulative = self.tokenizer.count_messages(messages, tools)
+        cumulative = self.tokenizer.count_messages(messages, tools, self.profile.vision_tokens)
         prompt_tokens = cumulative[-1] + REPLY_PRIMING_TOKENS
         limit = completion_cap(self.profile, request, prompt_tokens)
         cached = 0

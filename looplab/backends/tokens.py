@@ -16,8 +16,10 @@ so a 1 MB message is counted like any other instead of hitting the encoder's inp
 
 Chat messages are counted the way OpenAI documents for its chat models: each message costs
 its content tokens plus 3 (role and separators), the reply is primed with 3 more, and tool
-schemas cost the tokens of their JSON. These are the simulator's prompt tokens; its output
-tokens are exact by construction (each emitted piece is one token).
+schemas cost the tokens of their JSON. Image parts cost what the profile's vision rule
+says (`looplab.backends.vision`; the caller passes the rule's name). These are the
+simulator's prompt tokens; its output tokens are exact by construction (each emitted
+piece is one token).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
+
+from looplab.backends.vision import DEFAULT_VISION_RULE, message_image_tokens
 
 __all__ = [
     "CHUNK_CHARS",
@@ -112,9 +116,17 @@ class Tokenizer:
         return _approx_split(text)
 
     def count_messages(
-        self, messages: Iterable[Mapping[str, Any]], tools: Iterable[Mapping[str, Any]] = ()
+        self,
+        messages: Iterable[Mapping[str, Any]],
+        tools: Iterable[Mapping[str, Any]] = (),
+        vision: str = DEFAULT_VISION_RULE,
     ) -> list[int]:
         """Cumulative prompt tokens after each message (tools counted before the first).
+
+        Args:
+            messages: chat messages; their `image_url` parts count by the `vision` rule.
+            tools: tool schemas.
+            vision: the vision token rule (`looplab.backends.vision.VISION_RULES`).
 
         Returns:
             A list `c` with `c[i]` = prompt tokens of tools + messages[0..i]; the total
@@ -124,6 +136,7 @@ class Tokenizer:
         cumulative: list[int] = []
         for message in messages:
             total += MESSAGE_OVERHEAD_TOKENS + self.count(message_text(message))
+            total += message_image_tokens(message, vision)
             cumulative.append(total)
         return cumulative
 

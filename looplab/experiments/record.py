@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from looplab.agents.records import RunResult, StepRecord, ToolCallRecord
+from looplab.agents.records import RunResult, SideCall, StepRecord, ToolCallRecord
 from looplab.agents.runner import TaskRun
 from looplab.sandbox import SandboxEvent
 from looplab.traces.schema import (
@@ -112,6 +112,9 @@ def _step_events(
 ) -> list[TraceEvent]:
     """One step's events: its model call (or failed attempts), tools, sandbox ops, step."""
     events: list[TraceEvent] = _model_events(run_id, step, message, at, wall, model, profile)
+    events.extend(
+        _side_event(run_id, step.index, c, at, wall, model, profile) for c in step.side_calls
+    )
     events.extend(_tool_event(run_id, step.index, tool, outputs, at, wall) for tool in step.tools)
     events.extend(_setup_event(run_id, e, at, step.index) for e in step.sandbox_events)
     events.append(
@@ -124,6 +127,7 @@ def _step_events(
             model_s=step.model_s,
             tool_s=step.tool_s,
             overhead_s=step.overhead_s,
+            phases=step.phases(),
         )
     )
     return events
@@ -185,8 +189,43 @@ def _model_events(
             request_id=call.request_id,
             message=message,
             attempts=attempts,
+            purpose="actor" if step.side_calls else None,
         )
     ]
+
+
+def _side_event(
+    run_id: str,
+    step: int,
+    call: SideCall,
+    at: Callable[[float], float],
+    wall: Callable[[float], datetime],
+    model: str,
+    profile: str | None,
+) -> ModelCallEvent:
+    """A planning or reflection call of the step, tagged with its `purpose`."""
+    timing = call.record.timing
+    record = call.record
+    return ModelCallEvent(
+        run_id=run_id,
+        step=step,
+        wall_time=wall(timing.scheduled),
+        start=at(timing.scheduled),
+        end=at(timing.end if timing.end is not None else call.ended),
+        sent=at(timing.sent),
+        first_token=None if timing.first_token is None else at(timing.first_token),
+        last_token=None if timing.last_token is None else at(timing.last_token),
+        prompt_tokens=record.prompt_tokens,
+        cached_tokens=record.cached_tokens,
+        completion_tokens=record.completion_tokens,
+        reasoning_tokens=record.reasoning_tokens,
+        finish_reason=record.finish_reason,
+        model=model,
+        profile=profile,
+        request_id=record.request_id,
+        message=call.message,
+        purpose="planner" if call.purpose == "planner" else "reflection",
+    )
 
 
 def _tool_event(
@@ -218,6 +257,8 @@ def _tool_event(
         dispatch_token=tool.dispatch_token,
         dispatch_fraction=tool.dispatch_fraction,
         queued_s=tool.queued_s,
+        phases=dict(tool.phases or {}),
+        observation=tool.observation,
     )
 
 

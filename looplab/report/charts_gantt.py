@@ -25,6 +25,9 @@ BAR_KINDS: dict[str, tuple[str, str]] = {
     "decode": ("decode", COMPONENTS["decode"][1]),
     "model": ("model call (not split)", COMPONENTS["model"][1]),
     "tool": ("tool call", COMPONENTS["tools"][1]),
+    "act": ("browser action", COMPONENTS["act"][1]),
+    "page_wait": ("page-load wait", COMPONENTS["page_wait"][1]),
+    "observe": ("observation capture", COMPONENTS["observe"][1]),
 }
 """Timeline bar kinds: key -> (legend label, colour), in legend order."""
 
@@ -122,7 +125,11 @@ def _plot(chart: Chart) -> str:
 
 FLAME_KINDS: dict[str, tuple[str, str]] = {
     "modelcall": ("model call (all phases)", "#A9BCD0"),
-    **{k: COMPONENTS[k] for k in ("ttft", "reasoning", "decode", "model", "tools", "overhead")},
+    **{
+        k: COMPONENTS[k]
+        for k in ("ttft", "reasoning", "decode", "model", "tools", "act", "page_wait", "observe")
+    },
+    "overhead": COMPONENTS["overhead"],
     "run": ("the run", "#B9B4AA"),
 }
 """Icicle box kinds: key -> (legend label, colour)."""

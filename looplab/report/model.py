@@ -39,11 +39,19 @@ class Bar:
     """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes)."""
     kind: str
     """`queue`, `ttft` (TTFT + prefill), `reasoning` (hidden reasoning decode), `decode`
-    (visible), `model` (unsplit), `tool`."""
+    (visible), `model` (unsplit), `tool`; a browser action split into its phases is
+    `act`, `page_wait` and `observe` bars instead of one `tool` bar."""
     start: float
     end: float
     label: str
     estimated: bool = False
+    tool: str = ""
+    """The tool's name (tool bars)."""
+
+
+TOOL_BAR_KINDS = ("tool", "act", "page_wait", "observe")
+"""Bar kinds that are (parts of) tool calls."""
+_PHASE_LABELS = {"act": "action", "page_wait": "page-load wait", "observe": "observation"}
 
 
 @dataclass(slots=True)
@@ -227,6 +235,8 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set
     bars: list[Bar] = []
     for call in calls:
         label = f"step {call.step}"
+        if call.purpose in ("planner", "reflection"):
+            label += f" {call.purpose}"
         guessed = set(call.estimated) - computed
         estimated = bool(guessed)
         if call.sent is not None and call.first_token is not None and call.last_token is not None:
@@ -271,16 +281,25 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set
             lane_ends.append(tool.end)
         lane_ends[lane] = tool.end
         name = "tools" if lane == 0 else f"tools {lane + 1}"
-        bars.append(
-            Bar(
-                name,
-                "tool",
-                tool.start,
-                tool.end,
-                f"step {tool.step} {tool.name}",
-                bool(tool.estimated),
-            )
-        )
+        bars.extend(_tool_bars(name, tool))
+    return bars
+
+
+def _tool_bars(lane: str, tool: ToolCallEvent) -> list[Bar]:
+    """A tool call's bar, or its browser phases in order (action, page-load wait,
+    observation) when it split its time."""
+    label = f"step {tool.step} {tool.name}"
+    split = [(k, tool.phases[k]) for k in _PHASE_LABELS if tool.phases.get(k)]
+    if not split:
+        return [Bar(lane, "tool", tool.start, tool.end, label, bool(tool.estimated), tool.name)]
+    bars: list[Bar] = []
+    at = tool.start
+    scale = min(1.0, (tool.end - tool.start) / sum(s for _, s in split))
+    for kind, seconds in split:
+        end = min(tool.end, at + seconds * scale)
+        text = f"{label} {_PHASE_LABELS[kind]}"
+        bars.append(Bar(lane, kind, at, end, text, bool(tool.estimated), tool.name))
+        at = end
     return bars
 
 

@@ -22,7 +22,11 @@ PHASE_COLORS = {
     "reasoning": COMPONENTS["reasoning"][1],
     "decode": COMPONENTS["decode"][1],
     "model": COMPONENTS["model"][1],
+    "planning": "#5B7DB1",
     "tools": COMPONENTS["tools"][1],
+    "act": COMPONENTS["act"][1],
+    "page_wait": COMPONENTS["page_wait"][1],
+    "observe": COMPONENTS["observe"][1],
     "overhead": COMPONENTS["overhead"][1],
 }
 _STATUS_CSS = {

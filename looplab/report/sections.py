@@ -122,7 +122,38 @@ def _compounding(model: ReportModel) -> str:
 
 
 def _time(model: ReportModel) -> str:
-    return grid([charts.breakdown_chart(model, per_task=p) for p in (False, True)])
+    body = grid([charts.breakdown_chart(model, per_task=p) for p in (False, True)])
+    if not model.planning:
+        return body
+    rows = "".join(
+        f"<tr><td>{escape(group)}</td><td>{100 * share['planner']:.0f}%</td>"
+        f"<td>{100 * share['reflection']:.0f}%</td>"
+        f"<td>{100 * (share['planner'] + share['reflection']):.0f}%</td></tr>"
+        for group, share in model.planning.items()
+    )
+    return (
+        f"{body}<h3>Planning and reflection calls</h3>"
+        '<div class="scroll"><table class="sortable" data-export="planning"><thead><tr>'
+        "<th>group</th><th>planner</th><th>reflection</th><th>together</th></tr></thead>"
+        f"<tbody>{rows}</tbody></table></div>"
+        '<p class="hint">Share of task time spent in the agent\'s planning and reflection '
+        "model calls (model_call.purpose), beside its action calls; OSWorld-Human measured "
+        "75-94% for Agent S2.</p>"
+    )
+
+
+def _time_tables(model: ReportModel) -> dict[str, Any]:
+    rows = [
+        [g, round(s["planner"], 4), round(s["reflection"], 4)] for g, s in model.planning.items()
+    ]
+    columns = ["group", "planner_share", "reflection_share"]
+    return {
+        "planning": {
+            "title": "share of task time in planning and reflection calls",
+            "columns": columns,
+            "rows": rows,
+        }
+    }
 
 
 def _featured(model: ReportModel) -> str:
@@ -195,7 +226,7 @@ SECTIONS: list[Section] = [
     Section(
         "compounding", "Compounding: how per-step latency adds up", "Compounding", _compounding
     ),
-    Section("time", "Where the time goes", "Time split", _time),
+    Section("time", "Where the time goes", "Time split", _time, _time_tables),
     Section("timeline", "Timeline: the same task at two speeds", "Timeline", _featured),
     Section(
         "sensitivity", "Sensitivity: decode rate, Amdahl ceiling, TTFT", "Sensitivity", _sensitivity

@@ -12,8 +12,16 @@ attempts, is harness-side time and counted as overhead, as the run-level split d
 | `reasoning` | hidden reasoning decode                                                |
 | `decode`    | first -> last visible token                                            |
 | `model`     | a model call the source could not split (imported traces)             |
-| `tools`     | the step's tool phase (parallel calls count once)                      |
+| `planning`  | the step's planning and reflection calls (`model_call.purpose`)        |
+| `tools`     | the step's tool phase (parallel calls count once), less its browser    |
+|             | phases:                                                                |
+| `act`       | browser actions themselves (`tool_call.phases`)                        |
+| `page_wait` | waiting for the page's load after an action                            |
+| `observe`   | capturing the snapshot or screenshot the model sees                    |
 | `overhead`  | the rest of the step's wall time                                       |
+
+TTFT, prefill, reasoning and decode are the step's action call's (its only call, or the
+one with `purpose: actor`).
 """
 
 from __future__ import annotations
@@ -34,7 +42,11 @@ PHASES: dict[str, str] = {
     "reasoning": "reasoning",
     "decode": "decode",
     "model": "model (unsplit)",
+    "planning": "planning + reflection",
     "tools": "tools",
+    "act": "browser action",
+    "page_wait": "page-load wait",
+    "observe": "observation",
     "overhead": "overhead",
 }
 """The phases of a step (key -> column label), in timeline order."""
@@ -75,15 +87,33 @@ def step_rows(record: RunRecord) -> list[StepRow]:
     if trace is None:
         return []
     calls: dict[int, ModelCallEvent] = {}
+    side: dict[int, float] = defaultdict(float)
     for call in trace.model_calls():
-        calls.setdefault(call.step or 0, call)
+        if call.purpose in ("planner", "reflection"):
+            side[call.step or 0] += call.end - call.start
+        else:
+            calls.setdefault(call.step or 0, call)
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
     for tool in trace.tool_calls():
         tools[tool.step or 0].append(tool)
     events = {s.step or 0: s for s in trace.steps()}
     indices = sorted(set(calls) | set(tools) | set(events))
     timing = _timing(record)
-    return [_row(i, calls.get(i), tools.get(i, []), events.get(i), timing) for i in indices]
+    return [
+        _row(i, calls.get(i), tools.get(i, []), events.get(i), timing, side.get(i, 0.0))
+        for i in indices
+    ]
+
+
+def _browser(event: StepEvent | None) -> dict[str, float]:
+    """The step's browser phases, scaled down to its tool time where parallel calls
+    make them add up to more."""
+    if event is None:
+        return {}
+    split = {k: v for k, v in event.phases.items() if k in ("act", "page_wait", "observe")}
+    total = sum(split.values())
+    scale = event.tool_s / total if total > event.tool_s > 0 else 1.0
+    return {k: v * scale for k, v in split.items()}
 
 
 def _timing(record: RunRecord) -> TimingModel | None:
@@ -101,6 +131,7 @@ def _row(
     tools: list[ToolCallEvent],
     event: StepEvent | None,
     timing: TimingModel | None,
+    planning: float = 0.0,
 ) -> StepRow:
     ordered = sorted(tools, key=lambda t: t.start)
     starts = [e.start for e in (call, event, *ordered) if e is not None]
@@ -121,11 +152,14 @@ def _row(
         parts.update(
             ttft=ttft - (prefill or 0.0), prefill=prefill, reasoning=reasoning, decode=decode
         )
-        rest = max(0.0, model_s - ttft - reasoning - decode)
+        rest = max(0.0, model_s - planning - ttft - reasoning - decode)
     else:
-        parts.update(ttft=None, prefill=None, decode=None, model=model_s)
+        parts.update(ttft=None, prefill=None, decode=None, model=model_s - planning)
         rest = 0.0
-    parts["tools"] = tool_s
+    parts["planning"] = planning
+    browser = _browser(event)
+    parts.update(browser)
+    parts["tools"] = max(0.0, tool_s - sum(browser.values()))
     overhead = event.overhead_s if event else (end - start) - model_s - tool_s
     parts["overhead"] = max(0.0, overhead) + rest
     return StepRow(

@@ -43,6 +43,7 @@ from looplab.report.views_time import (
     compounding,
     families,
     mean_components,
+    planning_by_group,
     task_breakdown,
 )
 from looplab.report.views_transcript import TranscriptView
@@ -145,6 +146,8 @@ class ReportModel:
     """The transcripts the report embeds, by run id (bounded: `views_detail`)."""
     run_rows: list[RunRow] = field(default_factory=list)
     """Every run, for the table of runs."""
+    planning: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per group whose runs made planning or reflection calls: their share of task time."""
     claim: ClaimView | None = None
     """The claim check: these runs, the shipped corpus re-timed, the Amdahl band and the
     published claims side by side (`views_claim`)."""
@@ -244,6 +247,7 @@ def build_model(
         transcripts=embedded,
         run_rows=run_rows(records, order, diffs, set(embedded)),
         claim=claim_view(by_group, order),
+        planning=planning_by_group(by_group, order),
     )
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from looplab.report.model import Bar, RunRecord
+from looplab.report.model import TOOL_BAR_KINDS, Bar, RunRecord
 from looplab.report.stats import median
 
 __all__ = ["FlameNode", "TaskRow", "TimelineView", "featured", "flame", "task_rows", "timeline"]
@@ -96,6 +96,8 @@ def timeline(run: RunRecord) -> TimelineView:
     )
 
 
+_BROWSER_PARTS = {"act": "action", "page_wait": "page-load wait", "observe": "observation"}
+"""Flame labels of a browser tool's phases (their kinds are the bar kinds)."""
 _MODEL_PARTS = {
     "queue": ("client queue", "overhead"),
     "ttft": ("TTFT + prefill", "ttft"),
@@ -123,13 +125,19 @@ def flame(run: RunRecord) -> FlameNode:
     if rest > 1e-3 and model.children:
         model.children.append(FlameNode("retries, stream tail", rest, "overhead"))
     by_name: dict[str, float] = defaultdict(float)
+    phases: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     for bar in run.bars:
-        if bar.kind == "tool":
-            by_name[bar.label.split(" ", 2)[-1]] += bar.end - bar.start
+        if bar.kind in TOOL_BAR_KINDS:
+            by_name[bar.tool] += bar.end - bar.start
+            if bar.kind != "tool":
+                phases[bar.tool][bar.kind] += bar.end - bar.start
     scale = min(1.0, run.tool_s / total) if (total := sum(by_name.values())) > 0 else 1.0
     tools = FlameNode("tools", run.tool_s, "tools")
     for name in sorted(by_name, key=lambda n: -by_name[n]):
-        tools.children.append(FlameNode(name, by_name[name] * scale, "tools"))
+        node = FlameNode(name, by_name[name] * scale, "tools")
+        for kind, seconds in phases[name].items():
+            node.children.append(FlameNode(_BROWSER_PARTS[kind], seconds * scale, kind))
+        tools.children.append(node)
     parts = [
         n for n in (model, tools, FlameNode("overhead", run.overhead_s, "overhead")) if n.value
     ]

@@ -13,12 +13,17 @@ from looplab.report.model import RunRecord
 from looplab.report.stats import CurvePoint, band
 
 __all__ = [
+    "BROWSER_PHASES",
     "COMPONENTS",
     "FamilyView",
+    "browser_phases",
     "components",
     "compounding",
     "families",
     "mean_components",
+    "model_time_by_purpose",
+    "planning_by_group",
+    "planning_share",
     "task_breakdown",
 ]
 
@@ -28,10 +33,60 @@ COMPONENTS: dict[str, tuple[str, str]] = {
     "decode": ("decode", "#3B9C6E"),
     "model": ("model call (not split)", "#7FA7C9"),
     "tools": ("tools", "#E8A33D"),
+    "act": ("browser action", "#C77C1E"),
+    "page_wait": ("page-load wait", "#F2C57C"),
+    "observe": ("observation capture", "#A0522D"),
     "overhead": ("harness overhead", "#9A9A9A"),
     "sandbox": ("sandbox start (outside task time)", "#D0CCC4"),
 }
 """Where-the-time-goes components: key -> (label, colour); timelines use the same."""
+
+
+BROWSER_PHASES = ("act", "page_wait", "observe")
+"""The browser phases of a step (`StepEvent.phases`), parts of its tool time."""
+
+
+def browser_phases(record: RunRecord) -> dict[str, float]:
+    """A run's browser tool time split into `BROWSER_PHASES` (seconds; empty: not split).
+
+    Summed over steps, each step's split scaled to its `tool_s` where parallel calls make
+    their sum exceed the step's tool wall time, so the parts never exceed the tools."""
+    out: dict[str, float] = {}
+    for step in record.trace.steps() if record.trace is not None else []:
+        split = {k: v for k, v in step.phases.items() if k in BROWSER_PHASES}
+        total = sum(split.values())
+        scale = step.tool_s / total if total > step.tool_s > 0 else 1.0
+        for key, seconds in split.items():
+            out[key] = out.get(key, 0.0) + seconds * scale
+    return out
+
+
+def model_time_by_purpose(record: RunRecord) -> dict[str, float]:
+    """Model-call seconds by `purpose` (`planner`, `actor`, `reflection`; None -> actor)."""
+    out: dict[str, float] = {}
+    for call in record.trace.model_calls() if record.trace is not None else []:
+        key = call.purpose or "actor"
+        out[key] = out.get(key, 0.0) + call.end - call.start
+    return out
+
+
+def planning_share(runs: Sequence[RunRecord]) -> dict[str, float]:
+    """Share of the runs' task time spent in planning and reflection calls (0..1 each)."""
+    task = sum(r.task_s for r in runs)
+    spent = {"planner": 0.0, "reflection": 0.0}
+    for record in runs:
+        for key, seconds in model_time_by_purpose(record).items():
+            if key in spent:
+                spent[key] += seconds
+    return {key: (seconds / task if task > 0 else 0.0) for key, seconds in spent.items()}
+
+
+def planning_by_group(
+    by_group: dict[str, list[RunRecord]], order: list[str]
+) -> dict[str, dict[str, float]]:
+    """`planning_share` per group, for the groups whose runs made such calls (else {})."""
+    out = {g: planning_share(by_group[g]) for g in order}
+    return {g: share for g, share in out.items() if any(share.values())}
 
 
 @dataclass
@@ -54,7 +109,10 @@ def components(record: RunRecord) -> dict[str, float]:
     else:
         parts["model"] = record.model_s
         model_rest = 0.0
-    parts["tools"] = record.tool_s
+    browser = browser_phases(record)
+    for key, seconds in browser.items():
+        parts[key] = seconds
+    parts["tools"] = max(0.0, record.tool_s - sum(browser.values()))
     parts["overhead"] = record.overhead_s + model_rest
     parts["sandbox"] = record.sandbox_start_s or 0.0
     return parts

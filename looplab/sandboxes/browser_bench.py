@@ -1,5 +1,7 @@
 """`looplab bench browser`: what a trace screenshot costs next to what a browser action
-already does (its accessibility snapshot), on a text-and-form page filling the viewport.
+already does (its accessibility snapshot), on a text-and-form page filling the viewport,
+and what each observation kind the model can be shown costs to capture (`observation
+aria | screenshot | marks | dom`: size is the PNG's bytes, or the text's).
 
 Each capture runs `reps` times in one real Chromium (`BrowserSession`); the table gives
 p50 / p95 milliseconds and the median image size, so `agent.trace_screenshots`' cost per
@@ -17,6 +19,7 @@ from typing import Any
 
 from looplab.stats import quantile
 from looplab.tools.browser import TRACE_JPEG_QUALITY, page_snapshot, trace_screenshot
+from looplab.tools.observation import OBSERVERS, observe
 
 __all__ = ["CaptureRow", "run_browser_bench"]
 
@@ -51,6 +54,16 @@ async def _time(name: str, reps: int, capture: Callable[[], Awaitable[Any]]) -> 
     )
 
 
+def _observed(page: Any, kind: str) -> Callable[[], Awaitable[bytes]]:
+    """One observation of `kind`; its size is the image's bytes, or the text's."""
+
+    async def capture() -> bytes:
+        seen = await observe(page, kind)
+        return seen.image or seen.text.encode()
+
+    return capture
+
+
 async def _bench(reps: int) -> list[CaptureRow]:
     from looplab.sandboxes.browser import BrowserSession
 
@@ -66,6 +79,10 @@ async def _bench(reps: int) -> list[CaptureRow]:
                 lambda: trace_screenshot(page),
             ),
             await _time("screenshot tool, PNG", reps, lambda: page.screenshot(type="png")),
+            *[
+                await _time(f"observation {kind}", reps, _observed(page, kind))
+                for kind in OBSERVERS
+            ],
         ]
     finally:
         await browser.close()

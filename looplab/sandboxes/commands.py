@@ -106,7 +106,8 @@ def bench_sandbox_command(
 def bench_browser_command(
     reps: Annotated[int, typer.Option(min=1, help="repetitions per capture")] = 30,
 ) -> None:
-    """What a trace screenshot costs per browser action, beside the action's own snapshot."""
+    """What a trace screenshot and each observation kind (aria, screenshot, marks, dom)
+    cost per browser action, beside the action's own snapshot."""
     from looplab.extras import require
     from looplab.sandboxes.browser_bench import run_browser_bench
 
@@ -118,7 +119,7 @@ def bench_browser_command(
     for row in rows:
         size = (
             f"{row.bytes_p50 / 1000:.1f} KB"
-            if "screenshot" in row.name
+            if "screenshot" in row.name or "marks" in row.name
             else f"{row.bytes_p50:,} chars"
         )
         table.add_row(row.name, f"{row.p50_ms:.1f}", f"{row.p95_ms:.1f}", size)

@@ -44,6 +44,10 @@ class ToolResult:
             transcript only (`AgentConfig.trace_screenshots`); never sent to the model.
         synthetic: True when the call did stand-in work for a recorded or drawn tool call
             (trace-driven runs, `tools/synthetic.py`); traces mark such calls.
+        phases: seconds of the call by phase, for tools that split their time (browser
+            actions: `act`, `page_wait`, `observe`); None: not split.
+        observation: what a browser action showed the model (`Observation.summary()`:
+            kind, text characters, image bytes and size); None for other tools.
     """
 
     content: str
@@ -52,6 +56,8 @@ class ToolResult:
     image: bytes | None = None
     synthetic: bool = False
     trace_image: bytes | None = None
+    phases: dict[str, float] | None = None
+    observation: dict[str, Any] | None = None
 
 
 @dataclass

@@ -23,6 +23,13 @@ returns one line: typing rarely changes the page's structure, and repeating the 
 tree per field would multiply prompt tokens. Playwright errors (not editable, timeouts)
 are `ok=False` results with the error's first line.
 
+What an action returns is an observation of the page (`observation.py`): the aria
+snapshot above by default, or a screenshot with the element list (`screenshot`), with
+numbered marks (`marks`), or a pruned DOM (`dom`), chosen per agent (`observation`). An
+image observation reaches the model as `ToolResult.image`. Each result carries its time
+split (`ToolResult.phases`): `page_wait` (waiting for the page's load), `observe` (the
+capture) and `act` (the rest: finding the element, the action itself).
+
 With `trace_screenshots`, every action but `snapshot`/`screenshot` also captures a JPEG of
 the viewport (quality `TRACE_JPEG_QUALITY`) into `ToolResult.trace_image`: the trace keeps
 it for the report's transcript; the model never sees it. The capture is inside the tool's
@@ -32,12 +39,14 @@ timed span (~35 ms per action on a 1280x800 page), which is why it is opt-in.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
-from looplab.tools.page_settle import settle, watch
+from looplab.tools.observation import Observation, observe
+from looplab.tools.page_settle import watch
 
 if TYPE_CHECKING:
     from playwright.async_api import Locator, Page
@@ -56,8 +65,6 @@ SNAPSHOT_LIMIT_CHARS = 100_000
 tokens of snapshot (~3.2 characters per token on tasks/web pages), above the 20-25k tokens
 Playwright MCP's snapshots of real pages reach; the general tool limit (12k characters)
 would cut a real-sized page to its menus."""
-SNAPSHOT_TIMEOUT_MS = 10_000
-"""Longest one accessibility snapshot may take."""
 TRACE_JPEG_QUALITY = 50
 """JPEG quality of trace screenshots: 23-117 KB for a 1280x800 page (`looplab bench
 browser`), text still legible."""
@@ -81,43 +88,53 @@ async def trace_screenshot(page: Page) -> bytes:
 
 async def page_snapshot(page: Page) -> str:
     """`Page: <title> (<url>)` and the page's accessibility tree with refs."""
-    await page.wait_for_load_state("load")
-    await settle(page)
-    tree = await page.aria_snapshot(mode="ai", timeout=SNAPSHOT_TIMEOUT_MS)
-    title = await page.title()
-    return f"Page: {title or '(untitled)'} ({page.url})\n{tree}"
+    return (await observe(page, "aria")).text
 
 
-Action = Callable[[dict[str, Any], "Page"], Awaitable[ToolResult | str]]
+@dataclass(frozen=True)
+class _Seen:
+    """An action's outcome line and the observation that follows it."""
+
+    done: str
+    observation: Observation
+    ok: bool = True
 
 
-def browser_tools(
-    *,
-    snapshot_after_action: bool = True,
-    screenshots: bool = False,
-    trace_screenshots: bool = False,
-) -> list[FunctionTool]:
-    """The computer-use tools (finish is added by the agent).
+Outcome = ToolResult | str | _Seen
+Action = Callable[[dict[str, Any], "Page"], Awaitable[Outcome]]
 
-    Args:
-        snapshot_after_action: actions that may change the page return its new snapshot.
-        screenshots: include the `screenshot` tool (for multimodal models).
-        trace_screenshots: page actions keep a JPEG of the page for the trace.
-    """
 
-    async def after(page: Page, done: str) -> ToolResult:
-        if not snapshot_after_action:
+class _PageActions:
+    """The page actions, each returning its outcome and the page's new observation."""
+
+    def __init__(self, observation: str, snapshot_after_action: bool) -> None:
+        self.observation = observation
+        self.snapshot_after_action = snapshot_after_action
+
+    async def after(self, page: Page, done: str) -> Outcome:
+        if not self.snapshot_after_action:
             return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
-        return ToolResult(f"{done}\n{await page_snapshot(page)}")
+        return _Seen(done, await observe(page, self.observation))
 
-    async def click(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    async def goto(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        url = str(arguments["url"])
+        if not url.startswith(("http://", "https://")):
+            return ToolResult(f"not an http(s) URL: {url}", ok=False)
+        response = await page.goto(url, wait_until="commit")
+        status = response.status if response is not None else 0
+        return _Seen(f"HTTP {status}", await observe(page, self.observation), ok=status < 400)
+
+    async def snapshot(self, arguments: dict[str, Any], page: Page) -> Outcome:
+        return _Seen("", await observe(page, self.observation))
+
+    async def click(self, arguments: dict[str, Any], page: Page) -> Outcome:
         target = await _element(page, arguments["ref"])
         if isinstance(target, ToolResult):
             return target
         await target.click()
-        return await after(page, f"Clicked {arguments['ref']}.")
+        return await self.after(page, f"Clicked {arguments['ref']}.")
 
-    async def type_text(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    async def type_text(self, arguments: dict[str, Any], page: Page) -> Outcome:
         target = await _element(page, arguments["ref"])
         if isinstance(target, ToolResult):
             return target
@@ -126,10 +143,10 @@ def browser_tools(
         done = f"Typed {len(text)} characters into {arguments['ref']}."
         if arguments.get("submit"):
             await target.press("Enter")
-            return await after(page, done + " Pressed Enter.")
+            return await self.after(page, done + " Pressed Enter.")
         return done
 
-    async def press(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    async def press(self, arguments: dict[str, Any], page: Page) -> Outcome:
         key = str(arguments["key"])
         if arguments.get("ref"):
             target = await _element(page, arguments["ref"])
@@ -138,22 +155,39 @@ def browser_tools(
             await target.press(key)
         else:
             await page.keyboard.press(key)
-        return await after(page, f"Pressed {key}.")
+        return await self.after(page, f"Pressed {key}.")
 
-    async def select(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+    async def select(self, arguments: dict[str, Any], page: Page) -> Outcome:
         target = await _element(page, arguments["ref"])
         if isinstance(target, ToolResult):
             return target
         chosen = await target.select_option(str(arguments["value"]))
-        return await after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
+        return await self.after(page, f"Selected {', '.join(chosen)} in {arguments['ref']}.")
 
+
+def browser_tools(
+    *,
+    snapshot_after_action: bool = True,
+    screenshots: bool = False,
+    trace_screenshots: bool = False,
+    observation: str = "aria",
+) -> list[FunctionTool]:
+    """The computer-use tools (finish is added by the agent).
+
+    Args:
+        snapshot_after_action: actions that may change the page return its new observation.
+        screenshots: include the `screenshot` tool (for multimodal models).
+        trace_screenshots: page actions keep a JPEG of the page for the trace.
+        observation: what snapshot and page-changing actions return (`observation.OBSERVERS`).
+    """
+    page = _PageActions(observation, snapshot_after_action)
     actions: dict[str, Action] = {
-        "goto": _goto,
-        "snapshot": _snapshot,
-        "click": click,
-        "type": type_text,
-        "press": press,
-        "select": select,
+        "goto": page.goto,
+        "snapshot": page.snapshot,
+        "click": page.click,
+        "type": page.type_text,
+        "press": page.press,
+        "select": page.select,
     }
     if screenshots:
         actions["screenshot"] = _screenshot
@@ -165,23 +199,24 @@ def browser_tools(
     ]
 
 
-async def _goto(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-    url = str(arguments["url"])
-    if not url.startswith(("http://", "https://")):
-        return ToolResult(f"not an http(s) URL: {url}", ok=False)
-    response = await page.goto(url, wait_until="load")
-    status = response.status if response is not None else 0
-    result = ToolResult(f"HTTP {status}\n{await page_snapshot(page)}")
-    return result if status < 400 else ToolResult(result.content, ok=False)
-
-
-async def _snapshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
-    return await page_snapshot(page)
-
-
-async def _screenshot(arguments: dict[str, Any], page: Page) -> ToolResult | str:
+async def _screenshot(arguments: dict[str, Any], page: Page) -> Outcome:
     image = await page.screenshot(type="png")
     return ToolResult(f"Screenshot of {page.url} ({len(image)} bytes PNG).", image=image)
+
+
+def _result(outcome: Outcome, seconds: float) -> ToolResult:
+    """The tool result of an action's outcome, with its time split (`phases`)."""
+    if isinstance(outcome, str):
+        return ToolResult(outcome, phases={"act": seconds})
+    if isinstance(outcome, ToolResult):
+        return replace(outcome, phases={"act": seconds})
+    seen = outcome.observation
+    text = f"{outcome.done}\n{seen.text}" if outcome.done else seen.text
+    phases = dict(seen.phases)
+    phases["act"] = max(0.0, seconds - sum(phases.values()))
+    return ToolResult(
+        text, ok=outcome.ok, image=seen.image, phases=phases, observation=seen.summary()
+    )
 
 
 def _on_page(
@@ -201,12 +236,13 @@ def _on_page(
             return ToolResult("this agent has no browser session", ok=False)
         browser: BrowserLike = context.browser
         watch(browser.page)
+        started = time.perf_counter()
         try:
             outcome = await action(arguments, browser.page)
         except PlaywrightError as exc:
             first = (exc.message or str(exc)).strip().splitlines()[0]
             return ToolResult(f"browser error: {first}", ok=False)
-        result = outcome if isinstance(outcome, ToolResult) else ToolResult(outcome)
+        result = _result(outcome, time.perf_counter() - started)
         if capture:
             # a page that cannot be captured (closed, crashed) keeps no image
             with contextlib.suppress(PlaywrightError):

@@ -177,6 +177,10 @@ class ModelCallEvent(_Event):
     """`stop`, `length`, `tool_calls`, ..."""
     model: str | None = None
     """Model id."""
+    purpose: Literal["actor", "planner", "reflection"] | None = None
+    """Why the agent made the call: `actor` (the step's action call), `planner` (a planning
+    call before it), `reflection` (a reflection call after its observation). None: the
+    step's only call (an agent without planning or reflection calls, or another harness)."""
     profile: str | None = None
     """Latency profile name (simulated backends)."""
     request_id: str | None = None
@@ -256,6 +260,13 @@ class ToolCallEvent(_Event):
     queued_s: Seconds | None = None
     """Seconds the call waited after its arguments were complete (a tool-concurrency
     limit or an earlier call still running)."""
+    phases: dict[str, Seconds] = Field(default_factory=dict)
+    """The call's time by phase, for tools that split it (AgentLab's StepTimestamps):
+    browser actions have `act` (the action itself), `page_wait` (waiting for the page's
+    load) and `observe` (capturing the snapshot or screenshot). Empty: not split."""
+    observation: dict[str, Any] | None = None
+    """What a browser action showed the model: `kind` (aria, screenshot, marks, dom),
+    `text_chars`, `image_bytes`, `width`, `height`. None for other tools."""
 
 
 class SandboxOpEvent(_Event):
@@ -275,11 +286,16 @@ class StepEvent(_Event):
 
     kind: Literal["step"] = "step"
     model_s: Seconds
-    """Model phase (retries included)."""
+    """Model phase (retries included; planning and reflection calls too)."""
     tool_s: Seconds
     """Tools phase wall time (parallel calls count once)."""
     overhead_s: Seconds
     """Step wall time minus model and tool time."""
+    phases: dict[str, Seconds] = Field(default_factory=dict)
+    """The step's browser phases summed over its tool calls (`act`, `page_wait`,
+    `observe`; part of `tool_s`), AgentLab's StepTimestamps split. The model's own parts
+    are in its `model_call` events (TTFT + prefill, reasoning, decode; planning and
+    reflection calls by `purpose`). Empty: not split."""
 
 
 class RunEndEvent(_Event):

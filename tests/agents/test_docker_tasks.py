@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.services import start_services
 from looplab.agents.taskset import list_tasks, load_task
@@ -28,11 +29,11 @@ def server() -> Iterator[SimulatorServer]:
         yield running
 
 
-async def _solve(server: SimulatorServer, name: str) -> None:
+async def _solve(server: SimulatorServer, name: str, config: AgentConfig | None = None) -> None:
     task = load_task(name)
     endpoint = EndpointConfig(base_url=server.base_url, model="looplab-scripted")
     async with InstrumentedClient(endpoint) as client:
-        run = await run_task(task, client, sandbox_config=DOCKER)
+        run = await run_task(task, client, agent_config=config, sandbox_config=DOCKER)
     assert run.sandbox.startswith("docker sandbox")
     assert run.result.end_reason == "finish", run.result.final_text
     assert run.solved, run.check.output
@@ -59,6 +60,14 @@ async def test_coding_task_solved_in_docker(server: SimulatorServer, name: str) 
 async def test_web_task_solved_in_docker(server: SimulatorServer, name: str) -> None:
     """The computer-use agent solves every web task whose app runs in the container."""
     await _solve(server, name)
+
+
+@pytest.mark.docker
+@pytest.mark.browser
+async def test_web_task_with_screenshots_solved_in_docker(server: SimulatorServer) -> None:
+    """Screenshot observations work the same with the app in a container: the host's
+    browser captures the page served through the published port."""
+    await _solve(server, "web/signup-wizard", AgentConfig(observation="screenshot"))
 
 
 @pytest.mark.docker

@@ -198,5 +198,9 @@ def test_bench_browser_times_each_capture() -> None:
         "aria snapshot (every action)",
         "trace screenshot",
         "screenshot tool",
+        "observation aria",
+        "observation screenshot",
+        "observation marks",
+        "observation dom",
     ]
     assert all(0 < r.p50_ms <= r.p95_ms and r.bytes_p50 > 1000 for r in rows)

@@ -23,6 +23,7 @@ def computer_use_toolbox(
     snapshot_after_action: bool = True,
     screenshots: bool = False,
     trace_screenshots: bool = False,
+    observation: str = "aria",
 ) -> ToolBox:
     """goto, snapshot, click, type, press, select, (screenshot,) finish.
 
@@ -31,10 +32,12 @@ def computer_use_toolbox(
         screenshots: offer the screenshot tool (for multimodal models).
         trace_screenshots: keep a JPEG of the page after each page-changing action for the
             trace (never sent to the model).
+        observation: what actions show the model (`looplab.tools.observation.OBSERVERS`).
     """
     tools = browser_tools(
         snapshot_after_action=snapshot_after_action,
         screenshots=screenshots,
         trace_screenshots=trace_screenshots,
+        observation=observation,
     )
     return ToolBox([*tools, finish_tool()], output_limit=SNAPSHOT_LIMIT_CHARS)

@@ -4,6 +4,8 @@ For load tests and demos. Lengths come from the profile's `output_tokens` distri
 every draw is seeded by the profile seed and the conversation, so a conversation always
 gets the same reply. Behaviour with tools:
 
+- `tool_choice` `none` with a `max_completion_tokens` cap: a budgeted text call (an
+  agent's planning or reflection call), answered with exactly the cap (`budget.py`);
 - `tool_choice` `none`, or no tools: text only;
 - `tool_choice` naming a function, or `required`: one call (to that function / a seeded pick);
 - `auto` (the default): a tool call unless the last message is a tool result, in which
@@ -22,7 +24,8 @@ import random
 import secrets
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.policies.schema_fill import WORDS, fill_schema, response_format
+from looplab.backends.policies.budget import budget_reply
+from looplab.backends.policies.schema_fill import WORDS, fill_schema, lorem_pieces, response_format
 from looplab.backends.protocol import ChatRequest, ToolSpec
 
 __all__ = ["WORDS", "LoremPolicy", "lorem_pieces"]
@@ -35,6 +38,9 @@ class LoremPolicy:
 
     def reply(self, request: ChatRequest, context: PolicyContext) -> Reply:
         """Text of `output_tokens` length, or one tool call, per the module rules."""
+        budgeted = budget_reply(request, context)
+        if budgeted is not None:
+            return budgeted
         rng = context.rng
         tool = self._tool_to_call(request, rng)
         structured = response_format(request)
@@ -67,19 +73,3 @@ class LoremPolicy:
         if request.tool_choice != "required" and request.messages[-1].role == "tool":
             return None
         return rng.choice(tools)
-
-
-def lorem_pieces(count: int, rng: random.Random) -> list[str]:
-    """`count` lorem word pieces (one token each), capitalised like sentences."""
-    pieces: list[str] = []
-    sentence_left = 0
-    for index in range(count):
-        word = rng.choice(WORDS)
-        if sentence_left == 0:
-            word = word.capitalize()
-            sentence_left = rng.randint(6, 14)
-        sentence_left -= 1
-        if sentence_left == 0 or index == count - 1:
-            word += "."
-        pieces.append(word if index == 0 else " " + word)
-    return pieces

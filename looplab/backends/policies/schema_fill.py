@@ -21,7 +21,7 @@ from typing import Any
 
 from looplab.backends.protocol import ApiError, ChatRequest
 
-__all__ = ["WORDS", "fill_schema", "response_format"]
+__all__ = ["WORDS", "fill_schema", "lorem_pieces", "response_format"]
 
 WORDS: tuple[str, ...] = (
     "lorem",
@@ -279,3 +279,19 @@ def response_format(request: ChatRequest) -> tuple[str, dict[str, Any]] | None:
         param="response_format.type",
         code="invalid_value",
     )
+
+
+def lorem_pieces(count: int, rng: random.Random) -> list[str]:
+    """`count` lorem word pieces (one token each), capitalised like sentences."""
+    pieces: list[str] = []
+    sentence_left = 0
+    for index in range(count):
+        word = rng.choice(WORDS)
+        if sentence_left == 0:
+            word = word.capitalize()
+            sentence_left = rng.randint(6, 14)
+        sentence_left -= 1
+        if sentence_left == 0 or index == count - 1:
+            word += "."
+        pieces.append(word if index == 0 else " " + word)
+    return pieces

@@ -24,6 +24,11 @@ hold `{ref:ROLE "NAME"}` (or `{ref:ROLE "NAME"#K}` for the K-th such element, 1-
 it is replaced by the ref of the first (K-th) line `- ROLE "NAME" ... [ref=REF]` of the
 latest tool result that holds a snapshot (any `[ref=`) before the step, exactly as a
 model reading the snapshot would. An element missing from that snapshot is off-script.
+With screenshot observations (`agent.observation: screenshot | marks | dom`) the tool
+result keeps the page's interactive elements as the same aria lines (the refs a model
+could not read off pixels), so refs resolve from that list. The policy cannot see
+images: when a step's results came with a screenshot, an `expect` the text does not
+hold counts as seen in the picture (the task's checker still judges the outcome).
 
 Imperfection (`imperfection`, 0..1, or env `LOOPLAB_SCRIPTED_IMPERFECTION`): each eligible
 step independently gets, with that probability, an extra exploratory `read_file` before
@@ -47,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
+from looplab.backends.policies.budget import budget_reply
 from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
@@ -95,6 +101,9 @@ class ScriptedPolicy:
 
     def reply(self, request: ChatRequest, context: PolicyContext) -> Reply:
         """The next step of the recognised task's plan, or an off-script message."""
+        budgeted = budget_reply(request, context)
+        if budgeted is not None:  # a planning or reflection call: text of its budget
+            return budgeted
         prompt = _first_user_text(request.messages)
         found = self._recognise(prompt)
         if found is None:
@@ -203,6 +212,7 @@ def _check_history(
         return None
     last = max(i for i, m in enumerate(messages) if m.role == "assistant")
     results = {m.tool_call_id: _text(m) for m in messages[last + 1 :] if m.role == "tool"}
+    pictured = any(_has_image(m) for m in messages[last + 1 :])
     calls = assistants[-1].tool_calls or []
     for call, planned in zip(calls, plan[len(assistants) - 1].calls, strict=False):
         result = results.get(call.id)
@@ -210,9 +220,14 @@ def _check_history(
             return f"no result for the {planned.tool} call of step {len(assistants)}"
         if result.startswith("ERROR") and not (planned.expect or "").startswith("ERROR"):
             return f"{planned.tool} failed: {result[:160]}"
-        if planned.expect is not None and planned.expect not in result:
+        if planned.expect is not None and planned.expect not in result and not pictured:
             return f"{planned.tool} did not return {planned.expect!r}: {result[:160]!r}"
     return None
+
+
+def _has_image(message: ChatMessage) -> bool:
+    content = message.content
+    return isinstance(content, list) and any(p.get("type") == "image_url" for p in content)
 
 
 def latest_snapshot(messages: list[ChatMessage]) -> str:

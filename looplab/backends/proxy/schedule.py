@@ -40,7 +40,7 @@ def plan_request(
     chat = chat_body(body) if endpoint == "responses" else body
     messages = [m for m in chat.get("messages") or [] if isinstance(m, dict)]
     tools = [t for t in chat.get("tools") or [] if isinstance(t, dict)]
-    cumulative = tokenizer.count_messages(messages, tools)
+    cumulative = tokenizer.count_messages(messages, tools, profile.vision_tokens)
     prompt = (cumulative[-1] if cumulative else 0) + REPLY_PRIMING_TOKENS
     cached = 0
     if profile.prefix_cache and messages:

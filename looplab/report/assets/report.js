@@ -176,7 +176,7 @@
   /* ---- filters ---------------------------------------------------------------------------- */
   var PHASES = {
     ttft: ["ttft", "prefill"], reasoning: ["reasoning"], decode: ["decode"],
-    model: ["model"], tools: ["tool", "tools"], overhead: ["queue", "overhead", "sandbox"]
+    model: ["model"], tools: ["tool", "tools", "act", "page_wait", "observe"], overhead: ["queue", "overhead", "sandbox"]
   };
   var state = { task: "", groups: {}, phases: {}, minDur: 0 };
   looplab.filters = state;

@@ -1,0 +1,64 @@
+"""A web run's per-step split (AgentLab's StepTimestamps): browser phases in the trace, the
+report's where-time-goes, timeline and step rows, and kept by re-timing."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from looplab.analysis.retime import profile_model_timing, retime_events
+from looplab.backends.presets import resolve_profile
+from looplab.config import validate_model
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.runner import ExperimentRunner
+from looplab.report.model import load_runs
+from looplab.report.steps import step_rows
+from looplab.report.views_time import components
+from looplab.traces.inputs import load_traces
+from looplab.traces.schema import StepEvent, ToolCallEvent
+
+pytestmark = pytest.mark.browser
+
+
+def test_browser_phases_reach_trace_report_and_retiming(tmp_path: Path) -> None:
+    """Each page action records act / page_wait / observe; steps sum them; the report
+    splits tool time by them; re-timing at another speed keeps them."""
+    config: dict[str, Any] = {
+        "name": "phases",
+        "backends": [{"name": "b", "profile": "fast-750"}],
+        "tasks": ["web/signup-wizard"],
+        "agent": {"observation": "screenshot"},
+        "clock": "virtual",
+        "output_dir": str(tmp_path / "out"),
+    }
+    runner = ExperimentRunner(validate_model(ExperimentConfig, config))
+    runner.prepare_directory(fresh=True)
+    asyncio.run(runner.run())
+    (trace,) = load_traces([tmp_path / "out"])
+    assert trace.end is not None and trace.end.success
+    clicks = [t for t in trace.tool_calls() if t.name in ("goto", "click", "select")]
+    for tool in clicks:
+        assert set(tool.phases) == {"act", "page_wait", "observe"}
+        assert sum(tool.phases.values()) == pytest.approx(tool.end - tool.start, abs=0.02)
+        assert tool.observation is not None and tool.observation["kind"] == "screenshot"
+    steps = trace.steps()
+    first = steps[0]
+    assert first.phases["observe"] == pytest.approx(clicks[0].phases["observe"])
+    (record,) = load_runs([tmp_path / "out"])
+    parts = components(record)
+    assert parts["observe"] > 0 and parts["act"] > 0
+    assert parts["tools"] + parts["act"] + parts["page_wait"] + parts["observe"] == pytest.approx(
+        record.tool_s
+    )
+    assert {b.kind for b in record.bars} >= {"act", "page_wait", "observe"}
+    rows = step_rows(record)
+    assert rows[0].parts["observe"] == pytest.approx(first.phases["observe"])
+    slow = retime_events(trace.events, profile_model_timing(resolve_profile("slow-80")), "test")
+    retimed_steps = [e for e in slow if isinstance(e, StepEvent)]
+    retimed_tools = [e for e in slow if isinstance(e, ToolCallEvent) and e.phases]
+    assert [s.phases for s in retimed_steps] == [s.phases for s in steps]
+    assert [t.phases for t in retimed_tools] == [t.phases for t in trace.tool_calls() if t.phases]
+    assert max(s.end for s in retimed_steps) > max(s.end for s in steps)
