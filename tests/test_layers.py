@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
         "chromium",
         "tasks",
         "urls",
+        "layout",
     },
     {"traces"},
     {"workloads"},

@@ -24,6 +24,7 @@ from looplab.clock import utc_now
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
+from looplab.layout import ExperimentDir
 from looplab.stats import quantile
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import (
@@ -124,7 +125,7 @@ def _harness_overheads() -> list[float]:
         runner.prepare_directory(fresh=True)
         asyncio.run(runner.run())
         overheads: list[float] = []
-        for path in sorted(Path(directory, "traces").glob("*.jsonl")):
+        for path in ExperimentDir(Path(directory)).trace_files():
             overheads.extend(step.overhead_s for step in read_trace(path).steps())
     return overheads
 

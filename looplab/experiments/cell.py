@@ -36,6 +36,7 @@ from looplab.experiments.record import run_events
 from looplab.experiments.servers import ServerPool, backend_profile
 from looplab.experiments.workload import cell_clock, cell_shape, run_workload_cell
 from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
+from looplab.layout import trace_path
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceEvent, TraceHeader
@@ -134,7 +135,7 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
         `done` with the run's totals, or `failed` with the error (bad task, backend or
         sandbox); a harness bug raises.
     """
-    path = context.traces / f"{cell.id}.jsonl"
+    path = trace_path(context.traces, cell.id)
     run_id = f"{cell.id}.{uuid.uuid4().hex[:8]}"
     config: ExperimentConfig = apply_to_config(context.config, cell.variant)
     try:

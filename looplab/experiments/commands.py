@@ -24,6 +24,7 @@ from looplab.cli.options import (
     write_output,
 )
 from looplab.errors import ConfigError
+from looplab.layout import ExperimentDir, trace_files
 
 __all__ = [
     "nothing_measured",
@@ -116,7 +117,7 @@ def _where(experiment: Any) -> str:
 def _print_interrupted(traces: Path, total: int, config: Path) -> None:
     from looplab.experiments.directory import is_complete
 
-    kept = sum(1 for p in traces.glob("*.jsonl") if p.is_file() and is_complete(p))
+    kept = sum(1 for p in trace_files(traces) if is_complete(p))
     err_console().print(
         f"[yellow]interrupted[/]: {kept} of {total} complete cell traces kept in {traces} "
         "(a cut-off run is set aside, never counted). Resume with the same command: "
@@ -137,7 +138,7 @@ def _finish_run(result: Any) -> None:
     _print_knobs(records)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
-    verdict = reference_verdict(result.directory / "traces")
+    verdict = reference_verdict(ExperimentDir(result.directory).traces)
     if not verdict.ok:
         err_console().print(f"[bold red]{verdict.message}[/]", highlight=False)
     failed = [o for o in result.outcomes if o.status == "failed"]

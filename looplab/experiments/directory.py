@@ -16,7 +16,7 @@ from typing import Any
 
 from looplab.clock import utc_now
 from looplab.errors import ConfigError, TraceError
-from looplab.experiments.lock import LOCK_NAME
+from looplab.layout import ExperimentDir, trace_path
 from looplab.traces.io import read_trace
 
 __all__ = ["is_complete", "prepare", "set_aside"]
@@ -33,7 +33,8 @@ def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
     Raises:
         ConfigError: the directory holds a different experiment, or an unreadable config.
     """
-    stored = directory / "config.json"
+    layout = ExperimentDir(directory)
+    stored = layout.config
     if fresh and directory.exists():
         _empty(directory)
     if stored.exists():
@@ -46,7 +47,7 @@ def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
                 "or --fresh to discard the old results",
                 field="output_dir",
             )
-    (directory / "traces").mkdir(parents=True, exist_ok=True)
+    layout.traces.mkdir(parents=True, exist_ok=True)
     temporary = stored.with_name(".config.json.tmp")
     temporary.write_text(json.dumps(config, indent=2))
     os.replace(temporary, stored)
@@ -56,7 +57,7 @@ def _empty(directory: Path) -> None:
     """Delete what `directory` holds but its lock (held by this run: deleting the file
     would let a second run lock a new one)."""
     for child in directory.iterdir():
-        if child.name == LOCK_NAME:
+        if child == ExperimentDir(directory).lock:
             continue
         if child.is_dir() and not child.is_symlink():
             shutil.rmtree(child)
@@ -74,10 +75,10 @@ def is_complete(path: Path) -> bool:
 
 def set_aside(traces: Path, path: Path) -> Path:
     """Move a cut-off trace to `traces/incomplete/` under a time-stamped name."""
-    aside = traces / "incomplete"
+    aside = ExperimentDir(traces.parent).incomplete
     aside.mkdir(exist_ok=True)
     stamp = utc_now().strftime("%Y%m%dT%H%M%S%f")
-    target = aside / f"{path.stem}.{stamp}.jsonl"
+    target = trace_path(aside, f"{path.stem}.{stamp}")
     path.rename(target)
     return target
 

@@ -23,10 +23,11 @@ from pathlib import Path
 
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
+from looplab.layout import ExperimentDir
 
 __all__ = ["LOCK_NAME", "hold_directory", "lock_owner", "make_directory"]
 
-LOCK_NAME = ".lock"
+LOCK_NAME = ExperimentDir(Path()).lock.name
 """The lock file's name inside an experiment directory."""
 
 _held: dict[Path, list[int]] = {}

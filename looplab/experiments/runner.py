@@ -34,6 +34,7 @@ from looplab.experiments.lock import hold_directory
 from looplab.experiments.matrix import Cell, expand_cells
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.servers import backend_profile
+from looplab.layout import ExperimentDir
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
 
@@ -59,7 +60,7 @@ class ExperimentResult:
     @property
     def database(self) -> Path:
         """The results database."""
-        return self.directory / "results.duckdb"
+        return ExperimentDir(self.directory).store
 
 
 ProgressFn = Callable[[CellOutcome, int, int], None]
@@ -86,7 +87,8 @@ class ExperimentRunner:
     ) -> None:
         self.config = config
         self.directory = config.resolved_output_dir()
-        self.traces = self.directory / "traces"
+        self.layout = ExperimentDir(self.directory)
+        self.traces = self.layout.traces
         self.progress = progress
         self.status = status
         self.pruned: list[str] = []
@@ -164,7 +166,7 @@ class ExperimentRunner:
 
     def index(self) -> IndexReport:
         """Rebuild `results.duckdb` from the complete traces (atomically)."""
-        report = ResultStore.rebuild_file(self.directory / "results.duckdb", self.traces)
+        report = ResultStore.rebuild_file(self.layout.store, self.traces)
         unstorable = {k: v for k, v in report.skipped.items() if not v.startswith("incomplete")}
         if unstorable:
             log.warning("index.skipped", traces=unstorable)
@@ -188,7 +190,7 @@ class ExperimentRunner:
         """Cells without a complete trace (cut-off traces set aside); skipped ones reported."""
         pending: list[Cell] = []
         for cell in cells:
-            path = self.traces / f"{cell.id}.jsonl"
+            path = self.layout.trace(cell.id)
             if path.exists() and is_complete(path):
                 result.outcomes.append(CellOutcome(cell, "skipped", path))
             else:

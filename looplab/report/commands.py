@@ -14,6 +14,7 @@ import typer
 
 from looplab.cli.options import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
+from looplab.layout import ExperimentDir
 from looplab.report.views_detail import TRANSCRIPTS
 
 __all__ = ["bench_report_command", "dashboard_command", "report_command"]
@@ -182,9 +183,9 @@ def bench_report_command(
         experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
         times: list[float] = []
         for _ in range(3):
-            result = write_report([experiment], Path(directory) / "report.html")
+            result = write_report([experiment], ExperimentDir(Path(directory)).report)
             times.append(result.seconds)
-        size_mb = (Path(directory) / "report.html").stat().st_size / 1e6
+        size_mb = ExperimentDir(Path(directory)).report.stat().st_size / 1e6
     out_console().print(
         f"report of {runs} runs: {statistics.median(times):.2f} s median of 3 "
         f"(min {min(times):.2f} s), {size_mb:.1f} MB"

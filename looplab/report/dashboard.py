@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from looplab.errors import LooplabError
+from looplab.layout import TRACE_SUFFIXES, ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.model import RunRecord
 from looplab.report.views import ReportModel
@@ -31,7 +32,6 @@ __all__ = [
 ]
 
 _MAX_DEPTH = 4
-_TRACE_SUFFIXES = (".jsonl", ".jsonl.gz")
 RUNNING_WINDOW_S = 600.0
 """An experiment with an unfinished trace written to within this many seconds is running."""
 
@@ -61,7 +61,7 @@ def resolve_inside(root: Path, relative: str, *, file_only: bool = False) -> Pat
         candidate = (base / relative).resolve()
         if not candidate.is_relative_to(base):
             raise PathRefused(403, "outside the dashboard root")
-        if candidate.is_file() and candidate.name.endswith(_TRACE_SUFFIXES):
+        if candidate.is_file() and candidate.name.endswith(TRACE_SUFFIXES):
             return candidate
         if candidate.is_dir() and not file_only:
             find_trace_files(candidate)
@@ -79,8 +79,8 @@ def discover_experiments(root: Path) -> list[Path]:
     def holds_traces(directory: Path) -> bool:
         return any(
             any(d.glob(f"*{suffix}"))
-            for d in (directory, directory / "traces")
-            for suffix in _TRACE_SUFFIXES
+            for d in (directory, ExperimentDir(directory).traces)
+            for suffix in TRACE_SUFFIXES
         )
 
     def walk(directory: Path, depth: int) -> None:
@@ -131,7 +131,7 @@ class Experiment:
 
 def _config(path: Path) -> dict[str, object]:
     try:
-        data = json.loads((path / "config.json").read_text(encoding="utf-8"))
+        data = json.loads(ExperimentDir(path).config.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

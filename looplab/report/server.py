@@ -45,6 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from looplab.errors import ConfigError, LooplabError
+from looplab.layout import ExperimentDir
 from looplab.report import dashboard_pages as pages
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import PathRefused, Reports, resolve_inside
@@ -219,7 +220,7 @@ class _Routes:
         trace = self.trace(relative)
         if not trace.complete:
             folder = Path(relative).parent
-            folder = folder.parent if folder.name == "traces" else folder
+            folder = folder.parent if folder == ExperimentDir(folder.parent).traces else folder
             state = "/api/state?" + urlencode({"path": folder.as_posix()})
             return HTMLResponse(pages.in_progress_page(trace, state_url=state))
         return HTMLResponse(pages.run_page(self.reports, self.record(relative)))

@@ -18,6 +18,7 @@ from pathlib import Path
 from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.presets import resolve_profile
 from looplab.backends.timing import CallTokens, TimingModel
+from looplab.layout import ExperimentDir
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -51,7 +52,8 @@ def write_synthetic_experiment(
         The directory.
     """
     rng = random.Random(seed)
-    traces = directory / "traces"
+    layout = ExperimentDir(directory)
+    traces = layout.traces
     traces.mkdir(parents=True, exist_ok=True)
     created = datetime(2026, 1, 1, tzinfo=UTC)
     for index in range(runs):
@@ -60,8 +62,8 @@ def write_synthetic_experiment(
         repetition = index // (len(profiles) * len(_TASKS))
         cell = f"{name}__coding__{task.replace('/', '-')}__r{repetition}"
         lines = _run(rng, cell, name, task, repetition, created)
-        (traces / f"{cell}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (directory / "config.json").write_text(json.dumps({"name": "synthetic", "runs": runs}))
+        layout.trace(cell).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    layout.config.write_text(json.dumps({"name": "synthetic", "runs": runs}))
     return directory
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from looplab.errors import ConfigError
+from looplab.layout import ExperimentDir
 from looplab.traces.io import Trace, read_trace
 
 __all__ = ["find_trace_files", "load_traces"]
@@ -33,7 +34,7 @@ def find_trace_files(path: Path, *, flag: str = "TRACES") -> list[Path]:
         ConfigError: no such path, not a regular file, or a directory without traces.
     """
     if path.is_dir():
-        for candidate in (path / "traces", path):
+        for candidate in (ExperimentDir(path).traces, path):
             if candidate.is_dir():
                 files = _regular_traces(candidate)
                 if files:

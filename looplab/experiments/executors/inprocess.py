@@ -16,6 +16,7 @@ from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.matrix import Cell
 from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.servers import ServerPool
+from looplab.layout import trace_path
 from looplab.tasks.references import is_trace_driven
 
 __all__ = ["InProcessExecutor", "run_guarded"]
@@ -30,7 +31,7 @@ async def run_guarded(context: CellContext, cell: Cell) -> CellOutcome:
         return await run_cell(context, cell)
     except Exception as exc:  # a harness bug fails its cell, not the experiment
         log.exception("cell.crashed", cell=cell.id)
-        path = context.traces / f"{cell.id}.jsonl"
+        path = trace_path(context.traces, cell.id)
         return CellOutcome(cell, "failed", path, error=f"{type(exc).__name__}: {exc}")
 
 

@@ -38,6 +38,7 @@ from looplab.experiments.executors.ray_worker import (
 )
 from looplab.experiments.executors.reap import ProcessTree
 from looplab.experiments.matrix import Cell
+from looplab.layout import trace_path
 from looplab.traces.io import TraceWriter
 
 __all__ = ["RayExecutor", "connect"]
@@ -179,7 +180,7 @@ class RayExecutor:
                 continue
             job.finished(outcome)
             return
-        path = job.traces / f"{cell.id}.jsonl"
+        path = trace_path(job.traces, cell.id)
         error = f"lost {len(errors)} attempts; last: {errors[-1]}"
         job.finished(CellOutcome(cell, "failed", path, error=error))
 
@@ -197,7 +198,7 @@ class _TraceMirror:
     """The driver's copy of one attempt's trace, appended as the lines arrive."""
 
     def __init__(self, job: ExecutorJob, cell: Cell) -> None:
-        self.path = job.traces / f"{cell.id}.jsonl"
+        self.path = trace_path(job.traces, cell.id)
         self.traces = job.traces
         self.writer: TraceWriter | None = None
 
