@@ -2,7 +2,7 @@
 # A user's install, checked (issue 23): `pip install '.[all]'` WITHOUT the dev extra into a
 # fresh venv, then one bundled coding task (its check runs pytest) and one web task
 # (Chromium) from outside the checkout; fails unless both runs are solved.
-# Not sourced by .ci/run (it takes minutes); run it as a step: `.ci/check-fresh-install.sh`.
+# .ci/run calls it after `make test` (it takes minutes: mostly pip).
 # Measured on the 2-core dev machine (pip cache warm, loaded): see docs/design.md.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
