@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from looplab.backends.distributions import Distribution, Fixed
 from looplab.backends.vision import DEFAULT_VISION_RULE, VISION_RULES
@@ -142,13 +142,18 @@ class LatencyProfile(StrictModel):
     faults: FaultConfig = Field(default_factory=FaultConfig)
     """Injected errors and dropped streams (off by default)."""
 
+    @field_validator("vision_tokens")
+    @classmethod
+    def _known_rule(cls, rule: str) -> str:
+        if rule not in VISION_RULES:
+            raise ValueError(
+                f"{rule!r} is not a vision token rule; choose one of: "
+                f"{', '.join(sorted(VISION_RULES))}"
+            )
+        return rule
+
     @model_validator(mode="after")
     def _limits_fit(self) -> LatencyProfile:
-        if self.vision_tokens not in VISION_RULES:
-            raise ValueError(
-                f"vision_tokens {self.vision_tokens!r} is not a vision token rule; "
-                f"choose one of: {', '.join(sorted(VISION_RULES))}"
-            )
         if self.max_output_tokens > self.context_window:
             raise ValueError(
                 f"max_output_tokens ({self.max_output_tokens}) exceeds "

@@ -189,8 +189,9 @@ def breakdown_chart(model: ReportModel, *, per_task: bool) -> str:
         "TTFT + prefill: request sent -> first token of any kind; reasoning: hidden reasoning "
         "decoded before the first visible token (time to first visible token = TTFT + "
         "prefill + reasoning); decode: first -> last visible token; overhead: task time minus "
-        "model and tool time (harness, queueing). Sandbox start is outside task time and "
-        "drawn last."
+        "model and tool time (harness, queueing); browser action, page-load wait and "
+        "observation capture: a browser tool's time split (AgentLab's step timestamps), the "
+        "rest of tool time is tools. Sandbox start is outside task time and drawn last."
     )
     return chart.render()
 

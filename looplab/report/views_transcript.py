@@ -107,7 +107,10 @@ def transcript(
     trace = record.trace
     if trace is None:
         return None
-    calls = {c.step or 0: c for c in trace.model_calls()}
+    # the step's action call (planning and reflection calls are in its timing row)
+    calls = {
+        c.step or 0: c for c in trace.model_calls() if c.purpose not in ("planner", "reflection")
+    }
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
     for tool in trace.tool_calls():
         tools[tool.step or 0].append(tool)

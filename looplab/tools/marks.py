@@ -29,8 +29,8 @@ _DRAW = """([id, boxes]) => {
       "outline:2px solid #e4002b;box-sizing:border-box";
     const tag = document.createElement("span");
     tag.textContent = String(n);
-    tag.style.cssText = "position:absolute;left:-2px;top:-16px;background:#e4002b;" +
-      "color:#fff;font:bold 11px/14px sans-serif;padding:0 3px";
+    tag.style.cssText = `position:absolute;left:-2px;top:${y < 16 ? 0 : -16}px;` +
+      "background:#e4002b;color:#fff;font:bold 11px/14px sans-serif;padding:0 3px";
     box.appendChild(tag);
     layer.appendChild(box);
   }

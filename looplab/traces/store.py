@@ -2,7 +2,10 @@
 
 `model_calls` splits each call as the trace does: `ttft_s` (sent -> first token of any
 kind: TTFT + prefill), `reasoning_s` (hidden reasoning decode, NULL when none or unknown),
-`first_visible_s` (= ttft_s + reasoning_s), `decode_s` (first -> last visible token).
+`first_visible_s` (= ttft_s + reasoning_s), `decode_s` (first -> last visible token),
+and its `purpose` (`planner`, `actor`, `reflection`; NULL for a step's only call).
+`steps` carries the browser phases summed over the step's tool calls (`act_s`,
+`page_wait_s`, `observe_s`; NULL when the step did not split its tool time).
 
 One file per experiment directory (`results.duckdb`), next to the traces it indexes. The
 traces are the source of truth; the store is rebuilt from them at any time. It holds
@@ -46,13 +49,14 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE TABLE IF NOT EXISTS steps (
     run_id VARCHAR, step INTEGER, start_s DOUBLE, end_s DOUBLE, model_s DOUBLE,
-    tool_s DOUBLE, overhead_s DOUBLE
+    tool_s DOUBLE, overhead_s DOUBLE, act_s DOUBLE, page_wait_s DOUBLE, observe_s DOUBLE
 );
 CREATE TABLE IF NOT EXISTS model_calls (
     run_id VARCHAR, step INTEGER, start_s DOUBLE, end_s DOUBLE, client_queue_s DOUBLE,
     ttft_s DOUBLE, decode_s DOUBLE, prompt_tokens BIGINT, cached_tokens BIGINT,
     completion_tokens BIGINT, reasoning_tokens BIGINT, finish_reason VARCHAR,
-    attempts INTEGER, estimated VARCHAR, reasoning_s DOUBLE, first_visible_s DOUBLE
+    attempts INTEGER, estimated VARCHAR, reasoning_s DOUBLE, first_visible_s DOUBLE,
+    purpose VARCHAR
 );
 CREATE TABLE IF NOT EXISTS tool_calls (
     run_id VARCHAR, step INTEGER, name VARCHAR, start_s DOUBLE, end_s DOUBLE,
@@ -78,10 +82,11 @@ class ResultStore:
     def _add_missing_columns(self) -> None:
         """A store written by an older looplab gets the columns added since (NULL until
         its traces are indexed again)."""
-        present = {row[0] for row in self.db.execute("DESCRIBE model_calls").fetchall()}
-        for column in ("reasoning_s", "first_visible_s"):
-            if column not in present:
-                self.db.execute(f"ALTER TABLE model_calls ADD COLUMN {column} DOUBLE")
+        for table, columns in _ADDED_COLUMNS.items():
+            present = {row[0] for row in self.db.execute(f"DESCRIBE {table}").fetchall()}
+            for column, kind in columns.items():
+                if column not in present:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     def close(self) -> None:
         """Close the database."""
@@ -106,6 +111,7 @@ class ResultStore:
         self.db.execute("INSERT INTO runs VALUES (" + ", ".join("?" * 26) + ")", _run_row(trace))
         steps = [
             [run_id, e.step, e.start, e.end, e.model_s, e.tool_s, e.overhead_s]
+            + [e.phases.get(phase) for phase in ("act", "page_wait", "observe")]
             for e in trace.events
             if isinstance(e, StepEvent)
         ]
@@ -126,7 +132,11 @@ class ResultStore:
             if isinstance(e, ToolCallEvent)
         ]
         if steps:
-            self.db.executemany("INSERT INTO steps VALUES (?, ?, ?, ?, ?, ?, ?)", steps)
+            self.db.executemany(
+                f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) "
+                f"VALUES ({', '.join('?' * len(_STEP_COLUMNS))})",
+                steps,
+            )
         if calls:
             self.db.executemany(
                 f"INSERT INTO model_calls ({', '.join(_CALL_COLUMNS)}) "
@@ -269,10 +279,30 @@ def _run_row(trace: Trace) -> list[Any]:
 _CALL_COLUMNS = (
     "run_id", "step", "start_s", "end_s", "client_queue_s", "ttft_s", "decode_s",
     "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens",
-    "finish_reason", "attempts", "estimated", "reasoning_s", "first_visible_s",
+    "finish_reason", "attempts", "estimated", "reasoning_s", "first_visible_s", "purpose",
 )  # fmt: skip
 """`model_calls` columns in `_call_row` order (named, so older stores with columns added
 at the end accept the same rows)."""
+
+
+_STEP_COLUMNS = (
+    "run_id",
+    "step",
+    "start_s",
+    "end_s",
+    "model_s",
+    "tool_s",
+    "overhead_s",
+    "act_s",
+    "page_wait_s",
+    "observe_s",
+)
+"""`steps` columns in row order."""
+_ADDED_COLUMNS = {
+    "model_calls": {"reasoning_s": "DOUBLE", "first_visible_s": "DOUBLE", "purpose": "VARCHAR"},
+    "steps": {"act_s": "DOUBLE", "page_wait_s": "DOUBLE", "observe_s": "DOUBLE"},
+}
+"""Columns added since a store's first format, by table: an older store gets them."""
 
 
 def _call_row(run_id: str, e: ModelCallEvent) -> list[Any]:
@@ -293,6 +323,7 @@ def _call_row(run_id: str, e: ModelCallEvent) -> list[Any]:
         ",".join(sorted(e.estimated)) or None,
         e.reasoning_s,
         e.first_visible_s,
+        e.purpose,
     ]
 
 

@@ -14,6 +14,7 @@ from looplab.experiments.runner import ExperimentRunner
 from looplab.report.model import load_runs
 from looplab.report.views_time import planning_share
 from looplab.traces.inputs import load_traces
+from looplab.traces.store import ResultStore
 
 OVERRIDES = {"decode_tps": 1000, "ttft_s": 0.05, "prefill_tps": None}
 
@@ -55,6 +56,11 @@ def test_planner_and_reflection_are_model_calls_of_each_step(tmp_path: Path) -> 
     for step in steps[:-1]:
         calls = [c for c in trace.model_calls() if c.step == step.step]
         assert step.model_s >= sum(c.end - c.start for c in calls) - 1e-6
+    with ResultStore(tmp_path / "out" / "results.duckdb") as store:
+        counted = store.db.execute(
+            "SELECT purpose, count(*) FROM model_calls GROUP BY purpose ORDER BY purpose"
+        ).fetchall()
+    assert counted == [("actor", len(steps)), ("planner", len(steps)), ("reflection", last)]
     (record,) = load_runs([tmp_path / "out"])
     share = planning_share([record])
     spent = sum(c.end - c.start for c in planners + reflections)

@@ -106,7 +106,7 @@ async def test_simulator_counts_the_image_by_the_profiles_rule(rule: str, tokens
                         {"type": "input_image", "image_url": SHOT, "detail": "auto"},
                     ],
                 }
-            ],  # type: ignore[list-item]
+            ],
         )
         await client.close()
     assert counts[1] - counts[0] == tokens

@@ -19,6 +19,7 @@ from looplab.report.steps import step_rows
 from looplab.report.views_time import components
 from looplab.traces.inputs import load_traces
 from looplab.traces.schema import StepEvent, ToolCallEvent
+from looplab.traces.store import ResultStore
 
 pytestmark = pytest.mark.browser
 
@@ -47,6 +48,9 @@ def test_browser_phases_reach_trace_report_and_retiming(tmp_path: Path) -> None:
     steps = trace.steps()
     first = steps[0]
     assert first.phases["observe"] == pytest.approx(clicks[0].phases["observe"])
+    with ResultStore(tmp_path / "out" / "results.duckdb") as store:
+        stored = store.db.execute("SELECT observe_s FROM steps ORDER BY step").fetchall()
+    assert stored[0][0] == pytest.approx(first.phases["observe"])
     (record,) = load_runs([tmp_path / "out"])
     parts = components(record)
     assert parts["observe"] > 0 and parts["act"] > 0

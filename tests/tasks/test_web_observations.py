@@ -4,15 +4,18 @@ image reaches the simulator's requests and counts by the profile's vision token 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
+from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
-from looplab.agents.runner import run_task
+from looplab.agents.runner import TaskRun, run_task
 from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
+from looplab.backends.tokens import REPLY_PRIMING_TOKENS, default_tokenizer
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 
@@ -26,10 +29,10 @@ def server() -> Iterator[SimulatorServer]:
         yield running
 
 
-async def _run(server: SimulatorServer, observation: str, **more: object) -> object:
+async def _run(server: SimulatorServer, observation: str, **more: object) -> TaskRun:
     task = load_task("web/signup-wizard")
     endpoint = EndpointConfig(base_url=server.base_url, model="looplab-scripted")
-    config = AgentConfig(observation=observation, **more)  # type: ignore[arg-type]  # test kwargs
+    config = AgentConfig.model_validate({"observation": observation, **more})
     async with InstrumentedClient(endpoint) as client:
         return await run_task(task, client, agent_config=config)
 
@@ -40,9 +43,9 @@ async def test_signup_wizard_is_solved_with_each_observation(
 ) -> None:
     """The scripted agent solves web/signup-wizard seeing screenshots, marks or the DOM."""
     run = await _run(server, observation)
-    assert run.result.end_reason == "finish", run.result.final_text  # type: ignore[attr-defined]
-    assert run.solved, run.check.output  # type: ignore[attr-defined]
-    observed = [t.observation for s in run.result.steps for t in s.tools if t.observation]  # type: ignore[attr-defined]
+    assert run.result.end_reason == "finish", run.result.final_text
+    assert run.solved, run.check.output
+    observed = [t.observation for s in run.result.steps for t in s.tools if t.observation]
     assert observed and {o["kind"] for o in observed} == {observation}
     if observation != "dom":
         assert all(o["width"] == 1280 and o["height"] == 800 for o in observed)
@@ -50,30 +53,27 @@ async def test_signup_wizard_is_solved_with_each_observation(
 
 
 async def test_screenshot_tokens_reach_the_prompt(server: SimulatorServer) -> None:
-    """Each screenshot in the conversation adds the rule's 1,334 prompt tokens (claude)."""
-    aria = await _run(server, "aria")
-    shots = await _run(server, "screenshot")
-    messages = shots.result.messages  # type: ignore[attr-defined]
-    images = [
-        part
-        for m in messages
-        if isinstance(m.get("content"), list)
-        for part in m["content"]
-        if part.get("type") == "image_url"
-    ]
-    assert images and images[0]["image_url"]["url"].startswith("data:image/png;base64,")
-    # the step after the first goto sees exactly one screenshot: 1,334 tokens of it
-    second = shots.result.steps[1].model  # type: ignore[attr-defined]
-    from looplab.backends.tokens import default_tokenizer
-
+    """The second call's prompt (after goto's screenshot) is the simulator's count of the
+    conversation with the screenshot at the `claude` rule's 1,334 tokens."""
+    run = await _run(server, "screenshot")
+    messages: list[dict[str, Any]] = run.result.messages
+    second = [i for i, m in enumerate(messages) if m.get("role") == "assistant"][1]
+    sent = messages[:second]
+    images = [p for m in sent if isinstance(m.get("content"), list) for p in m["content"]]
+    shots = [p for p in images if p.get("type") == "image_url"]
+    assert len(shots) == 1 and shots[0]["image_url"]["url"].startswith("data:image/png;base64,")
+    tools = computer_use_toolbox(observation="screenshot").openai_tools()
     tokenizer = default_tokenizer()
-    upto = messages[: messages.index(next(m for m in messages if m.get("role") == "assistant")) + 3]
-    with_images = tokenizer.count_messages(upto, [], "claude")[-1]
-    flat = tokenizer.count_messages(upto, [], "gemini-3-low")[-1]
-    assert with_images - flat == 1334 - 280
-    assert second.prompt_tokens is not None
-    first_aria = aria.result.steps[1].model.prompt_tokens  # type: ignore[attr-defined]
-    assert first_aria is not None and second.prompt_tokens != first_aria
+    counted = tokenizer.count_messages(sent, tools, "claude")[-1] + REPLY_PRIMING_TOKENS
+    call = run.result.steps[1].model
+    assert call is not None and call.prompt_tokens == counted
+    text_only = [
+        {**m, "content": [p for p in m["content"] if p.get("type") != "image_url"]}
+        if isinstance(m.get("content"), list)
+        else m
+        for m in sent
+    ]
+    assert counted - tokenizer.count_messages(text_only, tools)[-1] - REPLY_PRIMING_TOKENS == 1334
 
 
 async def test_images_kept_bounds_the_screenshots_in_the_conversation(
@@ -81,8 +81,8 @@ async def test_images_kept_bounds_the_screenshots_in_the_conversation(
 ) -> None:
     """With `images_kept: 1` only the latest screenshot stays; older ones become text."""
     run = await _run(server, "screenshot", images_kept=1)
-    messages = run.result.messages  # type: ignore[attr-defined]
+    messages: list[dict[str, Any]] = run.result.messages
     parts = [p for m in messages if isinstance(m.get("content"), list) for p in m["content"]]
-    assert run.solved  # type: ignore[attr-defined]
+    assert run.solved
     assert sum(p.get("type") == "image_url" for p in parts) == 1
     assert any("no longer shown" in str(p.get("text")) for p in parts)

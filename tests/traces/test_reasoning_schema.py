@@ -40,4 +40,4 @@ def test_an_older_store_gets_the_new_columns(tmp_path: Path) -> None:
     old.close()
     with ResultStore(path) as store:
         columns = [row[0] for row in store.query("DESCRIBE model_calls")]
-    assert columns[-2:] == ["reasoning_s", "first_visible_s"]
+    assert columns[-3:] == ["reasoning_s", "first_visible_s", "purpose"]
