@@ -12,6 +12,8 @@ from typing import Any
 
 import structlog
 
+from looplab.traces.scrub import Scrubber
+
 __all__ = ["LOG_LEVELS", "configure_logging"]
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -37,7 +39,9 @@ def _file_handler(log_file: Path, shared: list[Any]) -> logging.Handler:
 
 def configure_logging(level: str, log_file: Path | None) -> None:
     """Readable console logs on stderr at `level`; every level as JSON lines in `log_file`."""
+    scrubber = Scrubber()
     shared: list[Any] = [
+        lambda _logger, _method, event: scrubber.scrub(event),  # no key in any log line
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,

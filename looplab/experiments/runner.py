@@ -206,8 +206,12 @@ class ExperimentRunner:
     async def _run_pending(self, pending: list[Cell], result: ExperimentResult, total: int) -> None:
         """Run the pending cells on the configured executor (`executors.base.EXECUTORS`)."""
 
+        scrubber = Scrubber()
+
         def finished(outcome: CellOutcome) -> None:
             cell = outcome.cell
+            if outcome.error:  # an upstream may quote the key in its error: never print it
+                outcome.error = scrubber.text(outcome.error)
             log.info(
                 "cell.end",
                 cell=cell.id,

@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 import yaml
 from starlette.applications import Starlette
@@ -56,8 +58,10 @@ def echo() -> Iterator[str]:
         yield server.base_url
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PLANTED_CRED": PROXY_KEY, "LOOPLAB_LOG_FILE": os.devnull}
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The planted key in a variable; the log file where the search looks too."""
+    log = str(tmp_path / "logs" / "looplab.log")
+    return {**os.environ, "PLANTED_CRED": PROXY_KEY, "LOOPLAB_LOG_FILE": log}
 
 
 CLIENT = (
@@ -83,19 +87,48 @@ def _leaks(roots: list[Path], outputs: list[str]) -> list[str]:
     return found
 
 
+def _standalone_proxy(tmp_path: Path, echo: str) -> list[str]:
+    """`looplab proxy --record` with the proxy key: one call with the client key, /health;
+    returns its console output and the /health body."""
+    port_file = tmp_path / "proxy.port"
+    argv = [sys.executable, "-m", "looplab", "proxy", "--upstream", echo, "-p", "fast-750"]
+    argv += ["--api-key-env", "PLANTED_CRED", "--record", str(tmp_path / "rec-standalone")]
+    argv += ["--port", "0", "--port-file", str(port_file)]
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(tmp_path)
+    )
+    try:
+        deadline = time.perf_counter() + 60
+        while not port_file.exists() or not port_file.read_text():
+            assert process.poll() is None and time.perf_counter() < deadline
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{port_file.read_text()}"
+        ask = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        headers = {"authorization": f"Bearer {CLIENT_KEY}"}
+        answer = httpx2.post(f"{base}/v1/chat/completions", json=ask, headers=headers)
+        assert answer.status_code == 401
+        health = httpx2.get(f"{base}/health").text
+    finally:
+        process.terminate()
+        out, err = process.communicate(timeout=30)
+    return [health, out, err]
+
+
 def test_planted_keys_reach_no_file_and_no_console(
     tmp_path: Path, echo: str, campaign: Any
 ) -> None:
-    """wrap --record (proxy key and client key echoed back) and run write and print neither."""
+    """wrap --record (proxy key and client key echoed back), proxy --record (and its
+    /health) and run write, serve and print neither."""
     outputs: list[str] = []
     for extra, name in (([], "client"), (["--api-key-env", "PLANTED_CRED"], "proxy")):
         wrap = [sys.executable, "-m", "looplab", "wrap", "-p", "fast-750", "--upstream", echo]
         wrap += [*extra, "--record", str(tmp_path / f"rec-{name}"), "-o"]
         wrap += [str(tmp_path / f"wrap-{name}"), "--", sys.executable, "-c", CLIENT]
-        done = subprocess.run(wrap, capture_output=True, text=True, env=_env(), timeout=120)
+        done = subprocess.run(wrap, capture_output=True, text=True, env=_env(tmp_path), timeout=120)
         assert "agent saw status 401" in done.stdout, done.stderr
         outputs += [done.stdout, done.stderr]
     assert list((tmp_path / "rec-proxy" / "exchanges").glob("*.json"))  # 401s are recorded
+    outputs += _standalone_proxy(tmp_path, echo)
     config = {
         "name": "secret",
         "backends": [
@@ -115,9 +148,10 @@ def test_planted_keys_reach_no_file_and_no_console(
     }
     (tmp_path / "exp.yaml").write_text(yaml.safe_dump(config))
     run = [sys.executable, "-m", "looplab", "run", str(tmp_path / "exp.yaml")]
-    done = subprocess.run(run, capture_output=True, text=True, env=_env(), timeout=120)
+    done = subprocess.run(run, capture_output=True, text=True, env=_env(tmp_path), timeout=120)
     outputs += [done.stdout, done.stderr]
     assert list((tmp_path / "run" / "traces").glob("*.jsonl")), done.stderr
+    assert (tmp_path / "logs" / "looplab.log").stat().st_size > 0  # searched as well
     leaks = _leaks([tmp_path], outputs)
     campaign.add("secrets planted", 2)
     campaign.add("secrets found", len(leaks))
