@@ -33,7 +33,12 @@ __all__ = [
 
 
 def run_command(
-    config: Annotated[Path, typer.Argument(help="Experiment YAML (experiments/configs/*.yaml).")],
+    config: Annotated[
+        Path,
+        typer.Argument(
+            help="Experiment YAML, or the name of a bundled config (quickstart, claim, ...)."
+        ),
+    ],
     set_: SetOpt = None,
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Discard earlier results in the output directory.")
@@ -41,13 +46,13 @@ def run_command(
     executor: Annotated[
         str | None,
         typer.Option(
-            help="Where cells run: inprocess or ray (= -c executor.kind=...).", show_default=False
+            help="Where cells run: inprocess or ray (= -s executor.kind=...).", show_default=False
         ),
     ] = None,
     ray_address: Annotated[
         str | None,
         typer.Option(
-            help="Ray cluster: local, auto, ray://host:10001 (= -c executor.address=...).",
+            help="Ray cluster: local, auto, ray://host:10001 (= -s executor.address=...).",
             show_default=False,
         ),
     ] = None,
@@ -56,12 +61,16 @@ def run_command(
 
     Re-running the same command resumes: complete cells are kept, cut-off ones rerun
     (on any executor: `--executor ray` resumes an in-process run and back).
-    Everything (config, tasks, profiles) is validated before anything is written.
+    Everything (config, tasks, profiles, and what the machine needs: Chromium, Docker,
+    disk, ports) is checked before anything is written; it ends by writing report.html
+    into the output directory.
     """
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
+    from looplab.experiments.preflight import needs_of, preflight
     from looplab.extras import require
 
+    config = resolve_config(config)
     overrides = [*(set_ or [])]
     overrides += [f"executor.kind={executor}"] if executor else []
     overrides += [f"executor.address={ray_address}"] if ray_address else []
@@ -80,6 +89,14 @@ def run_command(
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
     cells = runner.validate()
+    preflight(
+        needs_of(
+            [c.task for c in cells],
+            browse_via=experiment.agent.browse_via,
+            sandbox=experiment.sandbox.kind,
+            output=runner.directory,
+        )
+    )
     runner.prepare_directory(fresh=fresh)
     errors.print(
         f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
@@ -95,6 +112,33 @@ def run_command(
     _finish_run(result)
 
 
+def resolve_config(config: Path) -> Path:
+    """`config` when it is a file; else the bundled config of that name (`quickstart`,
+    `claim.yaml`), so a wheel install runs them without a checkout.
+
+    Raises:
+        ConfigError: neither, naming the bundled configs (and the closest one).
+    """
+    import difflib
+
+    from looplab.bundled import bundled_configs_dir
+
+    if config.exists() or config.parent != Path("."):
+        return config
+    bundled = bundled_configs_dir()
+    names = sorted(p.stem for p in bundled.glob("*.yaml"))
+    stem = config.name.removesuffix(".yaml").removesuffix(".yml")
+    if stem in names:
+        return bundled / f"{stem}.yaml"
+    close = difflib.get_close_matches(stem, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(
+        f"no such file {str(config)!r}, and no bundled config of that name{hint}",
+        field="CONFIG",
+        allowed=names,
+    )
+
+
 def _where(experiment: Any) -> str:
     """Where the cells run, for the start line (both limits when trace-driven cells have
     their own: the running list can hold that many more)."""
@@ -107,6 +151,22 @@ def _where(experiment: Any) -> str:
     if driven and any(isinstance(t, str) and is_trace_driven(t) for t in experiment.tasks):
         return f"concurrency {experiment.concurrency}, trace-driven cells {driven} beside them"
     return f"concurrency {experiment.concurrency}"
+
+
+def _write_report(directory: Path) -> None:
+    """Write `report.html` into the run's directory, or say the one command that does."""
+    from looplab.errors import LooplabError
+    from looplab.report.build import write_report
+
+    try:
+        done = write_report([directory], directory / "report.html")
+    except (LooplabError, OSError) as exc:
+        err_console().print(
+            f"[yellow]no report written[/] ({exc}); make it with: looplab report {directory}",
+            highlight=False,
+        )
+        return
+    out_console().print(f"report: {done.path} ({done.seconds:.1f} s)", highlight=False)
 
 
 def _print_interrupted(traces: Path, total: int, config: Path) -> None:
@@ -131,6 +191,7 @@ def _finish_run(result: Any) -> None:
     _print_knobs(records)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
+    _write_report(result.directory)
     verdict = reference_verdict(result.directory / "traces")
     if not verdict.ok:
         err_console().print(f"[bold red]{verdict.message}[/]", highlight=False)
