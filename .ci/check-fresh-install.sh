@@ -22,7 +22,7 @@ fi
 installed=$((SECONDS - begin))
 
 cd "$work"  # not the checkout: the wheel's bundled tasks and configs are used
-"$work/venv/bin/looplab" run "$repo/experiments/configs/quickstart.yaml" \
+"$work/venv/bin/looplab" run quickstart \
   -s 'tasks=[coding/fix-pager,web/signup-wizard]' \
   -s 'backends=[{name: fast-750, profile: fast-750}]' \
   -s "output_dir=$work/runs"

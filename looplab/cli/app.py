@@ -22,6 +22,7 @@ from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
 from looplab.experiments import bench_commands as experiment_bench
 from looplab.experiments import commands as experiment_commands
+from looplab.experiments import doctor_commands
 from looplab.experiments.executors import commands as executor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
@@ -34,6 +35,7 @@ Command = Callable[..., Any]
 
 COMMANDS: dict[str, Command] = {
     "run": experiment_commands.run_command,
+    "doctor": doctor_commands.doctor_command,
     "replay": experiment_commands.replay_command,
     "sweep": experiment_commands.sweep_command,
     "import": trace_commands.import_command,

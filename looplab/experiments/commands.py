@@ -24,10 +24,8 @@ from looplab.cli.options import (
     write_output,
 )
 from looplab.errors import ConfigError
-from looplab.layout import ExperimentDir, trace_files
 
 __all__ = [
-    "nothing_measured",
     "replay_command",
     "run_command",
     "sweep_command",
@@ -35,7 +33,12 @@ __all__ = [
 
 
 def run_command(
-    config: Annotated[Path, typer.Argument(help="Experiment YAML (experiments/configs/*.yaml).")],
+    config: Annotated[
+        Path,
+        typer.Argument(
+            help="Experiment YAML, or the name of a bundled config (quickstart, claim, ...)."
+        ),
+    ],
     set_: SetOpt = None,
     fresh: Annotated[
         bool, typer.Option("--fresh", help="Discard earlier results in the output directory.")
@@ -43,13 +46,13 @@ def run_command(
     executor: Annotated[
         str | None,
         typer.Option(
-            help="Where cells run: inprocess or ray (= -c executor.kind=...).", show_default=False
+            help="Where cells run: inprocess or ray (= -s executor.kind=...).", show_default=False
         ),
     ] = None,
     ray_address: Annotated[
         str | None,
         typer.Option(
-            help="Ray cluster: local, auto, ray://host:10001 (= -c executor.address=...).",
+            help="Ray cluster: local, auto, ray://host:10001 (= -s executor.address=...).",
             show_default=False,
         ),
     ] = None,
@@ -58,23 +61,22 @@ def run_command(
 
     Re-running the same command resumes: complete cells are kept, cut-off ones rerun
     (on any executor: `--executor ray` resumes an in-process run and back).
-    Everything (config, tasks, profiles) is validated before anything is written.
+    Everything (config, tasks, profiles, and what the machine needs: Chromium, Docker,
+    disk, ports) is checked before anything is written; it ends by writing report.html
+    into the output directory.
     """
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
-    from looplab.extras import require
+    from looplab.experiments.preflight import needs_of, preflight, require_extras
 
+    config = resolve_config(config)
     overrides = [*(set_ or [])]
     overrides += [f"executor.kind={executor}"] if executor else []
     overrides += [f"executor.address={ray_address}"] if ray_address else []
     experiment = load_model(ExperimentConfig, config, overrides)
-    require("agents", "looplab run")
-    require("store", "looplab run")
-    if experiment.sandbox.kind == "docker":
-        require("docker", "a docker sandbox")
-    if experiment.executor.kind == "ray":
-        require("ray", "executor kind ray")
+    require_extras(experiment)
 
+    from looplab.experiments.finish import finish_run, print_interrupted, where
     from looplab.experiments.progress import RunProgress
     from looplab.experiments.runner import ExperimentRunner
 
@@ -82,6 +84,14 @@ def run_command(
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
     cells = runner.validate()
+    preflight(
+        needs_of(
+            [c.task for c in cells],
+            browse_via=experiment.agent.browse_via,
+            sandbox=experiment.sandbox.kind,
+            output=runner.directory,
+        )
+    )
     with runner.hold():  # one writer per directory, from the config check to the index
         runner.prepare_directory(fresh=fresh)
         for line in runner.warnings:
@@ -89,125 +99,42 @@ def run_command(
         errors.print(
             f"[bold]{experiment.name}[/]: {len(cells)} cells -> {runner.directory} "
             f"(clock {experiment.clock}, sandbox {experiment.sandbox.kind}, "
-            f"{_where(experiment)})"
+            f"{where(experiment)})"
         )
         try:
             with progress:
                 result = asyncio.run(runner.run())
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
-            _print_interrupted(runner.traces, len(cells), config)
+            print_interrupted(runner.traces, len(cells), config)
             raise typer.Exit(getattr(stop, "exit_code", 130)) from None
-    _finish_run(result)
+    finish_run(result)
 
 
-def _where(experiment: Any) -> str:
-    """Where the cells run, for the start line (both limits when trace-driven cells have
-    their own: the running list can hold that many more)."""
-    from looplab.tasks.references import is_trace_driven
+def resolve_config(config: Path) -> Path:
+    """`config` when it is a file; else the bundled config of that name (`quickstart`,
+    `claim.yaml`), so a wheel install runs them without a checkout.
 
-    executor = experiment.executor
-    if executor.kind == "ray":
-        return f"executor ray at {executor.address}"
-    driven = experiment.workload.concurrency
-    if driven and any(isinstance(t, str) and is_trace_driven(t) for t in experiment.tasks):
-        return f"concurrency {experiment.concurrency}, trace-driven cells {driven} beside them"
-    return f"concurrency {experiment.concurrency}"
+    Raises:
+        ConfigError: neither, naming the bundled configs (and the closest one).
+    """
+    import difflib
 
+    from looplab.bundled import bundled_configs_dir
 
-def _print_interrupted(traces: Path, total: int, config: Path) -> None:
-    from looplab.experiments.directory import is_complete
-
-    kept = sum(1 for p in trace_files(traces) if is_complete(p))
-    err_console().print(
-        f"[yellow]interrupted[/]: {kept} of {total} complete cell traces kept in {traces} "
-        "(a cut-off run is set aside, never counted). Resume with the same command: "
-        f"looplab run {config}",
-        highlight=False,
+    if config.exists() or config.parent != Path("."):
+        return config
+    bundled = bundled_configs_dir()
+    names = sorted(p.stem for p in bundled.glob("*.yaml"))
+    stem = config.name.removesuffix(".yaml").removesuffix(".yml")
+    if stem in names:
+        return bundled / f"{stem}.yaml"
+    close = difflib.get_close_matches(stem, names, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(
+        f"no such file {str(config)!r}, and no bundled config of that name{hint}",
+        field="CONFIG",
+        allowed=names,
     )
-
-
-def _finish_run(result: Any) -> None:
-    from looplab.experiments.verdict import reference_verdict
-    from looplab.report.build import assign_groups
-    from looplab.report.model import load_runs
-    from looplab.report.views import headline
-
-    records = load_runs([result.directory])
-    assign_groups(records)  # one group per backend, and per variant when there are axes
-    _print_summary(headline(records))
-    _print_knobs(records)
-    console = out_console()
-    console.print(f"results: {result.directory} (traces/, results.duckdb)")
-    verdict = reference_verdict(ExperimentDir(result.directory).traces)
-    if not verdict.ok:
-        err_console().print(f"[bold red]{verdict.message}[/]", highlight=False)
-    failed = [o for o in result.outcomes if o.status == "failed"]
-    if failed:
-        err_console().print(
-            f"[red]{len(failed)} cell(s) failed[/]: "
-            + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5]),
-            highlight=False,
-        )
-    broken = nothing_measured(result.outcomes)
-    if broken:
-        err_console().print(f"[bold red]{broken}[/]", highlight=False)
-    if failed or broken or not verdict.ok:
-        raise typer.Exit(1)
-
-
-def nothing_measured(outcomes: list[Any]) -> str | None:
-    """A sentence when every cell run now ended in an error (`backend_error`, `error`):
-    then nothing was measured, and the cause is almost always the configuration (a wrong
-    URL, model or key), so the run exits 1 instead of reporting empty numbers."""
-    ran = [o for o in outcomes if o.status == "done"]
-    if not ran or any(o.end_reason not in ("backend_error", "error") for o in ran):
-        return None
-    causes = sorted({str(o.error or o.end_reason) for o in ran})
-    shown = "; ".join(cause[:300] for cause in causes[:3])
-    return (
-        f"every cell ({len(ran)}) ended in an error, so nothing was measured "
-        f"({len(causes)} distinct cause(s)): {shown}"
-    )
-
-
-def _print_knobs(records: list[Any]) -> None:
-    """The knob table (`looplab.report.knobs`), when the runs have axes."""
-    from looplab.experiments.knob_table import knob_table
-    from looplab.report.knobs import knob_rows
-
-    rows = knob_rows(records)
-    if rows:
-        out_console().print(knob_table(rows))
-
-
-def _print_summary(groups: list[Any]) -> None:
-    from looplab.report.views import headline_sentence
-
-    table = Table(title="per backend (median over runs; split = share of summed task time)")
-    for column in (
-        "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
-        "model", "tools", "other", "speedup (95% CI)",
-    ):  # fmt: skip
-        table.add_column(column, justify="right")
-    for group in groups:
-        ci = f" ({group.ci[0]:.2f}-{group.ci[1]:.2f})" if group.ci else ""
-        table.add_row(
-            group.label,
-            f"{group.decode_tps:g}" if group.decode_tps else "-",
-            str(group.runs),
-            f"{group.solved}/{group.checked}",
-            f"{group.median_task_s:.2f}",
-            f"{group.p90_task_s:.2f}",
-            f"{group.median_steps:g}",
-            f"{group.model_share:.0%}",
-            f"{group.tool_share:.0%}",
-            f"{group.overhead_share:.0%}",
-            f"{group.speedup:.2f}x{ci}" if group.speedup == group.speedup else "-",
-        )
-    out_console().print(table)
-    sentence = headline_sentence(groups)
-    if sentence:
-        out_console().print(sentence, highlight=False)
 
 
 def replay_command(

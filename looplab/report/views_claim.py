@@ -32,7 +32,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from looplab.agents.runner import AGENT_KINDS
 from looplab.errors import LooplabError
 from looplab.report.claim_rows import (
     BAND,
@@ -128,12 +127,16 @@ def _tasks_text(runs: Sequence[RunRecord]) -> str:
 
 def _agents_text(runs: Sequence[RunRecord]) -> str:
     """The agents found in the runs: looplab's own by kind, a wrapped one by its name."""
-    names = sorted({r.agent for r in runs})
-    own = [n for n in names if n in AGENT_KINDS]
+    own = sorted({r.agent for r in runs if not _wrapped(r)})
     parts = [f"looplab's {' and '.join(own)} agent{'s' if len(own) > 1 else ''}"] if own else []
-    parts += [f"the wrapped agent {n}" for n in names if n not in AGENT_KINDS]
+    parts += [f"the wrapped agent {n}" for n in sorted({r.agent for r in runs if _wrapped(r)})]
     model = "simulated model" if all(r.profile_spec for r in runs) else "model as recorded"
     return f"{', '.join(parts)} ({model})"
+
+
+def _wrapped(run: RunRecord) -> bool:
+    """A foreign agent run through `looplab wrap` (its trace's source says so)."""
+    return run.source == "wrap"
 
 
 def _group(run: RunRecord) -> str:
@@ -141,7 +144,7 @@ def _group(run: RunRecord) -> str:
     `bundled` (looplab's own agents on bundled tasks)."""
     if is_trace_driven(run.task):
         return run.task
-    return "bundled" if run.agent in AGENT_KINDS else f"wrapped:{run.agent}"
+    return f"wrapped:{run.agent}" if _wrapped(run) else "bundled"
 
 
 def _agent(group: str, runs: Sequence[RunRecord]) -> tuple[str, str]:

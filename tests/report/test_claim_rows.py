@@ -18,8 +18,11 @@ from looplab.report.views_claim import claim_view
 from looplab.traces.io import read_trace
 
 
-def _paired(known_pair: Path, tasks: list[str], agent: str) -> dict[str, list[RunRecord]]:
-    """Slow (known-a) and fast (known-b) runs of `tasks` by `agent`, times varied per task."""
+def _paired(
+    known_pair: Path, tasks: list[str], agent: str, source: str = "looplab"
+) -> dict[str, list[RunRecord]]:
+    """Slow (known-a) and fast (known-b) runs of `tasks` by `agent` (from `source`: `wrap`
+    for a wrapped agent), times varied per task."""
     slow = record_from_trace(read_trace(known_pair / "traces/known-a.jsonl"), "known")
     fast = record_from_trace(read_trace(known_pair / "traces/known-b.jsonl"), "known")
     rng = random.Random(7)
@@ -33,6 +36,7 @@ def _paired(known_pair: Path, tasks: list[str], agent: str) -> dict[str, list[Ru
                     run_id=f"{name}-{index}",
                     task=task,
                     agent=agent,
+                    source=source,
                     task_s=slow.task_s * scale * factor,
                     group=name,
                 )
@@ -44,7 +48,9 @@ def test_a_wrapped_agent_is_labelled_by_its_name_not_as_a_scripted_agent(
     known_pair: Path,
 ) -> None:
     """A wrapped agent's row names it and its task kind; nothing calls it scripted."""
-    view = claim_view(_paired(known_pair, ["coding/fix-pager"], "my-harness"), ["slow", "fast"])
+    view = claim_view(
+        _paired(known_pair, ["coding/fix-pager"], "my-harness", "wrap"), ["slow", "fast"]
+    )
     row = next(r for r in view.rows if r.section == "yours")
     assert row.key == "live:wrapped:my-harness" and row.label == "my-harness on coding tasks"
     assert "the wrapped agent my-harness" in row.agent and "scripted" not in row.agent

@@ -1,0 +1,148 @@
+"""What `looplab run` prints and writes when its cells end (or are interrupted).
+
+The per-backend summary, the knob table, `report.html` in the output directory, the
+reference verdict (`ENVIRONMENT BROKEN`), failed cells, and whether anything was measured.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from looplab.cli.options import err_console, out_console
+from looplab.layout import ExperimentDir, trace_files
+
+__all__ = ["finish_run", "nothing_measured", "print_interrupted", "where"]
+
+
+def where(experiment: Any) -> str:
+    """Where the cells run, for the start line (both limits when trace-driven cells have
+    their own: the running list can hold that many more)."""
+    from looplab.tasks.references import is_trace_driven
+
+    executor = experiment.executor
+    if executor.kind == "ray":
+        return f"executor ray at {executor.address}"
+    driven = experiment.workload.concurrency
+    if driven and any(isinstance(t, str) and is_trace_driven(t) for t in experiment.tasks):
+        return f"concurrency {experiment.concurrency}, trace-driven cells {driven} beside them"
+    return f"concurrency {experiment.concurrency}"
+
+
+def _write_report(directory: Path) -> None:
+    """Write `report.html` into the run's directory, or say the one command that does."""
+    from looplab.errors import LooplabError
+    from looplab.report.build import write_report
+
+    try:
+        done = write_report([directory], ExperimentDir(directory).report)
+    except (LooplabError, OSError) as exc:
+        err_console().print(
+            f"[yellow]no report written[/] ({exc}); make it with: looplab report {directory}",
+            highlight=False,
+        )
+        return
+    out_console().print(f"report: {done.path} ({done.seconds:.1f} s)", highlight=False)
+
+
+def print_interrupted(traces: Path, total: int, config: Path) -> None:
+    """The interrupt summary: complete traces kept, and the command that resumes."""
+    from looplab.experiments.directory import is_complete
+
+    kept = sum(1 for p in trace_files(traces) if is_complete(p))
+    err_console().print(
+        f"[yellow]interrupted[/]: {kept} of {total} complete cell traces kept in {traces} "
+        "(a cut-off run is set aside, never counted). Resume with the same command: "
+        f"looplab run {config}",
+        highlight=False,
+    )
+
+
+def finish_run(result: Any) -> None:
+    """The per-backend table, the knob table, report.html, the reference verdict and
+    failures; exit 1 when cells failed, nothing was measured or the environment is broken."""
+    from looplab.experiments.verdict import reference_verdict
+    from looplab.report.build import assign_groups
+    from looplab.report.model import load_runs
+    from looplab.report.views import headline
+
+    records = load_runs([result.directory])
+    assign_groups(records)  # one group per backend, and per variant when there are axes
+    _print_summary(headline(records))
+    _print_knobs(records)
+    console = out_console()
+    console.print(f"results: {result.directory} (traces/, results.duckdb)")
+    _write_report(result.directory)
+    verdict = reference_verdict(ExperimentDir(result.directory).traces)
+    if not verdict.ok:
+        err_console().print(f"[bold red]{verdict.message}[/]", highlight=False)
+    failed = [o for o in result.outcomes if o.status == "failed"]
+    if failed:
+        err_console().print(
+            f"[red]{len(failed)} cell(s) failed[/]: "
+            + "; ".join(f"{o.cell.id}: {o.error}" for o in failed[:5]),
+            highlight=False,
+        )
+    broken = nothing_measured(result.outcomes)
+    if broken:
+        err_console().print(f"[bold red]{broken}[/]", highlight=False)
+    if failed or broken or not verdict.ok:
+        raise typer.Exit(1)
+
+
+def nothing_measured(outcomes: list[Any]) -> str | None:
+    """A sentence when every cell run now ended in an error (`backend_error`, `error`):
+    then nothing was measured, and the cause is almost always the configuration (a wrong
+    URL, model or key), so the run exits 1 instead of reporting empty numbers."""
+    ran = [o for o in outcomes if o.status == "done"]
+    if not ran or any(o.end_reason not in ("backend_error", "error") for o in ran):
+        return None
+    causes = sorted({str(o.error or o.end_reason) for o in ran})
+    shown = "; ".join(cause[:300] for cause in causes[:3])
+    return (
+        f"every cell ({len(ran)}) ended in an error, so nothing was measured "
+        f"({len(causes)} distinct cause(s)): {shown}"
+    )
+
+
+def _print_knobs(records: list[Any]) -> None:
+    """The knob table (`looplab.report.knobs`), when the runs have axes."""
+    from looplab.experiments.knob_table import knob_table
+    from looplab.report.knobs import knob_rows
+
+    rows = knob_rows(records)
+    if rows:
+        out_console().print(knob_table(rows))
+
+
+def _print_summary(groups: list[Any]) -> None:
+    from looplab.report.views import headline_sentence
+
+    table = Table(title="per backend (median over runs; split = share of summed task time)")
+    for column in (
+        "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
+        "model", "tools", "other", "speedup (95% CI)",
+    ):  # fmt: skip
+        table.add_column(column, justify="right")
+    for group in groups:
+        ci = f" ({group.ci[0]:.2f}-{group.ci[1]:.2f})" if group.ci else ""
+        table.add_row(
+            group.label,
+            f"{group.decode_tps:g}" if group.decode_tps else "-",
+            str(group.runs),
+            f"{group.solved}/{group.checked}",
+            f"{group.median_task_s:.2f}",
+            f"{group.p90_task_s:.2f}",
+            f"{group.median_steps:g}",
+            f"{group.model_share:.0%}",
+            f"{group.tool_share:.0%}",
+            f"{group.overhead_share:.0%}",
+            f"{group.speedup:.2f}x{ci}" if group.speedup == group.speedup else "-",
+        )
+    out_console().print(table)
+    sentence = headline_sentence(groups)
+    if sentence:
+        out_console().print(sentence, highlight=False)
