@@ -34,7 +34,7 @@ def _config(tmp_path: Path) -> Path:
         "backends": [{"name": "fast", "profile": "fast-750"}],
         "tasks": ["coding/fix-pager"],
         "output_dir": str(tmp_path / "exp"),
-        "budgets": {"max_steps": 20},
+        "budgets": {"max_steps": 1},
     }
     path.write_text(yaml.safe_dump(config))
     return path

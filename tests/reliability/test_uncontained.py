@@ -57,7 +57,7 @@ def _scripted(tmp_path: Path) -> dict[str, Any]:
         "backends": [{"name": "fast", "profile": "fast-750"}],
         "tasks": ["coding/fix-pager"],
         "output_dir": str(tmp_path / "exp"),
-        "budgets": {"max_steps": 20},
+        "budgets": {"max_steps": 1},
     }
 
 
