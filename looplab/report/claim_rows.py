@@ -68,7 +68,7 @@ CLAIMS = (
         "press reports, 2026-06; no primary source found; read as 1.54x faster it is 35% shorter",
     ),
 )
-"""The claims the lab tests (docs: README "Is 750 tok/s worth it?")."""
+"""The claims the lab tests (docs/claim-check.md)."""
 BAND = CLAIMS[0]
 """The band verdicts are measured against."""
 
