@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel, ValidationError, create_model
 
@@ -63,9 +63,7 @@ def _field_model(root: BaseModel, path: str) -> tuple[type[BaseModel], str]:
         if len(parts) == 3 and parts[1] == "profile":
             return _known(LatencyProfile, parts[2], path), parts[2]
         if len(parts) == 2 and parts[1] in BACKEND_FIELDS:
-            from looplab.experiments.config import BackendSpec  # config imports this module
-
-            return BackendSpec, parts[1]
+            return _backend_model(root), parts[1]
         raise ValueError(
             f"axes: {path!r}: a backend axis is backend.profile.<field> or "
             f"backend.{'|'.join(BACKEND_FIELDS)}"
@@ -81,6 +79,15 @@ def _field_model(root: BaseModel, path: str) -> tuple[type[BaseModel], str]:
             raise ValueError(f"axes: {path!r}: {part!r} is not a section")
         node = child
     return _known(type(node), parts[-1], path), parts[-1]
+
+
+def _backend_model(root: BaseModel) -> type[BaseModel]:
+    """The model of one `backends` entry (`BackendSpec`), read off the experiment's own
+    field type, so this module needs no import of the config that imports it."""
+    (entry,) = get_args(type(root).model_fields["backends"].annotation)
+    if not (isinstance(entry, type) and issubclass(entry, BaseModel)):
+        raise ValueError("axes: the experiment's backends are not models")
+    return entry
 
 
 def _known(model: type[BaseModel], name: str, path: str) -> type[BaseModel]:

@@ -27,7 +27,7 @@ from looplab.backends.policies import POLICIES
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
-from looplab.experiments.wrapped import WrappedAgent
+from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.sandbox import SandboxConfig
 from looplab.urls import url_problem
 from looplab.workloads.task import WorkloadSettings

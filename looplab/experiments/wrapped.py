@@ -28,55 +28,21 @@ import asyncio
 import shutil
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from pydantic import Field, field_validator
 
 from looplab.agents.taskset import load_task
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.wrap import FAST_UPSTREAM, run_wrapped
-from looplab.config import StrictModel
+from looplab.experiments.config import BackendSpec
+from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent
 from looplab.traces.scrub import remember_secret
-from looplab.urls import url_problem
 
-if TYPE_CHECKING:
-    from looplab.experiments.config import BackendSpec
-
-__all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "WrappedAgent", "fast_upstream", "run_wrapped_cell"]
+__all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "fast_upstream", "run_wrapped_cell"]
 
 PASS_THROUGH = ["decode_tps=1000000", "ttft_s=0", "prefill_tps=null", "prefix_cache=false"]
 """The profile for a real backend: the proxy only measures, the API sets the pace."""
-
-
-class WrappedAgent(StrictModel):
-    """A foreign agent command, run through the pacing proxy in each of its cells."""
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_.+-]{1,64}$")
-    """The agent's name in `agents`, cell ids and traces."""
-    command: list[str] = Field(min_length=1)
-    """The command and its arguments; `{task}`, `{prompt}`, `{workspace}` are replaced."""
-    upstream: str | None = None
-    """An OpenAI-compatible API root to pace (default: the cell's backend)."""
-    replay: Path | None = None
-    """A proxy recording to serve instead of an upstream."""
-    api_key_env: str | None = None
-    """Environment variable with the upstream's key (never the key itself)."""
-    env: dict[str, str] = Field(default_factory=dict)
-    """More environment variables for the command."""
-    timeout_s: float | None = Field(default=None, gt=0)
-    """Stop the command after this long."""
-
-    @field_validator("upstream")
-    @classmethod
-    def _is_api_root(cls, value: str | None) -> str | None:
-        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
-        problem = url_problem(value) if value is not None else None
-        if problem:
-            raise ValueError(problem)
-        return value
 
 
 def fast_upstream(

@@ -1,0 +1,44 @@
+"""A wrapped agent's config: a foreign agent command as an experiment's agent.
+
+The model only (`ExperimentConfig.wrapped` holds these); running one per cell is
+`looplab.experiments.wrapped`, whose docstring shows the YAML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, field_validator
+
+from looplab.config import StrictModel
+from looplab.urls import url_problem
+
+__all__ = ["WrappedAgent"]
+
+
+class WrappedAgent(StrictModel):
+    """A foreign agent command, run through the pacing proxy in each of its cells."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.+-]{1,64}$")
+    """The agent's name in `agents`, cell ids and traces."""
+    command: list[str] = Field(min_length=1)
+    """The command and its arguments; `{task}`, `{prompt}`, `{workspace}` are replaced."""
+    upstream: str | None = None
+    """An OpenAI-compatible API root to pace (default: the cell's backend)."""
+    replay: Path | None = None
+    """A proxy recording to serve instead of an upstream."""
+    api_key_env: str | None = None
+    """Environment variable with the upstream's key (never the key itself)."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """More environment variables for the command."""
+    timeout_s: float | None = Field(default=None, gt=0)
+    """Stop the command after this long."""
+
+    @field_validator("upstream")
+    @classmethod
+    def _is_api_root(cls, value: str | None) -> str | None:
+        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
+        problem = url_problem(value) if value is not None else None
+        if problem:
+            raise ValueError(problem)
+        return value
