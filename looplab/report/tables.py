@@ -11,7 +11,8 @@ import math
 from html import escape
 
 from looplab.report.svg import fmt_s
-from looplab.report.views import GroupView, ReportModel
+from looplab.report.views import ReportModel
+from looplab.report.views_group import GroupView
 
 __all__ = ["comparability_banner", "headline_table", "runs_table", "task_table"]
 

@@ -32,6 +32,7 @@ from looplab.report.views_detail import (
     transcripts,
 )
 from looplab.report.views_diff import DiffView
+from looplab.report.views_group import GroupView
 from looplab.report.views_nodes import NodeRow, node_rows
 from looplab.report.views_runs import TaskRow, TimelineView, featured, task_rows, timeline
 from looplab.report.views_steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
@@ -52,7 +53,6 @@ __all__ = [
     "COMPONENTS",
     "PALETTE",
     "FamilyView",
-    "GroupView",
     "ReportModel",
     "SweepView",
     "TaskRow",
@@ -67,45 +67,6 @@ PALETTE = ["#D55E00", "#0072B2", "#CC79A7", "#009E73", "#56B4E9", "#E69F00", "#0
 
 FIXED_COLORS = {"slow-80": "#D55E00", "fast-750": "#0072B2"}
 """The mission's pair keeps its colours in every report (vermillion slow, blue fast)."""
-
-
-@dataclass
-class GroupView:
-    """Headline numbers of one compared group (a backend profile)."""
-
-    label: str
-    color: str
-    decode_tps: float | None
-    source: str
-    runs: int
-    solved: int
-    checked: int
-    median_task_s: float
-    p90_task_s: float
-    median_steps: float
-    model_share: float
-    tool_share: float
-    overhead_share: float
-    speedup: float
-    """Median task time of the reference over this group's, on the paired tasks (NaN:
-    no task pairs up)."""
-    ci: tuple[float, float] | None
-    reference: bool
-    estimated: list[str]
-    """What an importer estimated (`model`, `tool`, `ttft`, ...), not measured."""
-    clocks: list[str] = field(default_factory=list)
-    """How its model times were obtained (`wall`, `virtual`, `recorded`)."""
-    paired_tasks: int = 0
-    """Tasks with usable (not unsolved) runs in both this group and the reference."""
-    paired_runs: int = 0
-    """This group's runs the speedup rests on."""
-    reference_runs: int = 0
-    """The reference group's runs it is compared with (same tasks)."""
-
-    @property
-    def unsolved(self) -> int:
-        """Runs whose check failed."""
-        return self.checked - self.solved
 
 
 @dataclass

@@ -7,16 +7,13 @@ import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from looplab.analysis.retime import sweep_trace
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.report.model import RunRecord
 from looplab.report.stats import median
-
-if TYPE_CHECKING:
-    from looplab.report.views import GroupView
+from looplab.report.views_group import GroupView
 
 __all__ = ["SWEEP_RATES", "TTFT_GRID", "SweepView", "run_profile", "sweep_view"]
 
