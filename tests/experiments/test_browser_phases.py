@@ -16,6 +16,7 @@ from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.report.model import load_runs
 from looplab.report.steps import step_rows
+from looplab.report.views_observations import observation_rows
 from looplab.report.views_time import components
 from looplab.traces.inputs import load_traces
 from looplab.traces.schema import StepEvent, ToolCallEvent
@@ -26,7 +27,8 @@ pytestmark = pytest.mark.browser
 
 def test_browser_phases_reach_trace_report_and_retiming(tmp_path: Path) -> None:
     """Each page action records act / page_wait / observe; steps sum them; the report
-    splits tool time by them; re-timing at another speed keeps them."""
+    splits tool time by them and prices the screenshots (gpt-4o: 1,105); re-timing at
+    another speed keeps them."""
     config: dict[str, Any] = {
         "name": "phases",
         "backends": [{"name": "b", "profile": "fast-750"}],
@@ -58,6 +60,15 @@ def test_browser_phases_reach_trace_report_and_retiming(tmp_path: Path) -> None:
         record.tool_s
     )
     assert {b.kind for b in record.bars} >= {"act", "page_wait", "observe"}
+    (seen,) = observation_rows({"g": [record]}, ["g"])
+    observed = [t for t in trace.tool_calls() if t.observation]
+    assert (seen.kind, seen.count, seen.image_tokens, seen.rule) == (
+        "screenshot",
+        len(observed),
+        1105,
+        "gpt-4o",
+    )
+    assert 0 < seen.text_tokens_p50 < seen.prompt_tokens_p50
     rows = step_rows(record)
     assert rows[0].parts["observe"] == pytest.approx(first.phases["observe"])
     slow = retime_events(trace.events, profile_model_timing(resolve_profile("slow-80")), "test")
