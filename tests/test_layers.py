@@ -11,7 +11,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "looplab"
 # modules (each package's CLI commands), `cli.py` and `__main__.py` are the wiring layer
 # at the top: the only places that may reach across every package.
 LAYERS: list[set[str]] = [
-    {"errors", "config", "clock", "stats", "bundled", "extras", "sandbox", "chromium", "tasks"},
+    {
+        "errors",
+        "config_errors",
+        "config",
+        "clock",
+        "stats",
+        "bundled",
+        "extras",
+        "sandbox",
+        "chromium",
+        "tasks",
+    },
     {"traces"},
     {"workloads"},
     {"backends"},
