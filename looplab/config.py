@@ -14,8 +14,6 @@ deep, no recursive anchors, UTF-8 only (a bad byte is named with its offset).
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,8 +21,8 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from looplab.config_errors import Loc, config_error
 from looplab.errors import ConfigError
-from looplab.urls import public_text
 
 __all__ = [
     "MAX_YAML_BYTES",
@@ -40,7 +38,6 @@ __all__ = [
 ]
 
 M = TypeVar("M", bound=BaseModel)
-Loc = tuple[int | str, ...]
 
 MAX_YAML_BYTES = 1024 * 1024
 """Largest config file read."""
@@ -75,7 +72,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     path = [part for part in key.strip().split(".") if part]
     if not sep or not path:
         raise ConfigError(
-            f"override {text!r} is not of the form key.path=value", field="-c/--config-override"
+            f"override {text!r} is not of the form key.path=value (e.g. -s {key or 'key'}=3)",
+            field="-s/--set",
         )
     try:
         value = parse_yaml(raw, source=text)[0] if raw.strip() else ""
@@ -242,7 +240,7 @@ def load_model(model: type[M], path: Path, overrides: Sequence[str] = ()) -> M:
     """
     data, lines = load_yaml_mapping(path)
     data = apply_overrides(data, overrides)
-    return validate_model(model, data, source=str(path), lines=lines)
+    return validate_model(model, data, source=str(path), lines=lines, overrides=overrides)
 
 
 def validate_model(
@@ -251,6 +249,7 @@ def validate_model(
     *,
     source: str | None = None,
     lines: Mapping[Loc, int] | None = None,
+    overrides: Sequence[str] = (),
 ) -> M:
     """Validate `data` into `model`, turning pydantic's errors into one `ConfigError`.
 
@@ -259,6 +258,8 @@ def validate_model(
         data: the raw mapping (from YAML, flags or code).
         source: a name for where the data came from (a file path, `--profile`, ...).
         lines: optional map of key path -> 1-based line number, used in the message.
+        overrides: the `-s key=value` overrides applied to `data`: a problem under one of
+            their paths is blamed on it (`-s key=value`), not on a line of `source`.
 
     Raises:
         ConfigError: one line per problem, each with field path, message and allowed values.
@@ -266,86 +267,7 @@ def validate_model(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise _config_error(model, exc, source, lines or {}) from None
-
-
-def _config_error(
-    model: type[BaseModel], exc: ValidationError, source: str | None, lines: Mapping[Loc, int]
-) -> ConfigError:
-    problems: list[str] = []
-    first_field: str | None = None
-    first_allowed: list[str] = []
-    for error in exc.errors(include_url=False)[:8]:
-        loc: Loc = tuple(error["loc"])
-        field = ".".join(str(part) for part in loc) or "(top level)"
-        allowed = _allowed_values(model, loc, error)
-        line = _nearest_line(loc, lines)
-        where = f"line {line}, " if line else ""
-        text = f"{where}field '{field}': {error['msg']}"
-        if "input" in error and error["type"] != "missing" and not isinstance(error["input"], dict):
-            text += f" (got {public_text(repr(error['input']))})"
-        if allowed:
-            text += f"; allowed: {', '.join(allowed)}"
-        problems.append(text)
-        if first_field is None:
-            first_field, first_allowed = field, allowed
-    count = exc.error_count()
-    header = f"{count} problem{'s' if count != 1 else ''} in {model.__name__}"
-    message = header + ":\n  " + "\n  ".join(problems)
-    config_error = ConfigError(message, source=source)
-    config_error.field = first_field
-    config_error.allowed = first_allowed
-    return config_error
-
-
-def _allowed_values(model: type[BaseModel], loc: Loc, error: Any) -> list[str]:
-    ctx = error.get("ctx") or {}
-    if "expected" in ctx:
-        return [part.strip() for part in str(ctx["expected"]).replace(" or ", ",").split(",")]
-    if error["type"] == "extra_forbidden":
-        parent = _model_at(model, loc[:-1])
-        if parent is not None:
-            return sorted(parent.model_fields)
-    return []
-
-
-def _model_at(model: type[BaseModel], loc: Loc) -> type[BaseModel] | None:
-    """Follow a location through nested models (and list/dict items) to a model class."""
-    current: Any = model
-    for part in loc:
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            if isinstance(part, str) and part in current.model_fields:
-                current = current.model_fields[part].annotation
-                continue
-            return None
-        current = _unwrap_container(current)
-        if current is None:
-            return None
-    current = _unwrap_container(current) if not isinstance(current, type) else current
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return current
-    return None
-
-
-def _unwrap_container(tp: Any) -> Any:
-    """Return the model class inside Optional/list/dict annotations, if exactly one."""
-    args = typing.get_args(tp)
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
-        return models[0] if len(models) == 1 else None
-    if origin in (list, tuple, set, frozenset) and args:
-        return args[0]
-    if origin is dict and len(args) == 2:
-        return args[1]
-    return None
-
-
-def _nearest_line(loc: Loc, lines: Mapping[Loc, int]) -> int | None:
-    for cut in range(len(loc), -1, -1):
-        if loc[:cut] in lines:
-            return lines[loc[:cut]]
-    return None
+        raise config_error(model, exc, source, lines or {}, overrides) from None
 
 
 def _collect_lines(node: yaml.Node, loc: Loc, out: dict[Loc, int]) -> None:

@@ -21,6 +21,7 @@ A command that exits non-zero inside a sandbox, or a tool that reports failure, 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Sequence
 
 __all__ = [
@@ -41,7 +42,8 @@ class ConfigError(LooplabError):
     """Invalid configuration or command-line input.
 
     The message names where the problem is (file, line, field or flag), what was given
-    and what is allowed, so a person can fix it without reading code.
+    and what is allowed, so a person can fix it without reading code; with `given`, the
+    allowed value closest to it is offered ("did you mean ...?").
     """
 
     def __init__(
@@ -51,10 +53,13 @@ class ConfigError(LooplabError):
         source: str | None = None,
         field: str | None = None,
         allowed: Sequence[str] | None = None,
+        given: str | None = None,
     ) -> None:
         self.source = source
         self.field = field
         self.allowed = list(allowed) if allowed else []
+        self.message = message
+        self.given = given
         parts = []
         if source:
             parts.append(source)
@@ -62,6 +67,9 @@ class ConfigError(LooplabError):
             parts.append(f"field '{field}'")
         prefix = ": ".join(parts)
         text = f"{prefix}: {message}" if prefix else message
+        close = difflib.get_close_matches(given, self.allowed, n=1) if given else []
+        if close:
+            text += f"; did you mean {close[0]!r}?"
         if self.allowed:
             text += f" (allowed: {', '.join(self.allowed)})"
         super().__init__(text)

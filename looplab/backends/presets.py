@@ -70,7 +70,10 @@ def resolve_profile(spec: str, overrides: Sequence[str] = ()) -> LatencyProfile:
         source = spec
     else:
         raise ConfigError(
-            f"unknown latency profile {spec!r}", field="profile", allowed=preset_names()
+            f"unknown latency profile {spec!r}",
+            field="profile",
+            allowed=preset_names(),
+            given=str(spec),
         )
     data = apply_overrides(base, overrides)
     profile = validate_model(LatencyProfile, data, source=source, lines=lines)

@@ -26,15 +26,18 @@ from rich.console import Console
 from looplab.errors import ConfigError
 
 __all__ = [
+    "OWN_FOLDERS",
     "HostOpt",
     "OutputOpt",
     "PortOpt",
     "ProfileOpt",
     "ProfileSetOpt",
     "SetOpt",
+    "ensure_parent",
     "err_console",
     "out_console",
     "parse_numbers",
+    "prepare_output_dir",
     "write_output",
 ]
 
@@ -99,6 +102,55 @@ def parse_numbers(
     return values
 
 
+OWN_FOLDERS = ("runs", "bench-results")
+"""The folders looplab creates by itself (its defaults live there); any other missing
+parent of an output is refused, so a typo never creates directories elsewhere."""
+
+
+def ensure_parent(path: Path, flag: str) -> None:
+    """The one rule for where outputs go: an output's parent directory must exist, except
+    under `OWN_FOLDERS` (relative to the working directory), which are created.
+
+    Raises:
+        ConfigError: the parent is missing (or not a directory), naming `flag`.
+    """
+    parent = path.parent
+    if parent.is_dir():
+        return
+    if not path.is_absolute() and path.parts[:1] and path.parts[0] in OWN_FOLDERS:
+        parent.mkdir(parents=True, exist_ok=True)
+        return
+    problem = "is not a directory" if parent.exists() else "does not exist"
+    raise ConfigError(
+        f"{parent} {problem}: create it first (looplab creates only its own "
+        f"{' and '.join(f'{f}/' for f in OWN_FOLDERS)} folders)",
+        field=flag,
+    )
+
+
+def prepare_output_dir(path: Path, flag: str = "--output") -> None:
+    """An output directory of traces: new (created), empty, or holding only traces (a
+    later run adds its own beside them); anything else is refused.
+
+    Raises:
+        ConfigError: its parent is missing (`ensure_parent`), it is a file, or it holds
+            other files, naming `flag`.
+    """
+    if path.exists() and not path.is_dir():
+        raise ConfigError(f"{path} is a file; give a directory", field=flag)
+    if not path.exists():
+        ensure_parent(path, flag)
+        path.mkdir()
+        return
+    others = [p.name for p in path.iterdir() if not p.name.endswith((".jsonl", ".jsonl.gz"))]
+    if others:
+        raise ConfigError(
+            f"{path} is not empty and holds more than traces ({', '.join(sorted(others)[:3])}"
+            f"{', ...' if len(others) > 3 else ''}); give a new or empty directory",
+            field=flag,
+        )
+
+
 @contextlib.contextmanager
 def _open_output(path: Path) -> Iterator[TextIO]:
     if str(path) == "-":
@@ -107,7 +159,7 @@ def _open_output(path: Path) -> Iterator[TextIO]:
         return
     if path.is_dir():
         raise ConfigError(f"{path} is a directory; give a file path", field="--output")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_parent(path, "--output")
     partial = path.with_name(f".{path.name}.partial")
     with partial.open("w", encoding="utf-8") as handle:
         yield handle
@@ -121,7 +173,7 @@ def write_output(path: Path, text: str) -> bool:
         True when a file was written (so the caller may print where), False for stdout.
 
     Raises:
-        ConfigError: `path` is a directory.
+        ConfigError: `path` is a directory, or its parent is missing (`ensure_parent`).
     """
     with _open_output(path) as handle:
         handle.write(text)

@@ -21,6 +21,7 @@ from looplab.cli.options import (
     err_console,
     out_console,
     parse_numbers,
+    prepare_output_dir,
     write_output,
 )
 from looplab.errors import ConfigError
@@ -67,12 +68,11 @@ def run_command(
     """
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
+    from looplab.experiments.locate import located, resolve_config
     from looplab.experiments.preflight import needs_of, preflight, require_extras
 
     config = resolve_config(config)
-    overrides = [*(set_ or [])]
-    overrides += [f"executor.kind={executor}"] if executor else []
-    overrides += [f"executor.address={ray_address}"] if ray_address else []
+    overrides = _flag_overrides(set_ or [], executor, ray_address)
     experiment = load_model(ExperimentConfig, config, overrides)
     require_extras(experiment)
 
@@ -83,15 +83,11 @@ def run_command(
     errors = err_console()
     progress = RunProgress(errors)
     runner = ExperimentRunner(experiment, progress=progress, status=progress.status)
-    cells = runner.validate()
-    preflight(
-        needs_of(
-            [c.task for c in cells],
-            browse_via=experiment.agent.browse_via,
-            sandbox=experiment.sandbox.kind,
-            output=runner.directory,
-        )
-    )
+    try:
+        cells = runner.validate()
+    except ConfigError as exc:
+        raise located(exc, config) from None
+    preflight(needs_of(experiment, [c.task for c in cells], runner.directory))
     with runner.hold():  # one writer per directory, from the config check to the index
         runner.prepare_directory(fresh=fresh)
         for line in runner.warnings:
@@ -110,31 +106,25 @@ def run_command(
     finish_run(result)
 
 
-def resolve_config(config: Path) -> Path:
-    """`config` when it is a file; else the bundled config of that name (`quickstart`,
-    `claim.yaml`), so a wheel install runs them without a checkout.
+def _flag_overrides(set_: list[str], executor: str | None, ray_address: str | None) -> list[str]:
+    """The `-s` overrides plus those `--executor` and `--ray-address` stand for.
 
     Raises:
-        ConfigError: neither, naming the bundled configs (and the closest one).
+        ConfigError: an unknown executor, naming `--executor` (not an override).
     """
-    import difflib
+    from looplab.experiments.executors.base import EXECUTORS
 
-    from looplab.bundled import bundled_configs_dir
-
-    if config.exists() or config.parent != Path("."):
-        return config
-    bundled = bundled_configs_dir()
-    names = sorted(p.stem for p in bundled.glob("*.yaml"))
-    stem = config.name.removesuffix(".yaml").removesuffix(".yml")
-    if stem in names:
-        return bundled / f"{stem}.yaml"
-    close = difflib.get_close_matches(stem, names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise ConfigError(
-        f"no such file {str(config)!r}, and no bundled config of that name{hint}",
-        field="CONFIG",
-        allowed=names,
-    )
+    if executor is not None and executor not in EXECUTORS:
+        raise ConfigError(
+            f"unknown executor {executor!r}",
+            field="--executor",
+            allowed=sorted(EXECUTORS),
+            given=executor,
+        )
+    overrides = [*set_]
+    overrides += [f"executor.kind={executor}"] if executor else []
+    overrides += [f"executor.address={ray_address}"] if ray_address else []
+    return overrides
 
 
 def replay_command(
@@ -168,6 +158,7 @@ def replay_command(
     resolved = resolve_profile(profile, profile_set or [])
     traces = load_traces(inputs)
     destination = output or default_output(inputs)
+    prepare_output_dir(destination)
     table = Table(title=f"{mode} replay at {resolved.name} ({resolved.decode_tps:g} tok/s)")
     for column in ("run", "steps", "recorded s", "replayed s", "speedup", "divergences"):
         table.add_column(column, justify="right")

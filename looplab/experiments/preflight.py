@@ -23,16 +23,20 @@ import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from looplab.chromium import INSTALL_FIX, find_chromium
 from looplab.errors import PrerequisiteError, SandboxError
+
+if TYPE_CHECKING:
+    from looplab.experiments.config import ExperimentConfig
 
 __all__ = [
     "MIN_FREE_BYTES",
     "Check",
     "Needs",
     "Probes",
+    "needs_of",
     "preflight",
     "require_extras",
     "run_checks",
@@ -163,10 +167,11 @@ def run_checks(needs: Needs, probes: Probes | None = None) -> list[Check]:
     ]
 
 
-def needs_of(tasks: Sequence[str], *, browse_via: str, sandbox: str, output: Path) -> Needs:
-    """What a run of `tasks` needs (web tasks or browser browsing: Chromium)."""
-    browser = browse_via == "browser" or any(t.startswith("web/") for t in tasks)
-    return Needs(browser=browser, docker=sandbox == "docker", output=output)
+def needs_of(experiment: ExperimentConfig, tasks: Sequence[str], output: Path) -> Needs:
+    """What a run of `experiment`'s `tasks` needs (web tasks or browser browsing: Chromium;
+    a docker sandbox: an engine)."""
+    browser = experiment.agent.browse_via == "browser" or any(t.startswith("web/") for t in tasks)
+    return Needs(browser=browser, docker=experiment.sandbox.kind == "docker", output=output)
 
 
 def preflight(needs: Needs, probes: Probes | None = None) -> list[Check]:

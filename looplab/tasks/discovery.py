@@ -86,5 +86,5 @@ def resolve_task_name(name: str, tasks_dir: Path | None = None) -> tuple[str, in
         return name, None
     base, _, value = name.rpartition("-")
     if base not in known or not value.isdigit():
-        raise ConfigError(f"no bundled task {name!r}", field="task", allowed=known)
+        raise ConfigError(f"no bundled task {name!r}", field="task", allowed=known, given=name)
     return base, int(value)

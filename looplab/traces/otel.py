@@ -11,7 +11,8 @@ event's position, so exporting the same trace twice gives the same ids.
 Attributes follow the GenAI conventions (`gen_ai.operation.name`, `gen_ai.request.model`,
 `gen_ai.response.model`, `gen_ai.response.id`, `gen_ai.response.finish_reasons`,
 `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.tool.name`,
-`gen_ai.tool.call.id`, `gen_ai.agent.name`, `gen_ai.conversation.id`); looplab's own
+`gen_ai.tool.call.id`, `gen_ai.agent.name`, `gen_ai.conversation.id`,
+`gen_ai.provider.name`, `server.address`, `server.port`); looplab's own
 timings and provenance go under `looplab.*` (`looplab.ttft_s`, `looplab.estimated.<field>`).
 """
 
@@ -21,9 +22,10 @@ import hashlib
 import math
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from looplab.traces.io import Trace
-from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent
+from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent, TraceHeader
 
 __all__ = ["export_otel", "export_otel_many"]
 
@@ -58,6 +60,7 @@ def _resource_spans(trace: Trace) -> dict[str, Any]:
     run_span_id = _hex(run_id, "run", 8)
     end = trace.end
     last = max((e.end for e in trace.events), default=0.0)
+    endpoint = _endpoint(header)
     run_attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": header.agent or "looplab",
@@ -66,6 +69,7 @@ def _resource_spans(trace: Trace) -> dict[str, Any]:
         "looplab.clock": header.clock,
         "looplab.task": header.task,
         "looplab.absent": ",".join(header.absent),
+        **endpoint,
     }
     if header.model:
         run_attrs["gen_ai.request.model"] = header.model
@@ -94,6 +98,30 @@ def _resource_spans(trace: Trace) -> dict[str, Any]:
             end.error if end is not None else None,
         )
     ]
+    step_spans, step_ids = _step_spans(trace, trace_id, run_span_id, origin)
+    spans += step_spans
+    for index, event in enumerate(trace.events):
+        parent = step_ids.get(event.step, run_span_id) if event.step is not None else None
+        if isinstance(event, ModelCallEvent):
+            spans.append(
+                _model_span(trace_id, run_id, index, parent or run_span_id, origin, event, endpoint)
+            )
+        elif isinstance(event, ToolCallEvent):
+            spans.append(_tool_span(trace_id, run_id, index, parent or run_span_id, origin, event))
+    resource = {
+        "attributes": _attributes(
+            {"service.name": "looplab", "looplab.run_id": run_id, "looplab.source": header.source}
+        )
+    }
+    return {"resource": resource, "scopeSpans": [{"scope": _SCOPE, "spans": spans}]}
+
+
+def _step_spans(
+    trace: Trace, trace_id: str, run_span_id: str, origin: int
+) -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """A span per step (children of the run span), and each step's span id."""
+    run_id = trace.header.run_id
+    spans: list[dict[str, Any]] = []
     step_ids: dict[int, str] = {}
     for event in trace.events:
         if isinstance(event, StepEvent) and event.step is not None:
@@ -118,25 +146,45 @@ def _resource_spans(trace: Trace) -> dict[str, Any]:
                     },
                 )
             )
-    for index, event in enumerate(trace.events):
-        parent = step_ids.get(event.step, run_span_id) if event.step is not None else None
-        if isinstance(event, ModelCallEvent):
-            spans.append(_model_span(trace_id, run_id, index, parent or run_span_id, origin, event))
-        elif isinstance(event, ToolCallEvent):
-            spans.append(_tool_span(trace_id, run_id, index, parent or run_span_id, origin, event))
-    resource = {
-        "attributes": _attributes(
-            {"service.name": "looplab", "looplab.run_id": run_id, "looplab.source": header.source}
-        )
-    }
-    return {"resource": resource, "scopeSpans": [{"scope": _SCOPE, "spans": spans}]}
+    return spans, step_ids
+
+
+def _endpoint(header: TraceHeader) -> dict[str, Any]:
+    """`gen_ai.provider.name` and `server.address`/`server.port` of the run's backend:
+    `looplab` for the simulator (a custom provider value), `openai` for any other endpoint
+    looplab or `looplab wrap` talked to (the OpenAI API, through the `openai` client, as its
+    instrumentation reports it); address and port from the base URL (never credentials).
+    Imported runs do not record their provider: none is invented."""
+    backend = header.backend
+    url = backend.get("base_url") or backend.get("upstream")
+    attrs: dict[str, Any] = {}
+    if backend.get("kind") == "simulated":
+        attrs["gen_ai.provider.name"] = "looplab"
+    elif header.source in ("looplab", "wrap"):
+        attrs["gen_ai.provider.name"] = "openai"
+    if isinstance(url, str) and "://" in url:
+        parts = urlsplit(url)
+        attrs["server.address"] = parts.hostname
+        default = 443 if parts.scheme == "https" else 80
+        try:
+            attrs["server.port"] = parts.port or default
+        except ValueError:
+            attrs["server.port"] = default
+    return attrs
 
 
 def _model_span(
-    trace_id: str, run_id: str, index: int, parent: str, origin: int, event: ModelCallEvent
+    trace_id: str,
+    run_id: str,
+    index: int,
+    parent: str,
+    origin: int,
+    event: ModelCallEvent,
+    endpoint: dict[str, Any],
 ) -> dict[str, Any]:
     model = event.model or ""
     attrs: dict[str, Any] = {
+        **endpoint,
         "gen_ai.operation.name": "chat",
         "gen_ai.request.model": model or None,
         "gen_ai.response.model": model or None,

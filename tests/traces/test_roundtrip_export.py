@@ -105,3 +105,32 @@ def test_import_command_bad_format(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["import", "swe", str(tmp_path / "x"), "-o", str(tmp_path)])
     assert isinstance(result.exception, ConfigError)
     assert "allowed: auto" in str(result.exception)
+
+
+def test_otlp_export_names_provider_and_server() -> None:
+    """Run and chat spans carry gen_ai.provider.name (looplab for the simulator, openai for
+    an endpoint reached through the openai client) and server.address / server.port."""
+    from datetime import UTC, datetime
+
+    from looplab.traces.io import Trace
+    from looplab.traces.schema import ModelCallEvent, TraceHeader
+
+    def exported(source: str, backend: dict[str, object]) -> list[dict[str, object]]:
+        header = TraceHeader(
+            run_id="r", created=datetime(2026, 1, 1, tzinfo=UTC), source=source, backend=backend
+        )
+        call = ModelCallEvent(run_id="r", step=0, start=0.0, end=1.0, sent=0.0, model="m")
+        spans = export_otel(Trace(header=header, events=[call]))["resourceSpans"][0]
+        return [
+            {a["key"]: next(iter(a["value"].values())) for a in s["attributes"]}
+            for s in spans["scopeSpans"][0]["spans"]
+        ]
+
+    for attrs in exported("looplab", {"kind": "simulated", "base_url": "http://127.0.0.1:8750/v1"}):
+        assert attrs["gen_ai.provider.name"] == "looplab"
+        assert attrs["server.address"] == "127.0.0.1" and attrs["server.port"] == "8750"
+    run, chat = exported("wrap", {"kind": "proxy", "upstream": "https://api.openai.com/v1"})
+    assert run["gen_ai.provider.name"] == chat["gen_ai.provider.name"] == "openai"
+    assert chat["server.address"] == "api.openai.com" and chat["server.port"] == "443"
+    (imported, _) = exported("import:openhands", {})
+    assert "gen_ai.provider.name" not in imported  # not recorded: not invented

@@ -17,9 +17,11 @@ from looplab.cli.options import (
     PortOpt,
     ProfileOpt,
     ProfileSetOpt,
+    ensure_parent,
     err_console,
     out_console,
     parse_numbers,
+    prepare_output_dir,
     write_output,
 )
 from looplab.errors import ConfigError
@@ -175,10 +177,15 @@ def wrap_command(
 
     _check(upstream, record, replay, builtin=True)
     resolved = resolve_profile(profile, profile_set or [])
+    destination = output or Path("runs/wrap")
+    if destination.suffix == ".jsonl":
+        ensure_parent(destination, "--output")
+    else:
+        prepare_output_dir(destination)
     result = run_wrapped(
         command,
         resolved,
-        output=output or Path("runs/wrap"),
+        output=destination,
         upstream=upstream,
         record=record,
         replay=replay,
