@@ -18,7 +18,8 @@ from looplab.report.actions import PARTS, actions
 from looplab.report.build import build_model_for
 from looplab.report.model import load_runs, record_from_trace
 from looplab.report.stats import median
-from looplab.report.views_click import click_json
+from looplab.report.views_click import click_json, click_rows
+from looplab.report.views_observations import observation_rows
 from looplab.tasks.references import parse_reference
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
@@ -119,7 +120,7 @@ def test_live_agent_actions_hold_their_planner_reflection_and_snapshot_steps() -
 def test_workload_actions_take_the_plan_step_before_and_the_reflect_step_after() -> None:
     """Workload trace: planner and reflection calls are steps of their own (tools `plan` /
     `reflect`); each action is plan + act + reflect, their model time its planning, and
-    the closing reply without a tool joins the last action."""
+    the closing reply without a tool joins the last action (as its model time)."""
     steps: list[Step] = [
         ([(None, 3.0)], ["plan"]),
         ([(None, 1.0)], ["click_element"]),
@@ -216,9 +217,11 @@ def test_live_computer_use_run_counts_each_acting_step_as_an_action(tmp_path: Pa
             if c.purpose in ("planner", "reflection")
         )
         assert sum(a.parts["planning"] for a in found) == pytest.approx(planned)
-    model, _ = build_model_for([out], title=None, group_by="profile", transcripts=0)
-    assert model.claim is not None
-    (row,) = model.claim.click
+    by_group = {"slow-80": [r for r in runs if r.profile == "slow-80"]}
+    by_group["fast-750"] = [r for r in runs if r.profile == "fast-750"]
+    (row,) = click_rows(by_group, "slow-80", "fast-750", (80.0, 750.0))
     assert row.key == "click:web" and "screenshot" in row.label
-    (observed,) = model.claim.observations
+    assert row.slow.actions == by_group["slow-80"][0].steps
+    (observed,) = observation_rows(by_group["slow-80"], {"web": row.label})
     assert observed.observation == "screenshot" and observed.image_tokens == 1105
+    assert observed.observations >= row.slow.actions - 1
