@@ -19,8 +19,10 @@ Rows (only when the report has computer-use runs):
 Verdicts against the press line's two minutes (`CLICK_WAIT_S`): `no two-minute wait`
 (the slow CI, or estimate, wholly under it), `wait removed` (slow over, fast under),
 `still minutes` (fast over), `undecided`, `too few runs` (under `MIN_PAIRED_N` runs).
-The sentence says, from the numbers, how much of the wait 750 tok/s removes for that kind
-of agent, what the slow action was made of and what dominates after it.
+The sentence says, from the numbers, how much of the wait the fast rate removes for that
+kind of agent (`most of the wait` from 50% less time per action, `part of` from 20%,
+`hardly` below), what the slow action was made of and what dominates after it (the two
+largest parts of the mean action at each rate).
 """
 
 from __future__ import annotations
@@ -99,6 +101,8 @@ class ClickRow:
 
 
 def _computer_use_workload(task: str) -> bool:
+    """Whether a trace-driven task is a computer-use workload (it has observation or
+    planner parameters); False for a recorded shape or an unreadable workload."""
     reference = parse_reference(task)
     if reference is None or reference.kind != "model":
         return False
@@ -180,6 +184,7 @@ def _ci(side: ClickSide) -> str:
 
 
 def _effect(removed: float) -> str:
+    """How much of the wait the fast rate removes, in words (module docstring)."""
     if removed >= 0.5:
         return "removes most of the wait"
     if removed >= 0.2:
