@@ -3,10 +3,11 @@
 One row per kind of computer-use run (`views_click.click_groups`) and observation kind
 (`tool_call.observation.kind`: aria, screenshot, marks, dom; a workload's drawn
 observations are `drawn`): observations seen, image tokens of one screenshot under the
-profile's vision rule (`backends.vision`), page-text tokens per observation (the
-tool result as the model read it), and per acting model call the prompt tokens and the
-uncached ones (what prefill computes: the new screenshot and page text), medians over the
-slowest group's runs (the token counts do not depend on the decode rate).
+profile's vision rule (`backends.vision`; for a workload, its drawn observation tokens),
+page-text tokens per observation (the tool result as the model read it), and per acting
+model call the prompt tokens and the uncached ones (what prefill computes: the new
+screenshot and page text), medians over the slowest group's runs (the token counts do
+not depend on the decode rate).
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from typing import Any
 
 from looplab.backends.tokens import default_tokenizer
 from looplab.backends.vision import DEFAULT_VISION_RULE, image_tokens
+from looplab.errors import LooplabError
 from looplab.report.model import RunRecord
 from looplab.report.stats import median, quantile
 from looplab.report.views_click import click_groups
+from looplab.tasks.references import parse_reference
 from looplab.traces.schema import ToolCallEvent
+from looplab.workloads.model import load_workload
 from looplab.workloads.shape import PLAN_TOOL, REFLECT_TOOL
 
 __all__ = ["ObservationRow", "observation_json", "observation_rows"]
@@ -90,6 +94,20 @@ def _row(label: str, kind: str, runs: Sequence[RunRecord]) -> ObservationRow:
     )
 
 
+def _drawn_tokens(task: str) -> int | None:
+    """A computer-use workload's observation tokens (median of the drawn parameter)."""
+    reference = parse_reference(task)
+    if reference is None or reference.kind != "model":
+        return None
+    try:
+        drawn = load_workload(reference.path).parameters.observation_tokens
+    except LooplabError:
+        return None
+    if drawn is None or drawn.distribution is None:
+        return None
+    return round(drawn.distribution.quantile(0.5))
+
+
 def observation_rows(runs: Sequence[RunRecord], labels: dict[str, str]) -> list[ObservationRow]:
     """Rows for the computer-use runs of one group (`labels`: row key -> label)."""
     rows: list[ObservationRow] = []
@@ -99,8 +117,12 @@ def observation_rows(runs: Sequence[RunRecord], labels: dict[str, str]) -> list[
             for tool in run.trace.tool_calls() if run.trace else []:
                 if tool.observation:
                     kinds[str(tool.observation.get("kind"))] = None
-        for kind in list(kinds) or ["drawn"]:
+        for kind in list(kinds):
             rows.append(_row(labels.get(key, key), kind, group))
+        if not kinds:
+            row = _row(labels.get(key, key), "drawn", group)
+            row.image_tokens, row.rule = _drawn_tokens(key), "as drawn"
+            rows.append(row)
     return rows
 
 

@@ -165,7 +165,7 @@ def test_claim_rows_give_time_per_action_of_real_workload_runs(tmp_path: Path) -
     """Both computer-use workloads played live: each run's actions are its drawn shape's
     acting steps, and the "two minutes for a click" rows (report model, JSON) are the
     medians of those actions' times at 80 and 750 tok/s, with sentences naming the part
-    that dominates at 750 from the traces."""
+    that dominates at 750 from the traces; every action call prefills a new screenshot."""
     out = _run(tmp_path, [PLAIN, PLANNING])
     runs = load_runs([out])
     for run in runs:
@@ -190,6 +190,9 @@ def test_claim_rows_give_time_per_action_of_real_workload_runs(tmp_path: Path) -
     planning = rows[f"click:{PLANNING}"]
     assert planning.slow.dominant[0] == "planning"
     assert planning.slow.median_s > 2 * planning.fast.median_s
+    for observed in model.claim.observations:
+        assert observed.observation == "drawn" and observed.image_tokens == 1105
+        assert observed.uncached_tokens is not None and observed.uncached_tokens >= 1105
     data = json.loads(json.dumps(click_json(planning)))
     assert data["slow"]["median_s"] == pytest.approx(planning.slow.median_s)
     assert data["interval"] is None and data["verdict"] == "too few runs"
