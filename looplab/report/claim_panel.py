@@ -7,8 +7,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from looplab.report.actions import PARTS
 from looplab.report.claim_rows import SECTIONS, ClaimRow, ClaimView
 from looplab.report.render_claim import ci_text, count_text, interval_text, shorter_text
+from looplab.report.views_click import CLICK_TITLE
 
 __all__ = ["claim_panel"]
 
@@ -44,6 +46,37 @@ def _table(rows: list[ClaimRow]) -> Table:
     return table
 
 
+def _seconds(value: float | None, ci: tuple[float, float] | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:.1f}" + (f" ({ci[0]:.1f}-{ci[1]:.1f})" if ci else "")
+
+
+def _click_table(view: ClaimView) -> Table:
+    """Time per action at both rates (`views_click`), with what dominates at each."""
+    table = Table(expand=False, pad_edge=False)
+    longest = max((len(w) for r in view.click for w in r.label.split()), default=8)
+    table.add_column("computer use (kind)", min_width=longest, overflow="fold")
+    table.add_column("runs / actions", justify="right", max_width=7)
+    for tps in (view.slow_tps, view.fast_tps):
+        table.add_column(f"s per action at {tps:g} (CI)", justify="right", max_width=11)
+    table.add_column("speedup", justify="right", max_width=7)
+    table.add_column(f"largest part at {view.fast_tps:g}", max_width=14)
+    table.add_column("verdict", min_width=7, max_width=10)
+    for row in view.click:
+        key, share = row.fast.dominant
+        table.add_row(
+            Text(row.label) + Text(f"\n{row.kind}", style="dim"),
+            f"{row.n} / {row.slow.actions}",
+            _seconds(row.slow.median_s, row.slow.ci),
+            _seconds(row.fast.median_s, row.fast.ci),
+            f"{row.speedup:.2f}x" if row.speedup else "n/a",
+            f"{PARTS[key]} {share:.0%}",
+            row.verdict,
+        )
+    return table
+
+
 def claim_panel(view: ClaimView) -> Panel:
     """Every row by section (your runs, the reference corpus, bound and claims: speedup and
     percent shorter with the named interval, verdict), then each row's sentence."""
@@ -52,7 +85,10 @@ def claim_panel(view: ClaimView) -> Panel:
         rows = [r for r in view.rows if r.section == section]
         if rows:
             parts += [Text(title, style="bold"), _table(rows)]
-    parts.append(Text("\n".join(f"- {row.sentence}" for row in view.rows)))
+    if view.click:
+        parts += [Text(CLICK_TITLE, style="bold"), _click_table(view)]
+    sentences = [row.sentence for row in view.rows] + [row.sentence for row in view.click]
+    parts.append(Text("\n".join(f"- {sentence}" for sentence in sentences)))
     return Panel(
         Group(*parts),
         title=f"Is 750 tok/s worth it? {view.fast} ({view.fast_tps:g} tok/s) vs "

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.report.stats import MIN_PAIRED_N
+from looplab.report.views_click import ClickRow, click_json
+from looplab.report.views_observations import ObservationRow, observation_json
 
 __all__ = [
     "BAND",
@@ -135,6 +137,11 @@ class ClaimView:
     """Per harness and model (the section's detail table)."""
     sentence: str = ""
     """The summary the headline shows."""
+    click: list[ClickRow] = field(default_factory=list)
+    """"Two minutes for a click?": time per action of the computer-use runs
+    (`views_click`); empty without such runs."""
+    observations: list[ObservationRow] = field(default_factory=list)
+    """Their observation and prompt token sizes (`views_observations`)."""
 
 
 def shorter(speedup: float) -> float:
@@ -255,4 +262,6 @@ def claim_json(view: ClaimView) -> dict[str, Any]:
         "sentence": view.sentence,
         "rows": [_row_json(r) for r in view.rows],
         "corpus_detail": [_row_json(r) for r in view.corpus_detail],
+        "click": [click_json(r) for r in view.click],
+        "observations": [observation_json(r) for r in view.observations],
     }

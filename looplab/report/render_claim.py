@@ -8,6 +8,7 @@ from html import escape
 from typing import Any
 
 from looplab.report.claim_rows import BAND, SECTIONS, ClaimRow, ClaimView, band, claim_json
+from looplab.report.render_click import click_tables, render_click
 from looplab.report.stats import MIN_PAIRED_N
 from looplab.report.svg import Chart
 from looplab.report.views import ReportModel
@@ -179,6 +180,7 @@ def render_claim(model: ReportModel) -> str:
         + tables
         + f'<h3>Verdicts, computed from the rows</h3><ul class="verdicts">{sentences}</ul>'
         + detail
+        + render_click(view)
         + '<p class="hint">Your runs: this report\'s runs (bundled tasks; calibrated '
         "workloads played through the real loop, on the virtual clock where badged). "
         "Reference rows: the shipped real runs (corpus/PROVENANCE.md) re-timed at the two "
@@ -211,4 +213,5 @@ def claim_tables(model: ReportModel) -> dict[str, Any]:
         "claim-rows": rows,
         **sections,
         "claim-corpus": table("corpus re-timed per harness and model", data["corpus_detail"]),
+        **click_tables(model.claim),
     }

@@ -123,30 +123,7 @@ def _compounding(model: ReportModel) -> str:
 
 def _time(model: ReportModel) -> str:
     body = grid([charts.breakdown_chart(model, per_task=p) for p in (False, True)])
-    return body + _observations(model) + _planning(model)
-
-
-def _observations(model: ReportModel) -> str:
-    if not model.observations:
-        return ""
-    rows = "".join(
-        f"<tr><td>{escape(r.group)}</td><td>{escape(r.kind)}</td><td>{r.count}</td>"
-        f"<td>{r.text_tokens_p50:,.0f}</td>"
-        f"<td>{f'{r.image_tokens:,} ({escape(r.rule)})' if r.image_tokens else '-'}</td>"
-        f"<td>{r.prompt_tokens_p50:,.0f}</td></tr>"
-        for r in model.observations
-    )
-    return (
-        "<h3>What the agent saw: observations and their tokens</h3>"
-        '<div class="scroll"><table class="sortable" data-export="observations"><thead><tr>'
-        "<th>group</th><th>observation</th><th>count</th><th>text tokens p50</th>"
-        "<th>tokens per image (rule)</th><th>prompt tokens per action call p50</th>"
-        f"</tr></thead><tbody>{rows}</tbody></table></div>"
-        '<p class="hint">Per browser action: its text part (aria tree, element list or '
-        "DOM) counted with the simulator's tokenizer, and its screenshot priced by the "
-        "profile's vision_tokens rule; prompts carry every screenshot kept "
-        "(agent.images_kept).</p>"
-    )
+    return body + _planning(model)
 
 
 def _planning(model: ReportModel) -> str:
@@ -173,28 +150,11 @@ def _time_tables(model: ReportModel) -> dict[str, Any]:
     planning = [
         [g, round(s["planner"], 4), round(s["reflection"], 4)] for g, s in model.planning.items()
     ]
-    observations = [
-        [r.group, r.kind, r.count, r.text_tokens_p50, r.image_tokens, r.rule, r.prompt_tokens_p50]
-        for r in model.observations
-    ]
     return {
         "planning": {
             "title": "share of task time in planning and reflection calls",
             "columns": ["group", "planner_share", "reflection_share"],
             "rows": planning,
-        },
-        "observations": {
-            "title": "observations and their prompt tokens",
-            "columns": [
-                "group",
-                "kind",
-                "count",
-                "text_tokens_p50",
-                "image_tokens",
-                "vision_rule",
-                "prompt_tokens_p50",
-            ],
-            "rows": observations,
         },
     }
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -20,6 +20,8 @@ __all__ = [
     "MIN_PAIRED_N",
     "CurvePoint",
     "band",
+    "bca_interval",
+    "bca_median",
     "bca_speedup",
     "bootstrap_speedup",
     "cdf_points",
@@ -121,8 +123,6 @@ def bca_speedup(
         finite, or a bootstrap distribution wholly on one side of the estimate.
     """
     units = sorted(set(slow) & set(fast))
-    if len(units) < MIN_PAIRED_N:
-        return None
 
     def ratio(picks: Sequence[str]) -> float:
         bottom = median([t for unit in picks for t in fast[unit]])
@@ -130,9 +130,43 @@ def bca_speedup(
             median([t for unit in picks for t in slow[unit]]) / bottom if bottom > 0 else math.inf
         )
 
+    return bca_interval(units, ratio, resamples=resamples, confidence=confidence, seed=seed)
+
+
+def bca_median(
+    values: Mapping[str, Sequence[float]],
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """BCa bootstrap interval of the median of all `values`, units (their keys) resampled
+    as clusters; None under `MIN_PAIRED_N` units (as `bca_speedup`)."""
+
+    def pooled(picks: Sequence[str]) -> float:
+        return median([v for unit in picks for v in values[unit]])
+
+    units = sorted(u for u in values if values[u])
+    return bca_interval(units, pooled, resamples=resamples, confidence=confidence, seed=seed)
+
+
+def bca_interval(
+    units: Sequence[str],
+    statistic: Callable[[Sequence[str]], float],
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> tuple[float, float] | None:
+    """The BCa interval of `statistic` (of a list of units, repeats allowed) over `units`
+    resampled as clusters (`bca_speedup` says how); None under `MIN_PAIRED_N` units, for
+    a statistic that is not finite, or a bootstrap wholly on one side of the estimate."""
+    units = list(units)
+    if len(units) < MIN_PAIRED_N:
+        return None
     rng = random.Random(seed)
-    estimate = ratio(units)
-    boots = [ratio([units[rng.randrange(len(units))] for _ in units]) for _ in range(resamples)]
+    estimate = statistic(units)
+    boots = [statistic([units[rng.randrange(len(units))] for _ in units]) for _ in range(resamples)]
     if not all(math.isfinite(b) for b in (*boots, estimate)):
         return None
     below = (sum(b < estimate for b in boots) + 0.5 * sum(b == estimate for b in boots)) / len(
@@ -142,7 +176,7 @@ def bca_speedup(
         return None
     normal = NormalDist()
     z0 = normal.inv_cdf(below)
-    jack = [ratio(units[:i] + units[i + 1 :]) for i in range(len(units))]
+    jack = [statistic(units[:i] + units[i + 1 :]) for i in range(len(units))]
     mean = sum(jack) / len(jack)
     spread = sum((mean - j) ** 2 for j in jack)
     accel = sum((mean - j) ** 3 for j in jack) / (6 * spread**1.5) if spread > 0 else 0.0

@@ -34,7 +34,6 @@ from looplab.report.views_detail import (
 from looplab.report.views_diff import DiffView
 from looplab.report.views_group import GroupView
 from looplab.report.views_nodes import NodeRow, node_rows
-from looplab.report.views_observations import ObservationRow, observation_rows
 from looplab.report.views_runs import TaskRow, TimelineView, featured, task_rows, timeline
 from looplab.report.views_steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views_sweep import SweepView, sweep_view
@@ -108,8 +107,6 @@ class ReportModel:
     """The transcripts the report embeds, by run id (bounded: `views_detail`)."""
     run_rows: list[RunRow] = field(default_factory=list)
     """Every run, for the table of runs."""
-    observations: list[ObservationRow] = field(default_factory=list)
-    """Computer-use observations per group and kind, with their token sizes."""
     planning: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per group whose runs made planning or reflection calls: their share of task time."""
     claim: ClaimView | None = None
@@ -212,7 +209,6 @@ def build_model(
         run_rows=run_rows(records, order, diffs, set(embedded)),
         claim=claim_view(by_group, order),
         planning=planning_by_group(by_group, order),
-        observations=observation_rows(by_group, order),
     )
 
 

@@ -48,7 +48,9 @@ from looplab.report.claim_rows import (
 from looplab.report.model import RunRecord
 from looplab.report.stats import MIN_PAIRED_N, bca_speedup, median, quantile
 from looplab.report.views_claim_corpus import corpus_rows
+from looplab.report.views_click import click_rows
 from looplab.report.views_compare import keyed
+from looplab.report.views_observations import observation_rows
 from looplab.tasks.references import is_trace_driven, parse_reference
 from looplab.workloads.model import load_workload
 
@@ -307,6 +309,8 @@ def claim_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> Cl
     data = rows + corpus
     ratio = fast_tps / slow_tps
     everything = [*data, _amdahl_row(shares + corpus_shares, ratio)]
+    click = click_rows(by_group, slow, fast, (slow_tps, fast_tps))
+    labels = {r.key.removeprefix("click:"): r.label for r in click}
     return ClaimView(
         slow=slow or f"{slow_tps:g} tok/s",
         fast=fast or f"{fast_tps:g} tok/s",
@@ -315,4 +319,6 @@ def claim_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> Cl
         rows=everything + _claim_rows(data),
         corpus_detail=detail,
         sentence=_summary(data, ratio),
+        click=click,
+        observations=observation_rows(by_group[slow], labels) if click else [],
     )

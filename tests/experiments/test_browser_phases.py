@@ -60,15 +60,16 @@ def test_browser_phases_reach_trace_report_and_retiming(tmp_path: Path) -> None:
         record.tool_s
     )
     assert {b.kind for b in record.bars} >= {"act", "page_wait", "observe"}
-    (seen,) = observation_rows({"g": [record]}, ["g"])
+    (seen,) = observation_rows([record], {"web": "g"})
     observed = [t for t in trace.tool_calls() if t.observation]
-    assert (seen.kind, seen.count, seen.image_tokens, seen.rule) == (
+    assert (seen.observation, seen.observations, seen.image_tokens, seen.rule) == (
         "screenshot",
         len(observed),
         1105,
         "gpt-4o",
     )
-    assert 0 < seen.text_tokens_p50 < seen.prompt_tokens_p50
+    assert seen.text_tokens is not None and seen.prompt_tokens is not None
+    assert 0 < seen.text_tokens < seen.prompt_tokens
     rows = step_rows(record)
     assert rows[0].parts["observe"] == pytest.approx(first.phases["observe"])
     slow = retime_events(trace.events, profile_model_timing(resolve_profile("slow-80")), "test")
