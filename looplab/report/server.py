@@ -60,10 +60,11 @@ __all__ = [
     "PathRefused",
     "create_app",
     "host_check",
+    "split_host",
 ]
 
-MAX_CONNECTIONS = 32
-"""Connections served at once; more are answered 503."""
+MAX_CONNECTIONS = 256
+"""Connections served at once; more are answered 503 (200 concurrent readers are served)."""
 IDLE_S = 10.0
 """A connection that has not sent a complete request head this long after it opened (or
 after its last response) is closed."""
@@ -80,10 +81,30 @@ HEADERS = [
 """Sent with every response."""
 
 
+def split_host(header: str) -> tuple[str | None, int | None]:
+    """A Host header as (name, port): `name`, `name:port`, `[v6]`, `[v6]:port` or a bare
+    IPv6 address; (None, None) for anything else (`127.0.0.1:1@evil.com`, `a:b`, `[::1]x`)."""
+    text = header.strip().lower()
+    if text.startswith("["):
+        close = text.find("]")
+        if close < 0:
+            return None, None
+        name, rest = text[1:close], text[close + 1 :]
+    elif text.count(":") == 1:
+        name, rest = text.split(":")[0], text[text.index(":") :]
+    else:
+        name, rest = text, ""
+    if rest and not (rest.startswith(":") and rest[1:].isdigit() and len(rest) <= 6):
+        return None, None
+    if not name or any(c in name for c in "@/\\?#%"):
+        return None, None
+    return name, int(rest[1:]) if rest else None
+
+
 def host_check(host: str, port: int) -> Callable[[str], bool]:
     """Whether a Host header names the bound address: on loopback, `localhost` or a
     loopback address; on a wildcard bind, an IP literal or this machine's name; else the
-    bound name itself (any port: the listening socket already fixed it)."""
+    bound name itself. A port, when given, must be the bound one (digits only)."""
     names = {host.lower().strip("[]")}
     loopback = _is_loopback(host)
     if loopback:
@@ -93,9 +114,9 @@ def host_check(host: str, port: int) -> Callable[[str], bool]:
         names |= {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
 
     def allowed(header: str) -> bool:
-        name = header.strip().lower()
-        name = name[1 : name.index("]")] if name.startswith("[") and "]" in name else name
-        name = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
+        name, given = split_host(header)
+        if name is None or (given is not None and given != port):
+            return False  # not host[:port], or another port than the one bound
         if name in names:
             return True
         try:
@@ -315,7 +336,7 @@ class DashboardServer:
             ) from None
         # listening from here on: a client that connects before uvicorn accepts waits in
         # the backlog instead of being refused
-        self._socket.listen(64)
+        self._socket.listen(512)
         self.host = host
         self.port = int(self._socket.getsockname()[1])
         app = create_app(self.root, host_check(host, self.port))
@@ -328,7 +349,7 @@ class DashboardServer:
             limit_concurrency=max_connections,
             timeout_keep_alive=max(1, round(idle_s)),
             timeout_graceful_shutdown=3,
-            backlog=64,
+            backlog=512,
         )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
