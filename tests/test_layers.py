@@ -24,6 +24,7 @@ LAYERS: list[set[str]] = [
         "tasks",
         "urls",
         "layout",
+        "console",
     },
     {"traces"},
     {"workloads"},
@@ -124,3 +125,16 @@ def test_no_import_circles() -> None:
         if module not in state:
             visit(module, [module])
     assert circles == []
+
+
+def test_nothing_imports_the_entry_point() -> None:
+    """`looplab.cli` is the entry point only: no other module imports it (the commands
+    and everything else use `looplab.console` for the CLI dialect and consoles)."""
+    offenders = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for path in PACKAGE.rglob("*.py")
+        if path.relative_to(PACKAGE).parts[0] not in ("cli", "__main__.py")
+        for name in _imports(path)
+        if name == "looplab.cli" or name.startswith("looplab.cli.")
+    ]
+    assert offenders == []

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from looplab.cli.options import ProfileSetOpt, out_console
+from looplab.console import ProfileSetOpt, out_console
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
 

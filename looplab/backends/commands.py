@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from looplab.cli.options import (
+from looplab.console import (
     HostOpt,
     OutputOpt,
     PortOpt,

@@ -2,7 +2,7 @@
 
 Each package owns its commands in its `commands.py`; this module only registers them
 (the tables below), sets up logging in the root callback and turns exceptions into exit
-codes (`main`). The shared flags are in `looplab.cli.options`.
+codes (`main`). The shared flags are in `looplab.console`.
 """
 
 from __future__ import annotations

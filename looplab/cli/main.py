@@ -19,7 +19,7 @@ import typer
 from rich.markup import escape
 
 from looplab.cli.app import app
-from looplab.cli.options import err_console
+from looplab.console import err_console
 from looplab.errors import (
     ConfigError,
     LooplabError,

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from looplab.cli.options import SetOpt, out_console
+from looplab.console import SetOpt, out_console
 from looplab.errors import ConfigError
 
 __all__ = ["bench_clock_command", "bench_knobs_command", "bench_replay_command"]

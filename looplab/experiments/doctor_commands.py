@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from looplab.cli.options import out_console
+from looplab.console import out_console
 
 __all__ = ["doctor_command"]
 

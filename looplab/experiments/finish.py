@@ -12,7 +12,7 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from looplab.cli.options import err_console, out_console
+from looplab.console import err_console, out_console
 from looplab.layout import ExperimentDir, trace_files
 
 __all__ = ["finish_run", "nothing_measured", "print_interrupted", "where"]

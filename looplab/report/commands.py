@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from looplab.cli.options import HostOpt, PortOpt, out_console, write_output
+from looplab.console import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
 from looplab.layout import ExperimentDir
 from looplab.report.views_detail import TRANSCRIPTS

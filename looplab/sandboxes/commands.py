@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from looplab.cli.options import OutputOpt, out_console, write_output
+from looplab.console import OutputOpt, out_console, write_output
 
 __all__ = ["bench_sandbox_command", "build_command", "prune_command"]
 

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from looplab.cli.options import out_console, write_output
+from looplab.console import out_console, write_output
 from looplab.errors import ConfigError
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces

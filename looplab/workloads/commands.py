@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from looplab.cli.options import err_console, out_console, write_output
+from looplab.console import err_console, out_console, write_output
 from looplab.errors import ConfigError
 
 __all__ = ["bench_workload_command", "calibrate_command"]

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from looplab.cli.options import (
+from looplab.console import (
     HostOpt,
     OutputOpt,
     PortOpt,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from looplab.cli.options import out_console, parse_numbers
+from looplab.console import out_console, parse_numbers
 
 __all__ = ["bench_scale_command"]
 
