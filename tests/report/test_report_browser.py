@@ -330,6 +330,33 @@ def test_dashboard_two_clicks_from_the_index_to_a_diff(
         page.close()
 
 
+def test_dashboard_pickers_work_with_their_defaults(
+    runs_root: Path, known_pair: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """Experiments and runs have their own pickers, whose defaults differ: comparing and
+    diffing straight from the index, without choosing, open a report and a diff."""
+    root = tmp_path / "root"
+    shutil.copytree(runs_root / "quick", root / "quick")
+    shutil.copytree(known_pair, root / "known")
+    with DashboardServer(root) as server:
+        watch = Watch(allowed=("data:", "blob:", server.url))
+        page = watch.open(browser, server.url)
+        assert page.locator("#pick-a option").all_inner_texts() == ["known", "quick"]
+        assert page.input_value("#pick-a") != page.input_value("#pick-b")
+        assert all("·" in t for t in page.locator("#diff-a option").all_inner_texts())
+        a, b = page.input_value("#diff-a"), page.input_value("#diff-b")
+        assert a != b
+        with page.expect_navigation():
+            page.click("#compare")
+        assert "/compare?" in page.url and page.locator("[data-chart]").count() > 0
+        page.goto(server.url)
+        with page.expect_navigation():
+            page.click("#diff")
+        assert "/diff?" in page.url and page.locator("table.diff").is_visible()
+        watch.check()
+        page.close()
+
+
 def test_dashboard_refreshes_a_running_experiment(
     known_pair: Path, browser: Browser, tmp_path: Path
 ) -> None:
