@@ -357,6 +357,28 @@ def test_dashboard_pickers_work_with_their_defaults(
         page.close()
 
 
+def test_dashboard_pages_fit_390_px(known_pair: Path, browser: Browser, tmp_path: Path) -> None:
+    """At 390 px no dashboard page is wider than the screen, even with a long experiment
+    name in the pickers (wide tables scroll inside their own box)."""
+    root = tmp_path / "root"
+    shutil.copytree(known_pair, root / "known")
+    shutil.copytree(known_pair, root / ("a-very-long-experiment-directory-name-" * 3))
+    with DashboardServer(root) as server:
+        watch = Watch(allowed=("data:", "blob:", server.url))
+        page = watch.open(browser, server.url, width=390)
+        for path in (
+            "",
+            "report/known",
+            "run/known/traces/known-a.jsonl",
+            "task?name=coding%2Fknown",
+        ):
+            page.goto(server.url + path)
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            assert width <= 390, (path, width)
+        watch.check()
+        page.close()
+
+
 def test_dashboard_refreshes_a_running_experiment(
     known_pair: Path, browser: Browser, tmp_path: Path
 ) -> None:
