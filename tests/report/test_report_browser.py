@@ -175,6 +175,14 @@ def test_legend_toggle_sort_theme_and_icicle(browser: Browser, quick_report: Pat
     figure = page.locator('figure[data-chart="compounding"]')
     figure.locator('.legend .key[data-s="slow-80"]').click()
     assert figure.locator('polyline[data-s="slow-80"]').is_hidden()
+    fast = figure.locator('.legend .key[data-s="fast-750"]')
+    fast.focus()  # a legend key is reachable and works from the keyboard
+    assert fast.evaluate("k => k === document.activeElement && k.tabIndex === 0")
+    page.keyboard.press("Enter")
+    assert figure.locator('polyline[data-s="fast-750"]').is_hidden()
+    assert fast.get_attribute("aria-pressed") == "false"
+    page.keyboard.press(" ")
+    assert figure.locator('polyline[data-s="fast-750"]').first.is_visible()
     header = page.locator("table.runs-table thead th", has_text="task").nth(1)
     header.click()
     header.click()

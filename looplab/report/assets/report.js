@@ -76,15 +76,22 @@
   function cssValue(value) {
     return window.CSS && CSS.escape ? CSS.escape(value) : value.replace(/["\\]/g, "\\$&");
   }
-  document.addEventListener("click", function (event) {
+  function toggleKey(event) {
     var key = event.target.closest ? event.target.closest(".legend .key[data-s]") : null;
     if (!key) return;
+    if (event.type === "keydown") {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();  /* Space would scroll the page */
+    }
     var figure = key.closest("figure");
     var off = key.classList.toggle("off");
+    key.setAttribute("aria-pressed", off ? "false" : "true");
     all('svg [data-s="' + cssValue(key.dataset.s) + '"]', figure).forEach(function (m) {
       m.classList.toggle("off", off);
     });
-  });
+  }
+  document.addEventListener("click", toggleKey);
+  document.addEventListener("keydown", toggleKey);
 
   /* ---- sortable tables ---------------------------------------------------------------- */
   function sortKey(cell) {
