@@ -318,8 +318,8 @@ def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:
     model = build_model([a, b], "diff", [], transcript_limit=0)
     data = page_data(model)
     data["tables"][diff.key] = diff_table(diff)
-    body = (
-        f"<div id='toolbar'></div><p><a href='/'>index</a> · "
+    body = (  # no filter toolbar: a diff of two runs has nothing to filter
+        f"<p><a href='/'>index</a> · "
         f"<a href='/task?{urlencode({'name': a.task})}'>all runs of {escape(a.task)}</a></p>"
         + diff_section(diff, hrefs=(run_url(reports, a), run_url(reports, b)), hidden=False)
     )

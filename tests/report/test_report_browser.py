@@ -150,6 +150,9 @@ def test_filters_hide_rows_marks_and_columns(browser: Browser, quick_report: Pat
     assert _visible_rows(page, runs) == ["coding/nbugs-2", "coding/nbugs-2"]
     assert _visible_rows(page, "table.tasks tbody tr") == ["coding/nbugs-2"]
     assert "2 of 6 runs shown" in page.inner_text("#filter-count")
+    assert "the headline, statistics and claim check stay over all runs" in page.inner_text(
+        "#filter-count"
+    )
     page.select_option("#filter-task", "")
     page.uncheck('#filter-groups input[value="fast-750"]')
     assert page.locator('table.tasks th[data-group="fast-750"]').is_hidden()
@@ -361,6 +364,7 @@ def test_dashboard_pickers_work_with_their_defaults(
         with page.expect_navigation():
             page.click("#diff")
         assert "/diff?" in page.url and page.locator("table.diff").is_visible()
+        assert page.locator("#filter-count").count() == 0  # no unrelated "0 of 0 runs" bar
         watch.check()
         page.close()
 

@@ -224,7 +224,11 @@
       cell.classList.toggle("fhide", !!hidden[cell.dataset.group]);
     });
     var count = document.getElementById("filter-count");
-    if (count && !scope) count.textContent = shown + " of " + total + " runs shown";
+    if (count && !scope) {
+      count.textContent = shown + " of " + total + " runs shown" + (shown < total
+        ? " (filters hide rows and marks; the headline, statistics and claim check stay over all runs)"
+        : "");
+    }
     looplab.onFilter.forEach(function (fn) { fn(scope); });
   }
   looplab.applyFilters = applyFilters;
