@@ -209,7 +209,10 @@ def task_page(reports: Reports, task: str) -> str:
 
 def _matrix(reports: Reports, records: Sequence[RunRecord]) -> str:
     shown = list(records[:MATRIX_RUNS])
-    label = {r.run_id: f"{r.profile} #{i + 1}" for i, r in enumerate(shown)}
+    label = {  # runs of one task come from several experiments: name each one's
+        r.run_id: f"{r.experiment or r.input_name} · {r.profile} #{i + 1}"
+        for i, r in enumerate(shown)
+    }
     head = "".join(
         f"<th title='{escape(r.run_id)}'>B: {escape(label[r.run_id])}</th>" for r in shown
     )
