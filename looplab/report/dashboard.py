@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from looplab.errors import LooplabError
+from looplab.errors import ConfigError, LooplabError
 from looplab.layout import TRACE_SUFFIXES, ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.model import RunRecord
@@ -214,14 +214,12 @@ class Reports:
             signature=signature,
         )
         found.unfinished, found.newest_unfinished = _unfinished(files)
-        if found.unfinished == len(files):  # every run in progress: nothing to report yet
-            with self._lock:
-                self._experiments[path] = found
-            return found
         try:
             found.model, found.records = build_model_for([path], title=f"looplab report: {name}")
         except (LooplabError, OSError, ValueError) as exc:
-            found.error = str(exc)
+            # no complete run while every trace is in progress: no report yet, not an error
+            waiting = isinstance(exc, ConfigError) and found.unfinished == len(files)
+            found.error = None if waiting else str(exc)
         with self._lock:
             self._experiments[path] = found
         return found

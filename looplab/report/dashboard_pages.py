@@ -130,32 +130,51 @@ def index_page(reports: Reports) -> str:
         if rows
         else "<p>No experiments (directories with traces/*.jsonl) under this root.</p>"
     )
-    options = []
-    for experiment in experiments:
-        runs = "".join(
-            f'<option value="{escape(_rel(reports, r))}">{escape(r.group)} · {escape(r.task)} · '
-            f"{escape(r.run_id)}</option>"
-            for r in experiment.records[:200]
-        )
-        options.append(
-            f'<option value="{escape(experiment.rel)}">experiment: {escape(experiment.name)}'
-            f'</option><optgroup label="runs of {escape(experiment.name)}">{runs}</optgroup>'
-        )
-    choices = "".join(options)
-    form = (
-        '<form action="/compare" method="get"><h2>Compare side by side</h2>'
-        f'<label>A <select name="a" id="pick-a">{choices}</select></label> '
-        f'<label>B <select name="b" id="pick-b">{choices}</select></label> '
-        '<button type="submit" id="compare">compare reports</button> '
-        '<button type="submit" id="diff" formaction="/diff">step diff of two runs</button></form>'
-        if options
-        else ""
-    )
+    form = _compare_forms(reports, experiments)
     body = (
         f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only)</p>"
         f"{table}{form}"
     )
     return _page("looplab dashboard", body, state_url="/api/state")
+
+
+def _options(pairs: Sequence[tuple[str, str]], selected: int) -> str:
+    """`<option>`s of (value, label), the one at `selected` selected."""
+    return "".join(
+        f'<option value="{escape(value)}"{" selected" if i == selected else ""}>'
+        f"{escape(label)}</option>"
+        for i, (value, label) in enumerate(pairs)
+    )
+
+
+def _compare_forms(reports: Reports, experiments: Sequence[Experiment]) -> str:
+    """Two forms, each picking its own kind: two experiments to compare (B defaults to the
+    second one) and two runs to diff, named with their experiment (B defaults to another
+    run of A's task, so the defaults work as they are)."""
+    readable = [e for e in experiments if e.model is not None]
+    forms = ""
+    if len(readable) >= 2:
+        pairs = [(e.rel, e.name if e.name == e.rel else f"{e.name} ({e.rel})") for e in readable]
+        forms += (
+            '<form action="/compare" method="get"><h2>Compare two experiments</h2>'
+            f'<label>A <select name="a" id="pick-a">{_options(pairs, 0)}</select></label> '
+            f'<label>B <select name="b" id="pick-b">{_options(pairs, 1)}</select></label> '
+            '<button type="submit" id="compare">compare reports</button></form>'
+        )
+    runs = [(e, r) for e in readable for r in e.records[:200]]
+    if len(runs) >= 2:
+        pairs = [
+            (_rel(reports, r), f"{e.name} · {r.group} · {r.task} · {r.run_id}") for e, r in runs
+        ]
+        first_task = runs[0][1].task
+        second = next((i for i, (_, r) in enumerate(runs) if i and r.task == first_task), 1)
+        forms += (
+            '<form action="/diff" method="get"><h2>Step diff of two runs of a task</h2>'
+            f'<label>A <select name="a" id="diff-a">{_options(pairs, 0)}</select></label> '
+            f'<label>B <select name="b" id="diff-b">{_options(pairs, second)}</select></label> '
+            '<button type="submit" id="diff">step diff</button></form>'
+        )
+    return forms
 
 
 def _rel(reports: Reports, record: RunRecord) -> str:
@@ -190,7 +209,10 @@ def task_page(reports: Reports, task: str) -> str:
 
 def _matrix(reports: Reports, records: Sequence[RunRecord]) -> str:
     shown = list(records[:MATRIX_RUNS])
-    label = {r.run_id: f"{r.profile} #{i + 1}" for i, r in enumerate(shown)}
+    label = {  # runs of one task come from several experiments: name each one's
+        r.run_id: f"{r.experiment or r.input_name} · {r.profile} #{i + 1}"
+        for i, r in enumerate(shown)
+    }
     head = "".join(
         f"<th title='{escape(r.run_id)}'>B: {escape(label[r.run_id])}</th>" for r in shown
     )
@@ -299,8 +321,8 @@ def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:
     model = build_model([a, b], "diff", [], transcript_limit=0)
     data = page_data(model)
     data["tables"][diff.key] = diff_table(diff)
-    body = (
-        f"<div id='toolbar'></div><p><a href='/'>index</a> · "
+    body = (  # no filter toolbar: a diff of two runs has nothing to filter
+        f"<p><a href='/'>index</a> · "
         f"<a href='/task?{urlencode({'name': a.task})}'>all runs of {escape(a.task)}</a></p>"
         + diff_section(diff, hrefs=(run_url(reports, a), run_url(reports, b)), hidden=False)
     )

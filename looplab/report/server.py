@@ -26,7 +26,6 @@ that cannot be read is listed with its error.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 import threading
 import time
@@ -49,6 +48,7 @@ from looplab.layout import ExperimentDir
 from looplab.report import dashboard_pages as pages
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import PathRefused, Reports, resolve_inside
+from looplab.report.host_guard import host_check
 from looplab.report.model import RunRecord, record_from_trace
 from looplab.report.page import render_page
 from looplab.traces.io import Trace, read_trace
@@ -59,8 +59,6 @@ __all__ = [
     "DashboardServer",
     "PathRefused",
     "create_app",
-    "host_check",
-    "split_host",
 ]
 
 MAX_CONNECTIONS = 256
@@ -79,62 +77,6 @@ HEADERS = [
     ),
 ]
 """Sent with every response."""
-
-
-def split_host(header: str) -> tuple[str | None, int | None]:
-    """A Host header as (name, port): `name`, `name:port`, `[v6]`, `[v6]:port` or a bare
-    IPv6 address; (None, None) for anything else (`127.0.0.1:1@evil.com`, `a:b`, `[::1]x`)."""
-    text = header.strip().lower()
-    if text.startswith("["):
-        close = text.find("]")
-        if close < 0:
-            return None, None
-        name, rest = text[1:close], text[close + 1 :]
-    elif text.count(":") == 1:
-        name, rest = text.split(":")[0], text[text.index(":") :]
-    else:
-        name, rest = text, ""
-    if rest and not (rest.startswith(":") and rest[1:].isdigit() and len(rest) <= 6):
-        return None, None
-    if not name or any(c in name for c in "@/\\?#%"):
-        return None, None
-    return name, int(rest[1:]) if rest else None
-
-
-def host_check(host: str, port: int) -> Callable[[str], bool]:
-    """Whether a Host header names the bound address: on loopback, `localhost` or a
-    loopback address; on a wildcard bind, an IP literal or this machine's name; else the
-    bound name itself. A port, when given, must be the bound one (digits only)."""
-    names = {host.lower().strip("[]")}
-    loopback = _is_loopback(host)
-    if loopback:
-        names |= {"localhost", "127.0.0.1", "::1"}
-    wildcard = host in ("0.0.0.0", "::", "")
-    if wildcard:
-        names |= {"localhost", socket.gethostname().lower(), socket.getfqdn().lower()}
-
-    def allowed(header: str) -> bool:
-        name, given = split_host(header)
-        if name is None or (given is not None and given != port):
-            return False  # not host[:port], or another port than the one bound
-        if name in names:
-            return True
-        try:
-            address = ipaddress.ip_address(name)
-        except ValueError:
-            return False
-        return wildcard or (loopback and address.is_loopback)
-
-    return allowed
-
-
-def _is_loopback(host: str) -> bool:
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class _Guard:

@@ -297,8 +297,8 @@ class Chart:
             + "</svg>"
         )
         legend = "".join(
-            f'<span class="key"{_series(series)}><i class="sw {kind}" style="--c:{color}"></i>'
-            f"{escape(label)}</span>"
+            f'<span class="key"{_series(series)}{_TOGGLE if series else ""}>'
+            f'<i class="sw {kind}" style="--c:{color}"></i>{escape(label)}</span>'
             for label, color, kind, series in self.legend_items
         )
         caption = f"<figcaption>{escape(self.caption)}</figcaption>" if self.caption else ""
@@ -307,6 +307,10 @@ class Chart:
             f'<figure class="chart" data-chart="{escape(self.name)}"{data}>{svg}'
             f'<div class="legend">{legend}</div>{caption}</figure>'
         )
+
+
+_TOGGLE = ' role="button" tabindex="0" aria-pressed="true"'
+"""A legend key that toggles its marks: a button for the keyboard too (report.js)."""
 
 
 def _series(name: str) -> str:

@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from looplab.report.server import DashboardServer, PathRefused, host_check, resolve_inside
+from looplab.report.host_guard import host_check
+from looplab.report.server import DashboardServer, PathRefused, resolve_inside
 
 
 def _get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, str]:
@@ -66,6 +67,7 @@ def test_report_task_run_and_diff_pages(root: Path) -> None:
         assert status == 200 and 'data-chart="compounding"' in report and 'id="live"' in report
         status, task = _get(server.url + "task?" + urlencode({"name": "coding/known"}))
         assert status == 200 and task.count('class="pair"') == 2
+        assert "A: known · slow #1" in task  # the diff grid names the experiment
         status, run = _get(server.url + "run/known/traces/known-a.jsonl")
         assert status == 200 and "KNOWN-OUTPUT-42: 3 passed" in run
         query = urlencode({"a": "known/traces/known-a.jsonl", "b": "known/traces/known-b.jsonl"})

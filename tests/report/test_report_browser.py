@@ -150,6 +150,9 @@ def test_filters_hide_rows_marks_and_columns(browser: Browser, quick_report: Pat
     assert _visible_rows(page, runs) == ["coding/nbugs-2", "coding/nbugs-2"]
     assert _visible_rows(page, "table.tasks tbody tr") == ["coding/nbugs-2"]
     assert "2 of 6 runs shown" in page.inner_text("#filter-count")
+    assert "the headline, statistics and claim check stay over all runs" in page.inner_text(
+        "#filter-count"
+    )
     page.select_option("#filter-task", "")
     page.uncheck('#filter-groups input[value="fast-750"]')
     assert page.locator('table.tasks th[data-group="fast-750"]').is_hidden()
@@ -175,6 +178,14 @@ def test_legend_toggle_sort_theme_and_icicle(browser: Browser, quick_report: Pat
     figure = page.locator('figure[data-chart="compounding"]')
     figure.locator('.legend .key[data-s="slow-80"]').click()
     assert figure.locator('polyline[data-s="slow-80"]').is_hidden()
+    fast = figure.locator('.legend .key[data-s="fast-750"]')
+    fast.focus()  # a legend key is reachable and works from the keyboard
+    assert fast.evaluate("k => k === document.activeElement && k.tabIndex === 0")
+    page.keyboard.press("Enter")
+    assert figure.locator('polyline[data-s="fast-750"]').is_hidden()
+    assert fast.get_attribute("aria-pressed") == "false"
+    page.keyboard.press(" ")
+    assert figure.locator('polyline[data-s="fast-750"]').first.is_visible()
     header = page.locator("table.runs-table thead th", has_text="task").nth(1)
     header.click()
     header.click()
@@ -326,6 +337,56 @@ def test_dashboard_two_clicks_from_the_index_to_a_diff(
         page.goto(server.url)
         page.click("a.report >> text=quick")
         _assert_charts_drawn(page, minimum=10)
+        watch.check()
+        page.close()
+
+
+def test_dashboard_pickers_work_with_their_defaults(
+    runs_root: Path, known_pair: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """Experiments and runs have their own pickers, whose defaults differ: comparing and
+    diffing straight from the index, without choosing, open a report and a diff."""
+    root = tmp_path / "root"
+    shutil.copytree(runs_root / "quick", root / "quick")
+    shutil.copytree(known_pair, root / "known")
+    with DashboardServer(root) as server:
+        watch = Watch(allowed=("data:", "blob:", server.url))
+        page = watch.open(browser, server.url)
+        assert page.locator("#pick-a option").all_inner_texts() == ["known", "quick"]
+        assert page.input_value("#pick-a") != page.input_value("#pick-b")
+        assert all("·" in t for t in page.locator("#diff-a option").all_inner_texts())
+        a, b = page.input_value("#diff-a"), page.input_value("#diff-b")
+        assert a != b
+        with page.expect_navigation():
+            page.click("#compare")
+        assert "/compare?" in page.url and page.locator("[data-chart]").count() > 0
+        page.goto(server.url)
+        with page.expect_navigation():
+            page.click("#diff")
+        assert "/diff?" in page.url and page.locator("table.diff").is_visible()
+        assert page.locator("#filter-count").count() == 0  # no unrelated "0 of 0 runs" bar
+        watch.check()
+        page.close()
+
+
+def test_dashboard_pages_fit_390_px(known_pair: Path, browser: Browser, tmp_path: Path) -> None:
+    """At 390 px no dashboard page is wider than the screen, even with a long experiment
+    name in the pickers (wide tables scroll inside their own box)."""
+    root = tmp_path / "root"
+    shutil.copytree(known_pair, root / "known")
+    shutil.copytree(known_pair, root / ("a-very-long-experiment-directory-name-" * 3))
+    with DashboardServer(root) as server:
+        watch = Watch(allowed=("data:", "blob:", server.url))
+        page = watch.open(browser, server.url, width=390)
+        for path in (
+            "",
+            "report/known",
+            "run/known/traces/known-a.jsonl",
+            "task?name=coding%2Fknown",
+        ):
+            page.goto(server.url + path)
+            width = page.evaluate("document.scrollingElement.scrollWidth")
+            assert width <= 390, (path, width)
         watch.check()
         page.close()
 

@@ -150,6 +150,25 @@ def test_published_schema_validates_every_line_and_refuses_garbage(tmp_path: Pat
     assert not validator.is_valid({**lines[1], "kind": "no_such_event"})
 
 
+def test_schema_branches_on_kind_and_names_the_field() -> None:
+    """An invalid event is checked against its own kind's definition (the missing or bad
+    field named), an unknown kind lists the kinds, a line without kind is a header."""
+    from looplab.traces.jsonschema import trace_line_errors
+
+    assert trace_line_errors({"kind": "tool_call", "run_id": "r", "start": 0, "end": 1}) == [
+        "(root): 'name' is a required property"
+    ]
+    bad_start = trace_line_errors(
+        {"kind": "step", "run_id": "r", "start": "soon", "end": 1, "model_s": 0, "tool_s": 0}
+    )
+    assert any(error.startswith("start: 'soon'") for error in bad_start), bad_start
+    (unknown,) = trace_line_errors({"kind": "tool_cal", "run_id": "r", "start": 0, "end": 1})
+    assert unknown.startswith("kind: 'tool_cal' is not one of") and "'tool_call'" in unknown
+    assert trace_line_errors({"trace_format": "looplab-1", "run_id": "r"}) == [
+        "(root): 'created' is a required property"
+    ]
+
+
 def test_gzip_traces_read_and_damage_is_named(tmp_path: Path) -> None:
     """`*.jsonl.gz` reads like the plain file; a cut-off gzip is a TraceError, and a
     directory listing finds compressed traces too."""

@@ -76,15 +76,22 @@
   function cssValue(value) {
     return window.CSS && CSS.escape ? CSS.escape(value) : value.replace(/["\\]/g, "\\$&");
   }
-  document.addEventListener("click", function (event) {
+  function toggleKey(event) {
     var key = event.target.closest ? event.target.closest(".legend .key[data-s]") : null;
     if (!key) return;
+    if (event.type === "keydown") {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();  /* Space would scroll the page */
+    }
     var figure = key.closest("figure");
     var off = key.classList.toggle("off");
+    key.setAttribute("aria-pressed", off ? "false" : "true");
     all('svg [data-s="' + cssValue(key.dataset.s) + '"]', figure).forEach(function (m) {
       m.classList.toggle("off", off);
     });
-  });
+  }
+  document.addEventListener("click", toggleKey);
+  document.addEventListener("keydown", toggleKey);
 
   /* ---- sortable tables ---------------------------------------------------------------- */
   function sortKey(cell) {
@@ -217,7 +224,11 @@
       cell.classList.toggle("fhide", !!hidden[cell.dataset.group]);
     });
     var count = document.getElementById("filter-count");
-    if (count && !scope) count.textContent = shown + " of " + total + " runs shown";
+    if (count && !scope) {
+      count.textContent = shown + " of " + total + " runs shown" + (shown < total
+        ? " (filters hide rows and marks; the headline, statistics and claim check stay over all runs)"
+        : "");
+    }
     looplab.onFilter.forEach(function (fn) { fn(scope); });
   }
   looplab.applyFilters = applyFilters;
