@@ -412,3 +412,50 @@ def test_dashboard_refreshes_a_running_experiment(
         assert "3 runs" in page.inner_text(".sub")
         watch.check()
         page.close()
+
+
+CONTROLS = """() => [...document.querySelectorAll(
+    'a[href], button, select, input, textarea, summary, [role=button], [tabindex]')]
+  .filter(el => el.offsetParent !== null && !el.disabled)
+  .map(el => {
+    el.focus();
+    return {tag: el.tagName, text: (el.textContent || el.name || '').trim().slice(0, 40),
+            tab: el.tabIndex, focused: document.activeElement === el};
+  })"""
+"""Every visible control, focused by script: is it keyboard-focusable (tabIndex >= 0)
+and does it take the focus?"""
+
+
+def _screen(page: Page, width: int, shot: Path) -> list[dict[str, object]]:
+    """Screenshot the page at `width`; assert it fits; return its controls' focus check."""
+    page.set_viewport_size({"width": width, "height": 900})
+    page.screenshot(path=str(shot), full_page=False)
+    assert shot.stat().st_size > 5_000  # a drawn page, not a blank one
+    assert page.evaluate("document.scrollingElement.scrollWidth") <= width
+    return list(page.evaluate(CONTROLS))
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_report_and_dashboard_screens_fit_and_every_control_takes_focus(
+    known_pair: Path, browser: Browser, quick_report: Path, tmp_path: Path, width: int
+) -> None:
+    """Screenshots of the report and of the dashboard's index, experiment and run pages at
+    1280 and 390 px: nothing overflows, no console error, and every visible control is
+    reachable by keyboard (tabIndex >= 0) and takes the focus."""
+    shutil.copytree(known_pair, tmp_path / "root" / "known")
+    watch = Watch()
+    page = watch.open(browser, quick_report.as_uri(), width=width)
+    controls = _screen(page, width, tmp_path / f"report-{width}.png")
+    page.close()
+    watch.check()
+    with DashboardServer(tmp_path / "root") as server:
+        served = Watch(allowed=("data:", "blob:", server.url))
+        for path in ("", "report/known", "run/known/traces/known-a.jsonl"):
+            page = served.open(browser, server.url + path, width=width)
+            name = path.replace("/", "-") or "index"
+            controls += _screen(page, width, tmp_path / f"dashboard-{name}-{width}.png")
+            page.close()
+        served.check()
+    assert len(controls) > 20
+    unreachable = [c for c in controls if int(str(c["tab"])) < 0 or not c["focused"]]
+    assert unreachable == []
