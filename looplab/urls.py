@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-__all__ = ["public_text", "public_url", "url_problem"]
+__all__ = ["api_root", "public_text", "public_url", "url_problem"]
 
 _USERINFO = re.compile(r"(?<=://)[^/?#\s@'\"]*@")
 _SECRET_QUERY = re.compile(r"(?i)^(.*key|.*token|.*secret|password|sig|signature)$")
@@ -67,3 +67,16 @@ def url_problem(value: str) -> str | None:
             "the key in an environment variable and name it with api_key_env / --api-key-env"
         )
     return None
+
+
+def api_root(value: str | None) -> str | None:
+    """A pydantic field validator: `value` when it is None or a usable http(s) API root
+    with a host and no credentials.
+
+    Raises:
+        ValueError: why it is not (`url_problem`'s sentence).
+    """
+    problem = url_problem(value) if value is not None else None
+    if problem:
+        raise ValueError(problem)
+    return value

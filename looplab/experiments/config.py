@@ -29,7 +29,7 @@ from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.sandbox import SandboxConfig
-from looplab.urls import url_problem
+from looplab.urls import api_root
 from looplab.workloads.task import WorkloadSettings
 
 __all__ = [
@@ -91,14 +91,7 @@ class BackendSpec(StrictModel):
             raise ValueError(f"unknown policy {value!r}; allowed: {', '.join(sorted(POLICIES))}")
         return value
 
-    @field_validator("base_url")
-    @classmethod
-    def _is_api_root(cls, value: str | None) -> str | None:
-        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
-        problem = url_problem(value) if value is not None else None
-        if problem:
-            raise ValueError(problem)
-        return value
+    _is_api_root = field_validator("base_url")(api_root)
 
     @model_validator(mode="after")
     def _complete(self) -> BackendSpec:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
-from looplab.agents.records import RunResult, SideCall, StepRecord, ToolCallRecord
+from looplab.agents.records import ModelCallRecord, RunResult, SideCall, StepRecord, ToolCallRecord
 from looplab.agents.runner import TaskRun
 from looplab.sandbox import SandboxEvent
 from looplab.traces.schema import (
@@ -170,23 +170,13 @@ def _model_events(
             )
         ]
     return [
-        ModelCallEvent(
-            run_id=run_id,
-            step=step.index,
-            wall_time=wall(timing.scheduled),
-            start=at(timing.scheduled),
-            end=at(timing.end if timing.end is not None else step.model_ended),
-            sent=at(timing.sent),
-            first_token=None if timing.first_token is None else at(timing.first_token),
-            last_token=None if timing.last_token is None else at(timing.last_token),
-            prompt_tokens=call.prompt_tokens,
-            cached_tokens=call.cached_tokens,
-            completion_tokens=call.completion_tokens,
-            reasoning_tokens=call.reasoning_tokens,
-            finish_reason=call.finish_reason,
-            model=model,
-            profile=profile,
-            request_id=call.request_id,
+        _timed_call(
+            run_id,
+            step.index,
+            call,
+            step.model_ended,
+            (at, wall),
+            (model, profile),
             message=message,
             attempts=attempts,
             purpose="actor" if step.side_calls else None,
@@ -204,27 +194,58 @@ def _side_event(
     profile: str | None,
 ) -> ModelCallEvent:
     """A planning or reflection call of the step, tagged with its `purpose`."""
-    timing = call.record.timing
-    record = call.record
+    purpose: Literal["planner", "reflection"] = (
+        "planner" if call.purpose == "planner" else "reflection"
+    )
+    return _timed_call(
+        run_id,
+        step,
+        call.record,
+        call.ended,
+        (at, wall),
+        (model, profile),
+        message=call.message,
+        attempts=[],
+        purpose=purpose,
+    )
+
+
+def _timed_call(
+    run_id: str,
+    step: int,
+    response: ModelCallRecord,
+    ended: float,
+    clocks: tuple[Callable[[float], float], Callable[[float], datetime]],
+    names: tuple[str, str | None],
+    *,
+    message: dict[str, Any] | None,
+    attempts: list[Attempt],
+    purpose: Literal["actor", "planner", "reflection"] | None,
+) -> ModelCallEvent:
+    """One answered model call (the step's action call, or a planning or reflection call)
+    as its event: times on the run's clock, tokens from its usage."""
+    at, wall = clocks
+    timing = response.timing
     return ModelCallEvent(
         run_id=run_id,
         step=step,
         wall_time=wall(timing.scheduled),
         start=at(timing.scheduled),
-        end=at(timing.end if timing.end is not None else call.ended),
+        end=at(timing.end if timing.end is not None else ended),
         sent=at(timing.sent),
         first_token=None if timing.first_token is None else at(timing.first_token),
         last_token=None if timing.last_token is None else at(timing.last_token),
-        prompt_tokens=record.prompt_tokens,
-        cached_tokens=record.cached_tokens,
-        completion_tokens=record.completion_tokens,
-        reasoning_tokens=record.reasoning_tokens,
-        finish_reason=record.finish_reason,
-        model=model,
-        profile=profile,
-        request_id=record.request_id,
-        message=call.message,
-        purpose="planner" if call.purpose == "planner" else "reflection",
+        prompt_tokens=response.prompt_tokens,
+        cached_tokens=response.cached_tokens,
+        completion_tokens=response.completion_tokens,
+        reasoning_tokens=response.reasoning_tokens,
+        finish_reason=response.finish_reason,
+        model=names[0],
+        profile=names[1],
+        request_id=response.request_id,
+        message=message,
+        attempts=attempts,
+        purpose=purpose,
     )
 
 

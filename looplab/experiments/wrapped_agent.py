@@ -11,7 +11,7 @@ from pathlib import Path
 from pydantic import Field, field_validator
 
 from looplab.config import StrictModel
-from looplab.urls import url_problem
+from looplab.urls import api_root
 
 __all__ = ["WrappedAgent"]
 
@@ -34,11 +34,4 @@ class WrappedAgent(StrictModel):
     timeout_s: float | None = Field(default=None, gt=0)
     """Stop the command after this long."""
 
-    @field_validator("upstream")
-    @classmethod
-    def _is_api_root(cls, value: str | None) -> str | None:
-        """An http(s) URL with a host and no credentials (`looplab.urls.url_problem`)."""
-        problem = url_problem(value) if value is not None else None
-        if problem:
-            raise ValueError(problem)
-        return value
+    _is_api_root = field_validator("upstream")(api_root)

@@ -11,8 +11,8 @@ from rich.console import Console
 
 from looplab.config import validate_model
 from looplab.experiments.cell import CellOutcome
-from looplab.experiments.commands import _where
 from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.finish import where
 from looplab.experiments.progress import LAG_SHARE, RunProgress, lag_share
 from looplab.experiments.runner import ExperimentRunner
 
@@ -71,4 +71,4 @@ def test_start_line_states_the_trace_driven_limit(small_config: dict[str, Any]) 
         workload={"concurrency": 8},
     )
     config = validate_model(ExperimentConfig, small_config)
-    assert _where(config) == "concurrency 2, trace-driven cells 8 beside them"
+    assert where(config) == "concurrency 2, trace-driven cells 8 beside them"
