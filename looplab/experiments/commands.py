@@ -69,6 +69,7 @@ def run_command(
     from looplab.config import load_model
     from looplab.experiments.config import ExperimentConfig
     from looplab.experiments.locate import located, resolve_config
+    from looplab.experiments.lock import check_directory
     from looplab.experiments.preflight import needs_of, preflight, require_extras
 
     config = resolve_config(config)
@@ -87,6 +88,7 @@ def run_command(
         cells = runner.validate()
     except ConfigError as exc:
         raise located(exc, config) from None
+    check_directory(runner.directory)  # an output_dir that cannot be one: said as such
     preflight(needs_of(experiment, [c.task for c in cells], runner.directory))
     with runner.hold():  # one writer per directory, from the config check to the index
         runner.prepare_directory(fresh=fresh)

@@ -25,7 +25,7 @@ from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.layout import ExperimentDir
 
-__all__ = ["LOCK_NAME", "hold_directory", "lock_owner", "make_directory"]
+__all__ = ["LOCK_NAME", "check_directory", "hold_directory", "lock_owner", "make_directory"]
 
 LOCK_NAME = ExperimentDir(Path()).lock.name
 """The lock file's name inside an experiment directory."""
@@ -34,15 +34,36 @@ _held: dict[Path, list[int]] = {}
 """Directories this process holds -> [lock file descriptor, depth]."""
 
 
+def check_directory(directory: Path) -> None:
+    """Whether `directory` could hold an experiment, without writing anything: not an
+    existing non-directory, and its nearest existing ancestor a writable directory on a
+    disk file system (not /proc or /sys, which have no blocks).
+
+    Raises:
+        ConfigError: it cannot (names `output_dir` and why).
+    """
+    try:
+        if directory.exists() and not directory.is_dir():
+            raise _unusable(directory, "it exists and is not a directory")
+        nearest = directory.absolute()
+        while not nearest.exists() and nearest != nearest.parent:
+            nearest = nearest.parent
+        if not (nearest.is_dir() and os.access(nearest, os.W_OK | os.X_OK)):
+            raise _unusable(directory, f"{nearest} is not a writable directory")
+        if os.statvfs(nearest).f_blocks == 0:
+            raise _unusable(directory, f"{nearest} is not on a disk file system")
+    except OSError as exc:
+        raise _unusable(directory, exc.strerror or str(exc)) from None
+
+
 def make_directory(directory: Path) -> None:
     """Create `directory` (and parents) for an experiment, or check an existing one.
 
     Raises:
         ConfigError: it cannot be a directory looplab writes (names `output_dir`).
     """
+    check_directory(directory)
     try:
-        if directory.exists() and not directory.is_dir():
-            raise _unusable(directory, "it exists and is not a directory")
         directory.mkdir(parents=True, exist_ok=True)
         usable = directory.is_dir() and os.access(directory, os.W_OK | os.X_OK)
     except OSError as exc:
