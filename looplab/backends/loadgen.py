@@ -166,7 +166,11 @@ class ServerProcess:
             self.__exit__()
             raise BackendError("bench server did not report its port within 30 s")
         self.base_url = f"http://127.0.0.1:{port}/v1"
-        httpx2.get(self.base_url.removesuffix("/v1") + "/health", timeout=10).raise_for_status()
+        try:  # a server that never answers is stopped, not left running
+            httpx2.get(self.base_url.removesuffix("/v1") + "/health", timeout=10).raise_for_status()
+        except BaseException:
+            self.__exit__()
+            raise
         return self
 
     def cpu_s(self) -> float:
