@@ -180,9 +180,15 @@ async def run_task(
 
     def set_up() -> Awaitable[ToolContext]:
         return _set_up(
-            state, task, sandbox_config, pristine, browser_config,
-            use_browser=use_browser, experiment=experiment, run_id=run_id or task.name,
-        )  # fmt: skip
+            state,
+            task,
+            sandbox_config,
+            pristine,
+            browser_config,
+            use_browser=use_browser,
+            experiment=experiment,
+            run_id=run_id or task.name,
+        )
 
     started = time.perf_counter()
     pending: asyncio.Future[ToolContext] | None = None
@@ -208,9 +214,15 @@ async def run_task(
     if config.eager_sandbox:
         result.knob_stats["eager_applied"] = 1.0 if eager else 0.0
     return TaskRun(
-        task.name, result, check, state.sandbox_start_s, state.sandbox.description,
-        state.browser_start_s, state.events, setup_started=started,
-    )  # fmt: skip
+        task.name,
+        result,
+        check,
+        state.sandbox_start_s,
+        state.sandbox.description,
+        state.browser_start_s,
+        state.events,
+        setup_started=started,
+    )
 
 
 @dataclass

@@ -269,9 +269,14 @@ def bench_profile_args(
     """The bench profile as CLI flags: fast-750 at `rate`, fixed TTFT, free prefill,
     `tokens` per reply, no reasoning or cache (plus `extra` overrides)."""
     fields = [
-        f"decode_tps={rate}", f"ttft_s={ttft_s}", "prefill_tps=null", f"output_tokens={tokens}",
-        "reasoning_tokens=0", "prefix_cache=false", *extra,
-    ]  # fmt: skip
+        f"decode_tps={rate}",
+        f"ttft_s={ttft_s}",
+        "prefill_tps=null",
+        f"output_tokens={tokens}",
+        "reasoning_tokens=0",
+        "prefix_cache=false",
+        *extra,
+    ]
     args = ["--profile", "fast-750"]
     for setting in fields:
         args += ["--profile-set", setting]

@@ -256,9 +256,16 @@ def _serving_table(models: list[Any]) -> Table:
 
     served = Table(title="serving models: error against each stream's intended schedule")
     for column in (
-        "model", "intended tok/s", "re-plans", "rate err%", "worst%", "TTFT err ms", "p99",
-        "late p99 ms", "what",
-    ):  # fmt: skip
+        "model",
+        "intended tok/s",
+        "re-plans",
+        "rate err%",
+        "worst%",
+        "TTFT err ms",
+        "p99",
+        "late p99 ms",
+        "what",
+    ):
         served.add_column(column, justify="left" if column in ("model", "what") else "right")
     for cell in models:
         served.add_row(

@@ -200,9 +200,10 @@ class ResponsesWriter:
         planned = self.prepared.reply.tool_calls[current[1]]
         arguments = "".join(self.args)
         item = function_item(
-            self.rid, current[1], {"id": planned.id, "function": {"name": planned.name,
-                                                                  "arguments": arguments}}
-        )  # fmt: skip
+            self.rid,
+            current[1],
+            {"id": planned.id, "function": {"name": planned.name, "arguments": arguments}},
+        )
         return self.event(
             "response.function_call_arguments.done",
             item_id=item["id"],

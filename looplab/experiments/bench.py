@@ -61,11 +61,19 @@ def synthetic_trace(steps: int, run_id: str = "synthetic") -> Trace:
         start = t
         events.append(
             ModelCallEvent(
-                run_id=run_id, step=step, start=start, end=start + 3.0, sent=start + 0.001,
-                first_token=start + 0.5, last_token=start + 2.99, prompt_tokens=prompt,
-                cached_tokens=prefix, completion_tokens=214, reasoning_tokens=0,
+                run_id=run_id,
+                step=step,
+                start=start,
+                end=start + 3.0,
+                sent=start + 0.001,
+                first_token=start + 0.5,
+                last_token=start + 2.99,
+                prompt_tokens=prompt,
+                cached_tokens=prefix,
+                completion_tokens=214,
+                reasoning_tokens=0,
             )
-        )  # fmt: skip
+        )
         events.append(
             ToolCallEvent(
                 run_id=run_id, step=step, start=start + 3.001, end=start + 3.1, name="run_shell"
@@ -73,10 +81,15 @@ def synthetic_trace(steps: int, run_id: str = "synthetic") -> Trace:
         )
         events.append(
             StepEvent(
-                run_id=run_id, step=step, start=start, end=start + 3.102,
-                model_s=3.0, tool_s=0.099, overhead_s=0.003,
+                run_id=run_id,
+                step=step,
+                start=start,
+                end=start + 3.102,
+                model_s=3.0,
+                tool_s=0.099,
+                overhead_s=0.003,
             )
-        )  # fmt: skip
+        )
         t = start + 3.102
         prefix = prompt + 214
     events.append(RunEndEvent(run_id=run_id, start=0.0, end=t, end_reason="finish", steps=steps))

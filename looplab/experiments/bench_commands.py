@@ -69,19 +69,29 @@ def _print_clock_bench(config: Path, set_: list[str]) -> None:
         raise ConfigError("no cell finished on both clocks", field="CONFIG")
     table = Table(title=f"wall vs virtual clock: {config}")
     for column in (
-        "cell", "wall s", "virtual s", "difference", "tools' own change", "difference less it",
-        "re-timed s", "difference",
-    ):  # fmt: skip
+        "cell",
+        "wall s",
+        "virtual s",
+        "difference",
+        "tools' own change",
+        "difference less it",
+        "re-timed s",
+        "difference",
+    ):
         table.add_column(column, justify="right")
     for pair in pairs:
         retimed = pair.retimed_difference_pct
         retimed_s = "-" if pair.retimed_s is None else f"{pair.retimed_s:.2f}"
         table.add_row(
-            pair.cell, f"{pair.wall_s:.2f}", f"{pair.virtual_s:.2f}",
-            f"{pair.difference_pct:+.2f}%", f"{pair.tool_change_s:+.2f} s",
-            f"{pair.tool_corrected_pct:+.2f}%", retimed_s,
+            pair.cell,
+            f"{pair.wall_s:.2f}",
+            f"{pair.virtual_s:.2f}",
+            f"{pair.difference_pct:+.2f}%",
+            f"{pair.tool_change_s:+.2f} s",
+            f"{pair.tool_corrected_pct:+.2f}%",
+            retimed_s,
             "-" if retimed is None else f"{retimed:+.2f}%",
-        )  # fmt: skip
+        )
     console = out_console()
     console.print(table)
     median = statistics.median(abs(p.difference_pct) for p in pairs)

@@ -164,9 +164,13 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
         lag = context.monitor.p99_ms(run.result.started, run.result.ended)
         mean_lag = context.monitor.mean_ms(run.result.started, run.result.ended)
         events = run_events(
-            run_id, run, origin_wall=origin_wall, model=endpoint.model,
-            profile=server.simulator.profile.name if server else None, loop_lag_p99_ms=lag,
-        )  # fmt: skip
+            run_id,
+            run,
+            origin_wall=origin_wall,
+            model=endpoint.model,
+            profile=server.simulator.profile.name if server else None,
+            loop_lag_p99_ms=lag,
+        )
         if server is not None and clock == "virtual":
             events = compose_virtual_timeline(events, server.simulator.timings)
         elif server is not None:
@@ -210,18 +214,28 @@ def _agent_start(
 
         def workload(client: InstrumentedClient) -> Awaitable[TaskRun]:
             return run_workload_cell(
-                shape, cell.task, server, client, agent_config=agent,
-                sandbox_config=config.sandbox, settings=config.workload,
-            )  # fmt: skip
+                shape,
+                cell.task,
+                server,
+                client,
+                agent_config=agent,
+                sandbox_config=config.sandbox,
+                settings=config.workload,
+            )
 
         return _AgentStart(workload, shape)
     task = load_task(cell.task)
 
     def bundled(client: InstrumentedClient) -> Awaitable[TaskRun]:
         return run_task(
-            task, client, agent=cell.agent, agent_config=agent, sandbox_config=config.sandbox,
-            experiment=config.name, run_id=run_id,
-        )  # fmt: skip
+            task,
+            client,
+            agent=cell.agent,
+            agent_config=agent,
+            sandbox_config=config.sandbox,
+            experiment=config.name,
+            run_id=run_id,
+        )
 
     return _AgentStart(bundled)
 
@@ -245,12 +259,15 @@ def _header(
         agent=cell.agent,
         model=endpoint.model,
         profile=profile.model_dump(mode="json", by_alias=True) if profile else None,
-        backend={"kind": cell.backend.kind, "name": cell.backend.name,
-                 "base_url": endpoint.base_url},
+        backend={
+            "kind": cell.backend.kind,
+            "name": cell.backend.name,
+            "base_url": endpoint.base_url,
+        },
         sandbox={"kind": config.sandbox.kind},
         clock=cell_clock(config, cell.task),
         notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
-    )  # fmt: skip
+    )
 
 
 async def _run_wrapped(context: CellContext, cell: Cell, path: Path, run_id: str) -> CellOutcome:
@@ -261,8 +278,13 @@ async def _run_wrapped(context: CellContext, cell: Cell, path: Path, run_id: str
     fast = fast_upstream(cell.backend, agent, profile)
     upstream = (await context.servers.server(fast, cell.seed)).base_url if fast else None
     end = await run_wrapped_cell(
-        agent, task_id=cell.task, profile=profile, trace=path, run_id=run_id,
-        upstream=upstream or cell.backend.base_url, experiment=config.name,
+        agent,
+        task_id=cell.task,
+        profile=profile,
+        trace=path,
+        run_id=run_id,
+        upstream=upstream or cell.backend.base_url,
+        experiment=config.name,
         cell=cell.describe(),
-    )  # fmt: skip
+    )
     return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)

@@ -193,9 +193,17 @@ def replay_command(
 def _sweep_table(summaries: list[Any], title: str) -> Table:
     table = Table(title=title)
     for column in (
-        "tok/s", "TTFT s", "task s", "speedup", "decode", "reasoning", "TTFT+prefill", "tools",
-        "other", "Amdahl ceiling",
-    ):  # fmt: skip
+        "tok/s",
+        "TTFT s",
+        "task s",
+        "speedup",
+        "decode",
+        "reasoning",
+        "TTFT+prefill",
+        "tools",
+        "other",
+        "Amdahl ceiling",
+    ):
         table.add_column(column, justify="right")
     for entry in summaries:
         table.add_row(

@@ -123,9 +123,18 @@ def _print_summary(groups: list[Any]) -> None:
 
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
-        "backend", "tok/s", "runs", "solved", "task s p50", "p90", "steps",
-        "model", "tools", "other", "speedup (95% CI)",
-    ):  # fmt: skip
+        "backend",
+        "tok/s",
+        "runs",
+        "solved",
+        "task s p50",
+        "p90",
+        "steps",
+        "model",
+        "tools",
+        "other",
+        "speedup (95% CI)",
+    ):
         table.add_column(column, justify="right")
     for group in groups:
         ci = f" ({group.ci[0]:.2f}-{group.ci[1]:.2f})" if group.ci else ""

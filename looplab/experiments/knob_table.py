@@ -27,10 +27,18 @@ def knob_table(rows: Sequence[KnobRow]) -> Table:
     knobs did."""
     table = Table(title="knobs vs all-off, per backend (saving: share of task time; 95% CI)")
     for column in (
-        "backend", "variant", "tasks", "task s p50", "saving/task", "saving/step",
-        "e2e s p50", "saving/e2e",
-        "model", "tools", "knob stats",
-    ):  # fmt: skip
+        "backend",
+        "variant",
+        "tasks",
+        "task s p50",
+        "saving/task",
+        "saving/step",
+        "e2e s p50",
+        "saving/e2e",
+        "model",
+        "tools",
+        "knob stats",
+    ):
         table.add_column(column, justify="right")
     for row in rows:
         ci = f" ({row.saving_ci[0]:+.1%}..{row.saving_ci[1]:+.1%})" if row.saving_ci else ""

@@ -72,6 +72,10 @@ async def run_workload_cell(
         raise ConfigError(f"{task!r} needs a simulated backend", field="backends")
     policy.load(shape)
     return await run_workload_task(
-        shape, client, agent_config=agent_config, sandbox_config=sandbox_config,
-        settings=settings, task_name=task,
-    )  # fmt: skip
+        shape,
+        client,
+        agent_config=agent_config,
+        sandbox_config=sandbox_config,
+        settings=settings,
+        task_name=task,
+    )

@@ -85,8 +85,10 @@ async def run_wrapped_cell(
     if agent.api_key_env:
         key = os.environ.get(agent.api_key_env)
         if not key:
-            raise ConfigError(f"environment variable {agent.api_key_env} is empty or not set",
-                              field=f"wrapped.{agent.name}.api_key_env")  # fmt: skip
+            raise ConfigError(
+                f"environment variable {agent.api_key_env} is empty or not set",
+                field=f"wrapped.{agent.name}.api_key_env",
+            )
         remember_secret(key)
     workspace = task.build_workspace()
     prompt = task.prompt({})

@@ -141,8 +141,9 @@ def _chart(view: ClaimView) -> str:
     for index, row in enumerate(rows):
         color = _KIND_COLORS.get(row.kind, "#444444")
         if row.ci:
-            chart.hbar(index, row.ci[0], row.ci[1], color, row.sentence, thickness=0.18,
-                       series=row.kind)  # fmt: skip
+            chart.hbar(
+                index, row.ci[0], row.ci[1], color, row.sentence, thickness=0.18, series=row.kind
+            )
         if row.speedup is not None:
             chart.dots([(row.speedup, index)], color, [row.sentence], radius=5, series=row.kind)
     for kind, color in _KIND_COLORS.items():

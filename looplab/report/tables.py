@@ -18,12 +18,30 @@ __all__ = ["comparability_banner", "headline_table", "runs_table", "task_table"]
 
 _VERDICT = {True: "solved", False: "not solved", None: "not checked"}
 _HEADLINE_COLUMNS = (
-    "profile", "decode tok/s", "runs", "solved", "median task", "p90 task", "median steps",
-    "model", "tools", "overhead", "speedup (95% CI)",
-)  # fmt: skip
+    "profile",
+    "decode tok/s",
+    "runs",
+    "solved",
+    "median task",
+    "p90 task",
+    "median steps",
+    "model",
+    "tools",
+    "overhead",
+    "speedup (95% CI)",
+)
 _RUNS_COLUMNS = (
-    "run", "task", "profile", "steps", "task", "model", "tools", "overhead", "verdict", "open",
-)  # fmt: skip
+    "run",
+    "task",
+    "profile",
+    "steps",
+    "task",
+    "model",
+    "tools",
+    "overhead",
+    "verdict",
+    "open",
+)
 
 BADGES = {
     "virtual": (

@@ -205,9 +205,15 @@ class DockerSandbox:
         argv = command_argv(command)
         if self.config.exec_mode == "api":
             result = await asyncio.to_thread(
-                exec_via_api, self._client, self._container, self.config,
-                argv, timeout, full_env, f"{WORKDIR}/{relative}",
-            )  # fmt: skip
+                exec_via_api,
+                self._client,
+                self._container,
+                self.config,
+                argv,
+                timeout,
+                full_env,
+                f"{WORKDIR}/{relative}",
+            )
         else:
             result = await run_command(
                 self._channel,

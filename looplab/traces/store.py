@@ -277,10 +277,24 @@ def _run_row(trace: Trace) -> list[Any]:
 
 
 _CALL_COLUMNS = (
-    "run_id", "step", "start_s", "end_s", "client_queue_s", "ttft_s", "decode_s",
-    "prompt_tokens", "cached_tokens", "completion_tokens", "reasoning_tokens",
-    "finish_reason", "attempts", "estimated", "reasoning_s", "first_visible_s", "purpose",
-)  # fmt: skip
+    "run_id",
+    "step",
+    "start_s",
+    "end_s",
+    "client_queue_s",
+    "ttft_s",
+    "decode_s",
+    "prompt_tokens",
+    "cached_tokens",
+    "completion_tokens",
+    "reasoning_tokens",
+    "finish_reason",
+    "attempts",
+    "estimated",
+    "reasoning_s",
+    "first_visible_s",
+    "purpose",
+)
 """`model_calls` columns in `_call_row` order (named, so older stores with columns added
 at the end accept the same rows)."""
 

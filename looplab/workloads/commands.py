@@ -177,8 +177,9 @@ def bench_workload_command(
     require("agents", "looplab bench workload")
     require("store", "looplab bench workload")
     if sandbox not in ("local", "docker"):
-        raise ConfigError(f"unknown sandbox {sandbox!r}", field="--sandbox",
-                          allowed=["local", "docker"])  # fmt: skip
+        raise ConfigError(
+            f"unknown sandbox {sandbox!r}", field="--sandbox", allowed=["local", "docker"]
+        )
     from looplab.experiments.workload_bench import bench_traces, run_workload_bench
 
     names = [p.strip() for p in profiles.split(",") if p.strip()]
@@ -191,9 +192,13 @@ def bench_workload_command(
         highlight=False,
     )
     bench = run_workload_bench(
-        traces, profiles=names, tool_scale=tool_scale, concurrency=concurrency,
-        sandbox=sandbox, output=output,
-    )  # fmt: skip
+        traces,
+        profiles=names,
+        tool_scale=tool_scale,
+        concurrency=concurrency,
+        sandbox=sandbox,
+        output=output,
+    )
     bench.skipped = skipped
     _print_bench(bench, tool_scale)
     if bench.failed:
@@ -203,8 +208,18 @@ def bench_workload_command(
 
 def _print_bench(bench: Any, tool_scale: float) -> None:
     table = Table(title=f"trace-driven live vs virtual re-timing (tool time x{tool_scale:g})")
-    for column in ("run", "profile", "steps", "live s", "predicted s", "difference",
-                   "d model s", "d tools s", "d other s", "loop lag p99"):  # fmt: skip
+    for column in (
+        "run",
+        "profile",
+        "steps",
+        "live s",
+        "predicted s",
+        "difference",
+        "d model s",
+        "d tools s",
+        "d other s",
+        "loop lag p99",
+    ):
         table.add_column(column, justify="left" if column == "run" else "right")
     for row in bench.rows:
         live, predicted = row.live, row.predicted

@@ -64,8 +64,14 @@ FEW = 20
 SIMULATED_TASKS = 400
 """Shapes drawn to compare per-task totals with the observed tasks."""
 
-_INTEGER = {"steps", "output_tokens", "reasoning_tokens", "initial_prompt_tokens",
-            "new_prompt_tokens", "tool_calls"}  # fmt: skip
+_INTEGER = {
+    "steps",
+    "output_tokens",
+    "reasoning_tokens",
+    "initial_prompt_tokens",
+    "new_prompt_tokens",
+    "tool_calls",
+}
 
 
 @dataclass(frozen=True)

@@ -293,11 +293,16 @@ def shape_trace(shape: TaskShape, run_id: str | None = None) -> Trace:
         completion = step.output_tokens + (step.reasoning_tokens or 0)
         events.append(
             ModelCallEvent(
-                run_id=run, step=index, start=t, end=t, prompt_tokens=step.prompt_tokens,
-                cached_tokens=step.cached_tokens, completion_tokens=completion,
+                run_id=run,
+                step=index,
+                start=t,
+                end=t,
+                prompt_tokens=step.prompt_tokens,
+                cached_tokens=step.cached_tokens,
+                completion_tokens=completion,
                 reasoning_tokens=step.reasoning_tokens,
             )
-        )  # fmt: skip
+        )
         for tool in step.tools:
             events.append(
                 ToolCallEvent(run_id=run, step=index, start=t, end=t + tool.total_s, name=tool.name)
@@ -306,18 +311,32 @@ def shape_trace(shape: TaskShape, run_id: str | None = None) -> Trace:
         t += step.other_s
         events.append(
             StepEvent(
-                run_id=run, step=index, start=start, end=t, model_s=0.0, tool_s=step.tool_s,
+                run_id=run,
+                step=index,
+                start=start,
+                end=t,
+                model_s=0.0,
+                tool_s=step.tool_s,
                 overhead_s=step.other_s,
             )
-        )  # fmt: skip
+        )
     events.append(
         RunEndEvent(
-            run_id=run, start=0.0, end=t, end_reason="finish", steps=len(shape.steps),
-            model_s=0.0, tool_s=sum(s.tool_s for s in shape.steps),
+            run_id=run,
+            start=0.0,
+            end=t,
+            end_reason="finish",
+            steps=len(shape.steps),
+            model_s=0.0,
+            tool_s=sum(s.tool_s for s in shape.steps),
         )
-    )  # fmt: skip
+    )
     header = TraceHeader(
-        run_id=run, created=created, source="workload-shape", task=shape.id,
-        clock="virtual", notes=[f"shape of {shape.source}", *shape.notes],
-    )  # fmt: skip
+        run_id=run,
+        created=created,
+        source="workload-shape",
+        task=shape.id,
+        clock="virtual",
+        notes=[f"shape of {shape.source}", *shape.notes],
+    )
     return Trace(header=header, events=events)

@@ -77,8 +77,9 @@ async def run_workload_task(
 
     started = time.perf_counter()
     try:
-        sandbox = await open_sandbox(sandbox_config or SandboxConfig(), workspace, sink=sink,
-                                     run_id=shape.id)  # fmt: skip
+        sandbox = await open_sandbox(
+            sandbox_config or SandboxConfig(), workspace, sink=sink, run_id=shape.id
+        )
     except BaseException:
         shutil.rmtree(workspace.parent, ignore_errors=True)
         raise
@@ -87,9 +88,13 @@ async def run_workload_task(
         toolbox = workload_toolbox(shape, SyntheticWork(settings.cpu_share))
         context = ToolContext(sandbox=sandbox)
         loop = AgentLoop(
-            client, toolbox, context, SYSTEM_PROMPT, config,
+            client,
+            toolbox,
+            context,
+            SYSTEM_PROMPT,
+            config,
             harness_time_s=harness_time if settings.harness_time else None,
-        )  # fmt: skip
+        )
         sink_target.append(loop)
         prompt = workload_prompt(shape, loop.system_prompt, toolbox.openai_tools())
         result = await loop.run(prompt)

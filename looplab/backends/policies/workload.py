@@ -44,9 +44,31 @@ from looplab.workloads.shape import SHAPE_MARKER, StepShape, TaskShape
 
 __all__ = ["WorkloadPolicy", "tool_arguments"]
 
-FILLER_WORDS = ("lorem", "ipsum", "sit", "sed", "do", "tempor", "ut", "et", "magna", "ad",
-                "minim", "ex", "ea", "in", "esse", "nulla", "sint", "non", "sunt", "qui",
-                "anim", "id", "est")  # fmt: skip
+FILLER_WORDS = (
+    "lorem",
+    "ipsum",
+    "sit",
+    "sed",
+    "do",
+    "tempor",
+    "ut",
+    "et",
+    "magna",
+    "ad",
+    "minim",
+    "ex",
+    "ea",
+    "in",
+    "esse",
+    "nulla",
+    "sint",
+    "non",
+    "sunt",
+    "qui",
+    "anim",
+    "id",
+    "est",
+)
 """Lorem words that are one o200k token each with a leading space, so a reply of N
 visible tokens also counts N tokens when it is sent back in the next prompt."""
 
@@ -149,12 +171,17 @@ class WorkloadPolicy:
                     id=f"wl{step}_{i}",
                     name=t.name,
                     argument_pieces=context.tokenizer.split(
-                        tool_arguments(t.seconds, tokens[i], fail=not t.ok and not final,
-                                       final=final, wait=t.wait_s)
+                        tool_arguments(
+                            t.seconds,
+                            tokens[i],
+                            fail=not t.ok and not final,
+                            final=final,
+                            wait=t.wait_s,
+                        )
                     ),
                 )
                 for i, (t, final) in enumerate(zip(specs, finals, strict=True))
-            ]  # fmt: skip
+            ]
             slots = sum(1 + len(c.argument_pieces) for c in calls)
             content = words[: max(0, current.output_tokens - slots)]
             if target is None or not calls:

@@ -56,8 +56,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
             forwarded = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
             with contextlib.suppress(Exception):
                 answer = await client.get(proxy.upstream + "/models", headers=forwarded)
-                return Response(answer.content, answer.status_code,
-                                media_type="application/json")  # fmt: skip
+                return Response(answer.content, answer.status_code, media_type="application/json")
         return JSONResponse({"object": "list", "data": data})
 
     async def health(request: Request) -> Response:
@@ -83,8 +82,11 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
         return JSONResponse(record)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        error = ApiError(404, f"Unknown path {request.url.path} (the looplab proxy serves "
-                         "/v1/chat/completions and /v1/responses)")  # fmt: skip
+        error = ApiError(
+            404,
+            f"Unknown path {request.url.path} (the looplab proxy serves "
+            "/v1/chat/completions and /v1/responses)",
+        )
         return JSONResponse(error.body(), status_code=404)
 
     async def server_error(request: Request, exc: Exception) -> Response:
@@ -137,12 +139,16 @@ class ProxyServer(AppServer):
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        self.proxy = Proxy(profile, upstream=upstream, record=record, replay=replay,
-                           api_key=api_key)  # fmt: skip
+        self.proxy = Proxy(
+            profile, upstream=upstream, record=record, replay=replay, api_key=api_key
+        )
         super().__init__(
-            create_proxy_app(self.proxy), host=host, port=port, name="looplab-proxy",
+            create_proxy_app(self.proxy),
+            host=host,
+            port=port,
+            name="looplab-proxy",
             lifespan="on",
-        )  # fmt: skip
+        )
 
 
 def describe(proxy: Proxy) -> dict[str, Any]:

@@ -54,8 +54,14 @@ class CallRecord:
         """JSON-ready (times relative to `received`)."""
         out = asdict(self)
         base = self.received
-        for key in ("first_token", "last_token", "end", "upstream_first_token",
-                    "upstream_last_token", "upstream_end"):  # fmt: skip
+        for key in (
+            "first_token",
+            "last_token",
+            "end",
+            "upstream_first_token",
+            "upstream_last_token",
+            "upstream_end",
+        ):
             value = out.pop(key)
             out[f"{key}_s"] = None if value is None else value - base
         out["received_wall"] = self.received_wall.isoformat()

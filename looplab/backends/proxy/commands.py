@@ -80,8 +80,7 @@ def _api_key(name: str | None) -> str | None:
         return None
     value = os.environ.get(name)
     if not value:
-        raise ConfigError(f"environment variable {name} is empty or not set",
-                          field="--api-key-env")  # fmt: skip
+        raise ConfigError(f"environment variable {name} is empty or not set", field="--api-key-env")
     remember_secret(value)
     return value
 
@@ -117,8 +116,9 @@ def proxy_command(
 
     _check(upstream, record, replay)
     resolved = resolve_profile(profile, profile_set or [])
-    proxy = Proxy(resolved, upstream=upstream, record=record, replay=replay,
-                  api_key=_api_key(api_key_env))  # fmt: skip
+    proxy = Proxy(
+        resolved, upstream=upstream, record=record, replay=replay, api_key=_api_key(api_key_env)
+    )
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -139,8 +139,9 @@ def proxy_command(
     sock.listen(2048)  # connections wait in the backlog until the server runs
     if port_file is not None:
         port_file.write_text(str(bound))
-    server = uvicorn.Server(app_config(create_proxy_app(proxy), host=host, port=bound,
-                                       lifespan="on"))  # fmt: skip
+    server = uvicorn.Server(
+        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on")
+    )
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     try:
         asyncio.run(server.serve(sockets=[sock]))

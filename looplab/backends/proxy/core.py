@@ -165,8 +165,11 @@ class Proxy:
         except ApiError as error:
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self._remember(call)
-            return Reply(error.status, {**error.headers, **self._headers(call)},
-                         json.dumps(error.body()).encode())  # fmt: skip
+            return Reply(
+                error.status,
+                {**error.headers, **self._headers(call)},
+                json.dumps(error.body()).encode(),
+            )
         call.status = source.status
         if source.status >= 300:
             return await self._error(exchange, source)
@@ -176,9 +179,13 @@ class Proxy:
 
     def _source(self, exchange: Exchange, headers: Mapping[str, str]) -> Source:
         return choose_source(
-            exchange, headers, recording=self.recording, upstream=self.upstream,
-            http=self.http_client, api_key=self._api_key,
-        )  # fmt: skip
+            exchange,
+            headers,
+            recording=self.recording,
+            upstream=self.upstream,
+            http=self.http_client,
+            api_key=self._api_key,
+        )
 
     def http_client(self) -> httpx2.AsyncClient:
         """The upstream connection pool (created on first use, on the serving loop)."""
@@ -193,9 +200,15 @@ class Proxy:
 
     def _plan(self, endpoint: str, body: dict[str, Any], received: float) -> CallSchedule:
         return plan_request(
-            self.timing, self.profile, self.tokenizer, self.cache, endpoint, body,
-            received=received, streams=max(1, self.active + 1),
-        )  # fmt: skip
+            self.timing,
+            self.profile,
+            self.tokenizer,
+            self.cache,
+            endpoint,
+            body,
+            received=received,
+            streams=max(1, self.active + 1),
+        )
 
     # -- replies -------------------------------------------------------------------------
 
@@ -273,8 +286,12 @@ class Proxy:
         # Headers go out now, as a real server sends them when it accepts the request: a
         # client does its own per-response work (the stock openai client: tens of ms in a
         # fresh process) while it waits for the first token, not after it.
-        headers = {**source.headers, **self._headers(call), "cache-control": "no-cache",
-                   "content-type": "text/event-stream; charset=utf-8"}  # fmt: skip
+        headers = {
+            **source.headers,
+            **self._headers(call),
+            "cache-control": "no-cache",
+            "content-type": "text/event-stream; charset=utf-8",
+        }
         return Reply(call.status, headers, stream=prepend(b"", body))
 
     async def _release(
@@ -379,6 +396,12 @@ class Proxy:
         """Store the exchange when recording (upstream replies only)."""
         if self.recorder is not None and exchange.call.source == "upstream":
             items = None if body is not None else exchange.items
-            entry = exchange_entry(exchange.endpoint, exchange.body, exchange.call, source.sent,
-                                   items=items, reply=body)  # fmt: skip
+            entry = exchange_entry(
+                exchange.endpoint,
+                exchange.body,
+                exchange.call,
+                source.sent,
+                items=items,
+                reply=body,
+            )
             self.recorder.add(scrub_entry(entry, exchange.secrets))

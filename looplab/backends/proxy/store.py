@@ -56,9 +56,14 @@ __all__ = [
 
 STORE_FORMAT = "looplab-proxy-1"
 CANONICAL_DROP = (
-    "stream_options", "user", "metadata", "store", "prompt_cache_key", "safety_identifier",
+    "stream_options",
+    "user",
+    "metadata",
+    "store",
+    "prompt_cache_key",
+    "safety_identifier",
     "service_tier",
-)  # fmt: skip
+)
 """Request fields left out of the hash: they do not change the reply."""
 
 

@@ -26,9 +26,18 @@ from looplab.backends.protocol import ApiError
 __all__ = ["HttpUpstream", "RecordedSource", "Source", "error_body", "passed_headers"]
 
 _HOP_BY_HOP = {
-    "host", "content-length", "connection", "keep-alive", "transfer-encoding", "upgrade",
-    "te", "trailer", "proxy-authorization", "proxy-connection", "accept-encoding",
-}  # fmt: skip
+    "host",
+    "content-length",
+    "connection",
+    "keep-alive",
+    "transfer-encoding",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-authorization",
+    "proxy-connection",
+    "accept-encoding",
+}
 
 _BACK = ("x-request-id", "openai-processing-ms", "openai-version", "retry-after")
 """Upstream response headers passed back to the client (plus `x-ratelimit-*`)."""

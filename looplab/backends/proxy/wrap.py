@@ -150,8 +150,9 @@ def run_wrapped(
         try:
             process = subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=True)
         except OSError as exc:
-            raise ConfigError(f"cannot start {command[0]!r}: {exc.strerror}",
-                              field="COMMAND") from None  # fmt: skip
+            raise ConfigError(
+                f"cannot start {command[0]!r}: {exc.strerror}", field="COMMAND"
+            ) from None
         code = _wait(process, timeout_s, stop)
         exited = time.perf_counter()
     finally:
@@ -163,13 +164,23 @@ def run_wrapped(
     exit_code = code if code >= 0 else 128 - code
     calls = list(server.proxy.calls)
     header = _header(
-        run_id, profile, command, calls, exit_code, agent=agent, task=task or agent,
-        upstream=upstream, replay=replay, experiment=experiment, cell=cell,
-    )  # fmt: skip
+        run_id,
+        profile,
+        command,
+        calls,
+        exit_code,
+        agent=agent,
+        task=task or agent,
+        upstream=upstream,
+        replay=replay,
+        experiment=experiment,
+        cell=cell,
+    )
     if builtin is not None:
         _note_builtin(header, builtin)
-    events = wrap_events(run_id, calls, exited=exited, exit_code=exit_code,
-                         task=task or agent, profile=profile.name)  # fmt: skip
+    events = wrap_events(
+        run_id, calls, exited=exited, exit_code=exit_code, task=task or agent, profile=profile.name
+    )
     path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())

@@ -36,10 +36,15 @@ def bench_scale_command(
     for row in rows:
         scaling = row.cells_per_hour / base.cells_per_hour if base.cells_per_hour else 0.0
         table.add_row(
-            row.mode, str(row.slots), str(row.cells), str(row.failed), f"{row.seconds:.1f}",
-            f"{row.cells_per_hour:,.0f}", f"{scaling:.2f}x",
+            row.mode,
+            str(row.slots),
+            str(row.cells),
+            str(row.failed),
+            f"{row.seconds:.1f}",
+            f"{row.cells_per_hour:,.0f}",
+            f"{scaling:.2f}x",
             f"{row.slots / base.slots:.0f}x" if row.mode == "ray local" else "",
-        )  # fmt: skip
+        )
     console = out_console()
     console.print(table)
     console.print(
