@@ -135,14 +135,19 @@ def _relayout(
         _carry_sandbox_events(before, out, step, real, start)
     real_step = before[step.event]
     assert isinstance(real_step, StepEvent)
-    real_tools_end = max([real_call.end, *(before[i].end for i in step.tools)])
+    # the model phase ends when the step's reply is assembled, a moment after the call's
+    # last byte: tools phase and harness time count from there, so model + tools +
+    # overhead add up to the step's wall time on both axes
+    real_model_end = max(real_call.end, real_step.start + real_step.model_s)
+    real_tools_end = max([real_model_end, *(before[i].end for i in step.tools)])
     harness = max(0.0, real_step.end - real_tools_end)
-    tools_end = max([call.end, *tool_ends])
-    first = max(min(tool_starts, default=call.end), call.end)
-    tool_s = max(0.0, tools_end - first) if tool_ends else 0.0
     warped = out[step.event]
     assert isinstance(warped, StepEvent)
     start = warped.start + shift
+    model_end = max(call.end, start + warped.model_s)
+    tools_end = max([model_end, *tool_ends])
+    first = max(min(tool_starts, default=model_end), model_end)
+    tool_s = max(0.0, tools_end - first) if tool_ends else 0.0
     new_end = tools_end + harness
     out[step.event] = warped.model_copy(
         update={

@@ -59,11 +59,21 @@ def _reached(point: str, traces: Path, since: float) -> bool:
     """Whether the run started at wall time `since` has reached `point`."""
     if point == "at start":
         return traces.parent.joinpath("config.json").exists() and traces.exists()
-    fresh = [p for p in traces.glob("*.jsonl") if p.stat().st_mtime > since]
+    mtimes = {p: _mtime(p) for p in traces.glob("*.jsonl")}
+    fresh = [p for p, mtime in mtimes.items() if mtime > since]
     now = time.time()  # noqa: TID251  # compared with file mtimes, which are wall-clock times
     if point == "mid-run":  # a cell's trace opened a moment ago (events come at its end)
-        return any(not _complete(p) and now - p.stat().st_mtime > 0.5 for p in fresh)
+        return any(not _complete(p) and now - mtimes[p] > 0.5 for p in fresh)
     return any(_complete(p) for p in fresh)  # "after a cell"
+
+
+def _mtime(path: Path) -> float:
+    """A trace's mtime; 0 when it went between the listing and the look (a run replaces a
+    trace file by renaming its finished copy over it)."""
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return 0.0
 
 
 def _stop_at(config_path: Path, traces: Path, point: str, signum: int) -> int:

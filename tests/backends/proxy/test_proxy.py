@@ -180,7 +180,7 @@ async def test_headers_leave_before_the_first_token(upstream: SimulatorServer) -
     """The stock client gets the reply's headers when the upstream's arrive, not with the
     first token: its own per-response work overlaps the TTFT instead of delaying the first
     chunk (issue 28: a fresh openai client saw +10% decode rate at 750 tok/s)."""
-    with _proxy(upstream, "ttft_s=0.6") as proxy:
+    with _proxy(upstream, "ttft_s=1.0") as proxy:
         client = openai.AsyncOpenAI(base_url=proxy.base_url, api_key="k", max_retries=0)
         start = time.perf_counter()
         raw = await client.chat.completions.with_raw_response.create(
@@ -193,5 +193,7 @@ async def test_headers_leave_before_the_first_token(upstream: SimulatorServer) -
                 first_s = time.perf_counter() - start
         await client.close()
     assert raw.headers["x-looplab-source"] == "upstream"
-    assert first_s is not None and first_s >= 0.6
-    assert headers_s < 0.3  # before the change: with the first token, >= 0.6 s
+    assert first_s is not None and first_s >= 1.0
+    # before the change the headers came with the first token (headers_s ~ first_s); the
+    # margin leaves room for a loaded machine's scheduling
+    assert headers_s < first_s - 0.5, (headers_s, first_s)
