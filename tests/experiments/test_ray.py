@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -132,16 +133,19 @@ def test_lost_node_mid_run_loses_no_run_and_counts_none_twice(
     assert [e.kind for e in local.events] == [e.kind for e in remote.events]
 
 
-def _ray_processes() -> set[int]:
-    """Pids of Ray's own daemons (raylet, GCS) on this machine."""
+def _ray_processes(mark: str) -> set[int]:
+    """Pids of Ray's own daemons (raylet, GCS) started under the environment marker `mark`
+    (they inherit it from `looplab run`), so another test run's Ray on the machine is not
+    counted."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 command = (entry / "cmdline").read_bytes()
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if b"raylet" in command or b"gcs_server" in command:
+            if (b"raylet" in command or b"gcs_server" in command) and mark.encode() in environ:
                 found.add(int(entry.name))
     return found
 
@@ -159,8 +163,8 @@ def test_ctrl_c_on_ray_cancels_cells_and_resumes_in_process(
     config_path = tmp_path / "exp.yaml"
     config_path.write_text(json.dumps(small_config))
     traces = Path(small_config["output_dir"]) / "traces"
-    before = _ray_processes()
-    env = {**os.environ, "LOOPLAB_LOG_FILE": os.devnull}
+    mark = f"LOOPLAB_TEST_MARK={uuid.uuid4().hex}"
+    env = {**os.environ, "LOOPLAB_LOG_FILE": os.devnull, "LOOPLAB_TEST_MARK": mark[18:]}
     command = [sys.executable, "-m", "looplab", "run", str(config_path), "--executor", "ray"]
     process = subprocess.Popen(
         [*command, "--ray-address", "local"],
@@ -172,6 +176,7 @@ def test_ctrl_c_on_ray_cancels_cells_and_resumes_in_process(
         deadline = time.perf_counter() + 60
         while time.perf_counter() < deadline and not list(traces.glob("*.jsonl")):
             time.sleep(0.05)
+        assert _ray_processes(mark), "the marker reaches Ray's daemons (else the check is void)"
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130
     finally:
@@ -179,7 +184,7 @@ def test_ctrl_c_on_ray_cancels_cells_and_resumes_in_process(
             process.kill()
             process.wait()
     time.sleep(0.5)
-    assert not _ray_processes() - before, "a Ray process outlived `looplab run`"
+    assert not _ray_processes(mark), "a Ray process outlived `looplab run`"
     assert not any(read_trace(p).complete for p in traces.glob("*.jsonl"))
     small_config["executor"] = {"kind": "inprocess"}
     result = _run(small_config)
