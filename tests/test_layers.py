@@ -25,6 +25,7 @@ LAYERS: list[set[str]] = [
         "urls",
         "layout",
         "console",
+        "distributions",
     },
     {"traces"},
     {"workloads"},

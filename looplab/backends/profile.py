@@ -37,9 +37,9 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from looplab.backends.distributions import Distribution, Fixed
 from looplab.backends.vision import DEFAULT_VISION_RULE, VISION_RULES
 from looplab.config import StrictModel
+from looplab.distributions import Distribution, Fixed
 
 __all__ = ["FaultConfig", "LatencyProfile"]
 

@@ -33,7 +33,6 @@ from looplab.backends.completion import (
     conversation_seed,
     visible_slots,
 )
-from looplab.backends.distributions import rate_factor
 from looplab.backends.pacing import NaivePacer, Pacer, PacingRecord, Release, SchedulePacer
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
@@ -43,6 +42,7 @@ from looplab.backends.sse import DONE, ChunkWriter
 from looplab.backends.timing import CallTokens, TimingModel
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 from looplab.clock import Clock, WallClock, utc_now
+from looplab.distributions import rate_factor
 
 __all__ = ["PreparedCompletion", "Simulator"]
 

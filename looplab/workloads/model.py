@@ -49,7 +49,7 @@ import yaml
 from pydantic import Field, model_validator
 
 from looplab.config import StrictModel, load_model
-from looplab.workloads.distributions import WorkloadDistribution
+from looplab.distributions import WorkloadDistribution
 
 __all__ = [
     "WORKLOAD_FORMAT",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.distributions import LogNormal
 from looplab.backends.presets import presets, resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.timing import TimingModel
+from looplab.distributions import LogNormal
 from looplab.errors import ConfigError
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from looplab.distributions import Categorical, Empirical
 from looplab.traces.inputs import load_traces
-from looplab.workloads.distributions import Categorical, Empirical
 from looplab.workloads.fit import calibrate
 from looplab.workloads.model import load_workload
 

@@ -9,11 +9,11 @@ import pytest
 
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.backends.presets import resolve_profile
+from looplab.distributions import Categorical, Empirical, Mixture
 from looplab.errors import ConfigError
 from looplab.experiments.replay import replay_virtual
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import read_trace
-from looplab.workloads.distributions import Categorical, Empirical, Mixture
 from looplab.workloads.fit import calibrate
 from looplab.workloads.model import dump_workload, load_workload
 from looplab.workloads.sample import draw_shape

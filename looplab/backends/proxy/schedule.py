@@ -12,7 +12,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from looplab.backends.distributions import rate_factor
 from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.events import Usage
@@ -21,6 +20,7 @@ from looplab.backends.proxy.store import request_hash
 from looplab.backends.responses import chat_body
 from looplab.backends.timing import CallSchedule, CallTokens, TimingModel
 from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer
+from looplab.distributions import rate_factor
 
 __all__ = ["plan_request", "replan"]
 

@@ -1,6 +1,6 @@
-"""Seeded distributions for jitter, output lengths and hidden reasoning tokens.
+"""Parametric distributions: jitter, output lengths, hidden reasoning tokens (profiles).
 
-In YAML a distribution is either a bare number (fixed) or a mapping tagged by `kind`:
+In YAML a distribution is a bare number (`fixed`) or a mapping tagged by `kind`:
 
 | kind          | fields                  | sample                                           |
 |---------------|-------------------------|--------------------------------------------------|
@@ -17,19 +17,19 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import Field, model_validator
 
 from looplab.config import StrictModel
 
 __all__ = [
-    "Distribution",
     "Exponential",
     "Fixed",
     "LogNormal",
     "Normal",
     "Uniform",
+    "number_is_fixed",
     "rate_factor",
 ]
 
@@ -56,6 +56,18 @@ class Fixed(StrictModel):
     def mean(self) -> float:
         """Expected value."""
         return self.value
+
+    def quantile(self, q: float) -> float:
+        """Every quantile is `value`."""
+        return self.value
+
+    def cdf(self, x: float) -> float:
+        """P(X <= x): a step at `value`."""
+        return 1.0 if x >= self.value else 0.0
+
+    def cdf_left(self, x: float) -> float:
+        """P(X < x)."""
+        return 1.0 if x > self.value else 0.0
 
 
 class Uniform(StrictModel):
@@ -136,17 +148,10 @@ class Exponential(StrictModel):
         return self.mean_
 
 
-def _number_is_fixed(value: Any) -> Any:
+def number_is_fixed(value: Any) -> Any:
+    """YAML's short forms: a bare number, or `{value: x}`, is `{kind: fixed, value: x}`."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return {"kind": "fixed", "value": value}
     if isinstance(value, dict) and "kind" not in value and set(value) == {"value"}:
         return {"kind": "fixed", **value}
     return value
-
-
-Distribution = Annotated[
-    Fixed | Uniform | Normal | LogNormal | Exponential,
-    Field(discriminator="kind"),
-    BeforeValidator(_number_is_fixed),
-]
-"""Any of the distributions above; a bare number is `fixed`."""

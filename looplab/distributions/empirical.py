@@ -1,8 +1,7 @@
-"""Distributions of workload parameters: empirical quantiles, categorical, mixtures.
+"""Distributions fitted to data: empirical quantiles, categorical, mixtures (workloads).
 
 Real agents' parameters are skewed and heavy-tailed (a few tool calls last minutes and
-hold most of the tool time), so a workload never uses a normal. In YAML a distribution is
-a bare number (one value), or a mapping tagged by `kind`:
+hold most of the tool time), so a workload never uses a normal. Tagged by `kind`:
 
 | kind          | fields                                 | meaning                             |
 |---------------|----------------------------------------|-------------------------------------|
@@ -27,18 +26,18 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
 from looplab.config import StrictModel
+from looplab.distributions.parametric import Fixed, number_is_fixed
 
 __all__ = [
     "Categorical",
     "Empirical",
     "Mixture",
     "MixtureComponent",
-    "WorkloadDistribution",
 ]
 
 
@@ -156,18 +155,13 @@ class Categorical(StrictModel):
         return sum(v * w for v, w in zip(self.values, self.weights, strict=True)) / total
 
 
-def _number_is_categorical(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return {"kind": "categorical", "values": [value], "weights": [1.0]}
-    return value
-
-
 Simple = Annotated[
-    Empirical | Categorical,
+    Fixed | Empirical | Categorical,
     Field(discriminator="kind"),
-    BeforeValidator(_number_is_categorical),
+    BeforeValidator(number_is_fixed),
 ]
-"""A distribution that is not a mixture (a mixture's components)."""
+"""A distribution that is not a mixture (a mixture's components); a bare number is
+`fixed`."""
 
 
 class MixtureComponent(StrictModel):
@@ -225,11 +219,3 @@ class Mixture(StrictModel):
         return sum(
             w * c.distribution.mean() for w, c in zip(self._weights(), self.components, strict=True)
         )
-
-
-WorkloadDistribution = Annotated[
-    Empirical | Categorical | Mixture,
-    Field(discriminator="kind"),
-    BeforeValidator(_number_is_categorical),
-]
-"""Any workload distribution; a bare number is a one-value categorical."""
