@@ -25,6 +25,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from looplab.workloads.distributions import Categorical, Empirical
+
 from looplab.workloads.model import (
     CallParameters,
     FittedFrom,

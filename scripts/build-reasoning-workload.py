@@ -19,6 +19,7 @@ from pathlib import Path
 from statistics import NormalDist
 
 from looplab.workloads.distributions import Empirical
+
 from looplab.workloads.model import Parameter, Provenance, dump_workload, load_workload
 
 BASE = Path("tasks/workload/mini-swe-agent-deepseek/workload.yaml")

@@ -17,12 +17,12 @@ import sys
 import time
 
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.backends.tokens import default_tokenizer
 from looplab.cli.logs import configure_logging
+from looplab.tasks import list_tasks, load_task
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 

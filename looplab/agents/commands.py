@@ -32,8 +32,8 @@ def try_command(
     sandbox: Annotated[str, typer.Option(help="Sandbox kind: local or docker.")] = "local",
 ) -> None:
     """Run one coding and one web task at 750 and 80 tok/s; print steps and times per run."""
-    from looplab.agents.taskset import list_tasks
     from looplab.agents.trial import run_trial
+    from looplab.tasks import list_tasks
 
     if sandbox not in SANDBOX_KINDS:
         raise ConfigError(

@@ -41,13 +41,13 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.records import RunResult
 from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
-from looplab.agents.taskset import CheckResult, Task
 from looplab.backends.client import InstrumentedClient
 from looplab.errors import ConfigError, LooplabError, SandboxError
 from looplab.sandbox import Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import mark_owned
+from looplab.tasks import CheckResult, Task
 from looplab.tools.base import ToolContext
 from looplab.tools.registry import ToolBox
 

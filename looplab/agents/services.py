@@ -15,10 +15,10 @@ import shlex
 import socket
 from dataclasses import dataclass, field
 
-from looplab.agents.taskset import ServiceSpec
 from looplab.errors import SandboxError
 from looplab.sandbox import Sandbox
 from looplab.sandboxes.groups import parse_stop_report, stop_groups_argv
+from looplab.tasks import ServiceSpec
 
 __all__ = ["Services", "inside_urls", "service_ports", "start_services", "stop_services"]
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.sandbox import SandboxConfig
+from looplab.tasks import load_task
 
 __all__ = ["TrialRow", "run_trial"]
 

@@ -22,7 +22,6 @@ from typing import Literal, Protocol
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
-from looplab.agents.taskset import load_task
 from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -37,6 +36,7 @@ from looplab.experiments.servers import ServerPool, backend_profile
 from looplab.experiments.workload import cell_clock, cell_shape, run_workload_cell
 from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
 from looplab.layout import trace_path
+from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceEvent, TraceHeader

@@ -30,7 +30,7 @@ from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.sandbox import SandboxConfig
 from looplab.urls import api_root
-from looplab.workloads.task import WorkloadSettings
+from looplab.workloads.resolve import WorkloadSettings
 
 __all__ = [
     "MAX_SEED",
@@ -141,7 +141,7 @@ class ExperimentConfig(StrictModel):
     """Foreign agent commands, run through the pacing proxy (`looplab.experiments.wrapped`)."""
     tasks: list[str | TaskFamily] = Field(min_length=1)
     """Task ids, globs (`coding/*`), families with parameter lists, or trace-driven tasks
-    (see `looplab.workloads.task`): `trace:PATH` (a trace file, or a directory: one task
+    (see `looplab.workloads.resolve`): `trace:PATH` (a trace file, or a directory: one task
     per trace) replays a recorded run's shape; `workload:PATH` (a workload model YAML from
     `looplab calibrate`) or `workload/<id>` (a bundled one) draws a shape per repetition,
     the same for every backend. Trace-driven tasks need simulated backends."""

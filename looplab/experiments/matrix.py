@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from looplab.agents.runner import TASK_KIND_AGENTS
-from looplab.agents.taskset import list_tasks, load_task
 from looplab.errors import ConfigError
 from looplab.experiments.axes import Variant, apply_to_backend, axis_label, expand_variants
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
+from looplab.tasks import list_tasks, load_task
 from looplab.tasks.references import is_trace_driven, reference_slug
-from looplab.workloads.task import expand_workload_entry
+from looplab.workloads.resolve import expand_workload_entry
 
 __all__ = ["Cell", "expand_cells", "expand_tasks"]
 

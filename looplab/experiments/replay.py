@@ -76,8 +76,8 @@ async def replay_live(
     """
     # the agents extra (langgraph) is needed here only: virtual replay runs without it
     from looplab.agents.runner import run_task
-    from looplab.agents.taskset import load_task
     from looplab.experiments.record import run_events
+    from looplab.tasks import load_task
 
     task_id = trace.header.task
     if not trace.header.source.startswith("looplab") or task_id is None:

@@ -1,7 +1,7 @@
 """Trace-driven cells of an experiment: load the shape, hand it to the simulator, play it.
 
 A cell whose task is `trace:...`, `workload:...` or `workload/<id>` (see
-`looplab.workloads.task`) runs the workload agent against the simulator's `workload`
+`looplab.workloads.resolve`) runs the workload agent against the simulator's `workload`
 policy (model `looplab-workload`), whatever the backend's `policy` says: the shape is
 loaded into that backend's in-process simulator before the run. The shape is scaled by
 the experiment's `workload.tool_scale`, and its cache hits are dropped when
@@ -22,8 +22,8 @@ from looplab.backends.policies.workload import WorkloadPolicy
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
 from looplab.tasks.references import is_trace_driven
+from looplab.workloads.resolve import WorkloadSettings, load_shape
 from looplab.workloads.shape import TaskShape
-from looplab.workloads.task import WorkloadSettings, load_shape
 
 if TYPE_CHECKING:
     from looplab.experiments.config import ExperimentConfig

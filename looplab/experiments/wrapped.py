@@ -29,12 +29,12 @@ import shutil
 import threading
 from pathlib import Path
 
-from looplab.agents.taskset import load_task
 from looplab.backends.presets import resolve_profile
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.wrap import FAST_UPSTREAM, run_wrapped
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.wrapped_agent import WrappedAgent
+from looplab.tasks import load_task
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent
 from looplab.traces.scrub import remember_secret

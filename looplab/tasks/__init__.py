@@ -2,8 +2,8 @@
 parametric families, discovery of task directories, and trace-driven task names
 (`trace:PATH`, `workload:PATH`, `workload/<id>`: `references.py`).
 
-One home for the format, used by the agents' task set (`looplab.agents.taskset`: builds
-workspaces and checks runs) and by the simulator's scripted policy
+One home for tasks: the format, and a task as a runnable instance (`instance.py`: `Task`,
+`load_task`, `CheckResult`: builds workspaces and checks runs), used by the agents and by the simulator's scripted policy
 (`looplab.backends.policies.scripted`: recognises a task from its prompt and plays its
 reference solution). The bundled tasks themselves are data (`tasks/`, found through
 `looplab.bundled`).
@@ -19,6 +19,7 @@ from looplab.tasks.discovery import (
     read_task,
     resolve_task_name,
 )
+from looplab.tasks.instance import CheckResult, Task, load_task
 from looplab.tasks.references import (
     TaskReference,
     is_trace_driven,
@@ -38,6 +39,7 @@ from looplab.tasks.solution import (
 from looplab.tasks.spec import CheckSpec, FamilyParameter, Limits, ServiceSpec, TaskSpec
 
 __all__ = [
+    "CheckResult",
     "CheckSpec",
     "FamilyParameter",
     "FamilySpec",
@@ -46,6 +48,7 @@ __all__ = [
     "ScriptedStep",
     "ServiceSpec",
     "Solution",
+    "Task",
     "TaskDefinition",
     "TaskReference",
     "TaskSpec",
@@ -54,6 +57,7 @@ __all__ = [
     "is_trace_driven",
     "list_tasks",
     "list_workloads",
+    "load_task",
     "parse_reference",
     "prompt_pattern",
     "read_all_tasks",

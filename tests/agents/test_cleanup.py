@@ -9,7 +9,6 @@ import typing
 import pytest
 
 from looplab.agents.runner import AGENT_KINDS, TASK_KIND_AGENTS, agent_kind, run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -17,6 +16,7 @@ from looplab.errors import ConfigError
 from looplab.experiments.config import AgentName
 from looplab.sandbox import SandboxConfig
 from looplab.sandboxes.leftovers import find_owned
+from looplab.tasks import load_task
 
 
 def test_agent_kinds_are_one_registry() -> None:

@@ -11,12 +11,12 @@ import pytest
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.services import start_services
-from looplab.agents.taskset import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.sandbox import SandboxConfig
 from looplab.sandboxes.docker import DockerSandbox
+from looplab.tasks import list_tasks, load_task
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 DOCKER = SandboxConfig(kind="docker")

@@ -10,12 +10,12 @@ import pytest
 
 from looplab.agents.config import AgentConfig, RetryConfig
 from looplab.agents.runner import TaskRun, eager_applies, run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.sandbox import SandboxEvent
 from looplab.sandboxes.leftovers import find_owned
+from looplab.tasks import load_task
 
 PROFILE = ["ttft_s=0.05", "decode_tps=2000", "prefill_tps=null", "reasoning_tokens=0"]
 

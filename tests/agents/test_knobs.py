@@ -13,12 +13,12 @@ from looplab.agents.dispatch import CallOutcome, StepDispatcher
 from looplab.agents.records import ToolCallRecord
 from looplab.agents.runner import TaskRun, run_task
 from looplab.agents.speculation import READ_ONLY_TOOLS, Speculator
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.presets import resolve_profile
 from looplab.backends.protocol import ChatRequest
+from looplab.tasks import load_task
 from looplab.tools.base import ToolResult
 
 # slow enough that a long second call takes a while to stream, fast enough for a test

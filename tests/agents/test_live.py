@@ -10,8 +10,8 @@ import os
 import pytest
 
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
+from looplab.tasks import load_task
 
 
 @pytest.mark.live

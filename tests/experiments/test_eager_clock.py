@@ -6,13 +6,13 @@ import pytest
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.analysis.retime import compose_virtual_timeline
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.clock import VirtualClock, utc_now
 from looplab.experiments.record import run_events
+from looplab.tasks import load_task
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,

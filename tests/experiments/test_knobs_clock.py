@@ -7,7 +7,6 @@ from typing import Any
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.analysis.retime import compose_virtual_timeline
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
@@ -16,6 +15,7 @@ from looplab.backends.presets import resolve_profile
 from looplab.backends.protocol import ChatRequest
 from looplab.clock import VirtualClock, utc_now
 from looplab.experiments.record import run_events
+from looplab.tasks import load_task
 from looplab.traces.schema import RunEndEvent, StepEvent, ToolCallEvent, TraceEvent
 
 PROFILE = ["ttft_s=0.05", "decode_tps=400", "prefill_tps=null", "reasoning_tokens=0"]

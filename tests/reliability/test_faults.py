@@ -16,12 +16,12 @@ import pytest
 
 from looplab.agents.config import AgentConfig, RetryConfig
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.clock import utc_now
 from looplab.experiments.record import run_events
+from looplab.tasks import load_task
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import ModelCallEvent, TraceHeader
 

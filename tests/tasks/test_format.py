@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from looplab.agents.taskset import load_task
+from looplab.tasks import load_task
 from looplab.backends.policies.scripted import ScriptedPolicy
 from looplab.errors import ConfigError
 from looplab.tasks import (

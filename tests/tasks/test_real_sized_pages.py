@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from looplab.agents.services import start_services, stop_services
-from looplab.agents.taskset import load_task
+from looplab.tasks import load_task
 from looplab.backends.tokens import default_tokenizer
 from looplab.sandboxes.local import LocalSandbox
 from looplab.traces.io import read_trace

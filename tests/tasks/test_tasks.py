@@ -9,7 +9,7 @@ import pytest
 
 from looplab.agents.runner import run_task
 from looplab.agents.services import start_services, stop_services
-from looplab.agents.taskset import list_tasks, load_task
+from looplab.tasks import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile

@@ -11,7 +11,7 @@ import pytest
 from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
-from looplab.agents.taskset import load_task
+from looplab.tasks import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile

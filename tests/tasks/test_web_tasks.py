@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import list_tasks, load_task
+from looplab.tasks import list_tasks, load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies.scripted import ScriptedPolicy

@@ -14,7 +14,6 @@ import pytest
 from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
-from looplab.agents.taskset import load_task
 from looplab.backends.client import EndpointConfig, InstrumentedClient
 from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.presets import resolve_profile
@@ -22,6 +21,7 @@ from looplab.chromium import require_chromium
 from looplab.errors import PrerequisiteError
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.local import LocalSandbox
+from looplab.tasks import load_task
 from looplab.tools.base import ToolContext
 
 PAGE = b"""<!doctype html><title>Form</title><h1>Order</h1>

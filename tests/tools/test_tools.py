@@ -10,13 +10,13 @@ import pytest
 
 from looplab.agents.coding.agent import coding_toolbox
 from looplab.agents.services import start_services
-from looplab.agents.taskset import ServiceSpec
 from looplab.backends.policies.base import PolicyContext
 from looplab.backends.policies.scripted import ScriptedPolicy
 from looplab.backends.presets import resolve_profile
 from looplab.backends.protocol import ChatRequest
 from looplab.backends.tokens import default_tokenizer
 from looplab.sandboxes.local import LocalSandbox
+from looplab.tasks import ServiceSpec
 from looplab.tools.base import ToolContext
 from looplab.tools.tests import summarise_pytest
 
@@ -117,7 +117,7 @@ def _context() -> PolicyContext:
 
 def test_scripted_policy_leaves_the_script_on_an_unexpected_result() -> None:
     """A tool result the script did not expect ends the script with a message, no tool calls."""
-    from looplab.agents.taskset import load_task
+    from looplab.tasks import load_task
 
     task = load_task("coding/fix-pager")
     prompt = task.prompt({"docs": "http://127.0.0.1:9/"})

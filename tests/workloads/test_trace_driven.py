@@ -13,8 +13,8 @@ from looplab.backends.policies.workload import WorkloadPolicy
 from looplab.backends.presets import resolve_profile
 from looplab.errors import BackendError
 from looplab.traces.io import read_trace
+from looplab.workloads.resolve import WorkloadSettings
 from looplab.workloads.shape import shape_from_trace
-from looplab.workloads.task import WorkloadSettings
 
 FAST = ["decode_tps=20000", "ttft_s=0", "prefill_tps=null"]
 

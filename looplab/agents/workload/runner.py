@@ -19,16 +19,16 @@ import time
 from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.runner import TaskRun
-from looplab.agents.taskset import CheckResult
 from looplab.agents.workload.agent import SYSTEM_PROMPT, workload_prompt, workload_toolbox
 from looplab.backends.client import InstrumentedClient
 from looplab.sandbox import SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import owned_tempdir
+from looplab.tasks import CheckResult
 from looplab.tools.base import ToolContext
 from looplab.tools.synthetic import SyntheticWork
+from looplab.workloads.resolve import WorkloadSettings
 from looplab.workloads.shape import TaskShape
-from looplab.workloads.task import WorkloadSettings
 
 __all__ = ["run_workload_task"]
 

@@ -1,8 +1,8 @@
-"""Bundled tasks as runnable instances: workspaces and checks.
+"""A task as a runnable instance: its workspace and its check.
 
 The format (`task.yaml` as `TaskSpec`, `solution.yaml` as `Solution`, placeholders,
-families, discovery) is `looplab.tasks`; this module turns a task into a workspace and
-judges a run. A task directory holds `task.yaml`, `solution.yaml` (the reference steps),
+families, discovery) is the rest of `looplab.tasks`; this module turns a task into a
+workspace and judges a run. A task directory holds `task.yaml`, `solution.yaml` (the reference steps),
 `files/` (the workspace), optionally `docs/` (copied to `.docs/` in the workspace and
 served there) and `check/` (copied to `.check/` only when checking, so the agent never
 sees it). The check never trusts the agent: the
@@ -23,30 +23,11 @@ from pathlib import Path
 
 from looplab.errors import ConfigError
 from looplab.sandbox import Sandbox
-from looplab.tasks import (
-    CheckSpec,
-    FamilyParameter,
-    Limits,
-    ServiceSpec,
-    Solution,
-    TaskSpec,
-    list_tasks,
-    read_task,
-    resolve_task_name,
-    substitute,
-)
+from looplab.tasks.discovery import list_tasks, read_task, resolve_task_name
+from looplab.tasks.solution import Solution, substitute
+from looplab.tasks.spec import CheckSpec, FamilyParameter, Limits, ServiceSpec, TaskSpec
 
-__all__ = [
-    "CheckResult",
-    "CheckSpec",
-    "FamilyParameter",
-    "Limits",
-    "ServiceSpec",
-    "Task",
-    "TaskSpec",
-    "list_tasks",
-    "load_task",
-]
+__all__ = ["CheckResult", "Task", "load_task"]
 
 
 @dataclass(frozen=True)
