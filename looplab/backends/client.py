@@ -33,7 +33,7 @@ import httpx2
 import openai
 from pydantic import Field
 
-from looplab.backends.response import CallTiming, ModelResponse, StreamAssembler, ToolReady
+from looplab.backends.assembly import CallTiming, ModelResponse, StreamAssembler, ToolReady
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
 from looplab.traces.scrub import remember_secret

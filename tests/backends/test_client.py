@@ -109,7 +109,7 @@ async def test_unknown_model_is_backend_error(fast_server: SimulatorServer) -> N
 def test_a_streamed_call_is_ready_when_its_object_closes_not_at_a_brace_in_a_string() -> None:
     """The assembler announces a call once its arguments' top-level object closes; braces
     and escaped quotes inside strings do not close it."""
-    from looplab.backends.response import StreamAssembler, ToolReady
+    from looplab.backends.assembly import StreamAssembler, ToolReady
 
     ready: list[ToolReady] = []
     assembler = StreamAssembler(ready.append)
