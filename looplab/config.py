@@ -30,6 +30,7 @@ __all__ = [
     "MAX_YAML_NODES",
     "StrictModel",
     "apply_overrides",
+    "apply_values",
     "load_model",
     "load_yaml_mapping",
     "parse_override",
@@ -92,9 +93,20 @@ def apply_overrides(data: Mapping[str, Any], overrides: Iterable[str]) -> dict[s
     Raises:
         ConfigError: when a path walks into a scalar or a list index is out of range.
     """
+    return apply_values(data, (parse_override(text) for text in overrides))
+
+
+def apply_values(
+    data: Mapping[str, Any], values: Iterable[tuple[Sequence[str], Any]]
+) -> dict[str, Any]:
+    """Return a deep copy of `data` with each (key path, typed value) set: the typed form
+    of `apply_overrides`, for values that are already Python values (no string round trip).
+
+    Raises:
+        ConfigError: when a path walks into a scalar or a list index is out of range.
+    """
     result: dict[str, Any] = _deep_copy(dict(data))
-    for text in overrides:
-        path, value = parse_override(text)
+    for path, value in values:
         node: Any = result
         for depth, key in enumerate(path[:-1]):
             node = _child_for_write(node, key, ".".join(path[: depth + 1]))

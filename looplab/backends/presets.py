@@ -11,12 +11,12 @@ where a publication gives only the decode rate, the rest are labelled assumption
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from looplab.backends.profile import LatencyProfile
-from looplab.config import apply_overrides, load_yaml_mapping, validate_model
+from looplab.config import apply_overrides, apply_values, load_yaml_mapping, validate_model
 from looplab.errors import ConfigError
 
 __all__ = ["PRESET_DIR", "preset_names", "presets", "resolve_profile"]
@@ -47,12 +47,17 @@ def preset_names() -> list[str]:
     return sorted(presets())
 
 
-def resolve_profile(spec: str, overrides: Sequence[str] = ()) -> LatencyProfile:
-    """Turn a preset name or a YAML file path, plus `key=value` overrides, into a profile.
+def resolve_profile(
+    spec: str, overrides: Sequence[str] = (), *, values: Mapping[str, Any] | None = None
+) -> LatencyProfile:
+    """Turn a preset name or a YAML file path, plus overrides, into a profile.
 
     Args:
         spec: a preset name (`fast-750`) or a path to a YAML file holding a profile.
-        overrides: `field=value` strings applied on top (e.g. `decode_tps=500`).
+        overrides: `field=value` strings from a command line (e.g. `decode_tps=500`),
+            parsed as YAML, applied first.
+        values: typed values by (dotted) field path, applied as they are (an experiment
+            config's `overrides:` and a cell's seed: no string round trip).
 
     Raises:
         ConfigError: unknown preset (listing the allowed names), unreadable file, or a
@@ -76,6 +81,7 @@ def resolve_profile(spec: str, overrides: Sequence[str] = ()) -> LatencyProfile:
             given=str(spec),
         )
     data = apply_overrides(base, overrides)
+    data = apply_values(data, ((k.split("."), v) for k, v in (values or {}).items()))
     profile = validate_model(LatencyProfile, data, source=source, lines=lines)
     preset = known.get(spec)
     if preset is not None and profile.name == preset.name and _changed(profile, preset):

@@ -99,10 +99,6 @@ class BackendSpec(StrictModel):
             raise ValueError("a real backend needs base_url and model")
         return self
 
-    def profile_overrides(self) -> list[str]:
-        """The overrides as `key=value` strings for `resolve_profile`."""
-        return [f"{key}={_yaml_scalar(value)}" for key, value in self.overrides.items()]
-
 
 class TaskFamily(StrictModel):
     """A parametric task family swept over parameter values (e.g. N bugs)."""
@@ -218,9 +214,3 @@ class ExperimentConfig(StrictModel):
     def resolved_output_dir(self) -> Path:
         """`output_dir`, or `runs/<name>`."""
         return self.output_dir or Path("runs") / self.name
-
-
-def _yaml_scalar(value: Any) -> str:
-    import json
-
-    return json.dumps(value) if not isinstance(value, str) else value

@@ -1,13 +1,16 @@
 """Simulated backends of an experiment: profiles resolved per cell, servers shared by cells.
 
-One `SimulatorServer` per (backend, seed, clock) serves every cell of that pair (a cell's seed is
-the experiment seed + its repetition); the pool starts servers on first use and stops them
-all at the end. A real backend needs no server: its endpoint is the config's.
+One `SimulatorServer` per (backend, resolved profile, clock) serves every cell of that
+key (a cell's seed, the experiment seed + its repetition, is a profile field); the pool
+starts servers on first use and stops them all at the end. A real backend needs no
+server: its endpoint is the config's. Overrides travel as typed values from the config
+to the profile (`resolve_profile(values=...)`), never as `key=value` strings.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 
 from looplab.backends.client import EndpointConfig
 from looplab.backends.inprocess import SimulatorServer
@@ -30,13 +33,27 @@ def backend_profile(backend: BackendSpec, seed: int) -> LatencyProfile | None:
     """
     if backend.kind == "real":
         return None
-    overrides = [*backend.profile_overrides(), f"seed={seed}"]
-    return resolve_profile(backend.profile or backend.name, overrides)
+    return resolve_profile(
+        backend.profile or backend.name, values={**backend.overrides, "seed": seed}
+    )
+
+
+@dataclass(frozen=True)
+class ServerKey:
+    """What makes two cells share a simulator server."""
+
+    backend: str
+    profile: LatencyProfile
+    """The resolved profile (overrides and seed applied), compared by value."""
+    virtual: bool
+
+    def __hash__(self) -> int:
+        return hash((self.backend, self.profile.model_dump_json(), self.virtual))
 
 
 class ServerPool:
-    """Simulator servers keyed by (backend name, profile overrides, seed), on the virtual
-    clock or the wall.
+    """Simulator servers keyed by (backend name, resolved profile, clock): backends of one
+    name that differ in a profile field (an axis) or seed get their own server.
 
     Args:
         virtual: serve on a `VirtualClock` (each server its own) instead of wall time.
@@ -44,7 +61,7 @@ class ServerPool:
 
     def __init__(self, *, virtual: bool) -> None:
         self.virtual = virtual
-        self._servers: dict[tuple[str, tuple[str, ...], int, bool], SimulatorServer] = {}
+        self._servers: dict[ServerKey, SimulatorServer] = {}
         self._lock = asyncio.Lock()
 
     async def server(
@@ -53,12 +70,11 @@ class ServerPool:
         """The running server of (backend, seed, clock), started on first use (`virtual`:
         None for the pool's clock)."""
         virtual = self.virtual if virtual is None else virtual
-        # backends of one name differ in overrides when a profile field is an axis
-        key = (backend.name, tuple(backend.profile_overrides()), seed, virtual)
+        profile = backend_profile(backend, seed)
+        assert profile is not None, "a real backend has no simulator"
+        key = ServerKey(backend.name, profile, virtual)
         async with self._lock:
             if key not in self._servers:
-                profile = backend_profile(backend, seed)
-                assert profile is not None, "a real backend has no simulator"
                 server = SimulatorServer(profile, clock=VirtualClock() if virtual else None)
                 await asyncio.to_thread(server.start)
                 self._servers[key] = server

@@ -101,3 +101,22 @@ def test_presets_are_data_files_with_their_sources() -> None:
         assert presets()[path.stem].source
         from_file = resolve_profile(str(path))
         assert from_file.model_dump() == presets()[path.stem].model_dump()
+
+
+def test_typed_values_apply_without_a_string_round_trip() -> None:
+    """`resolve_profile(values=...)` sets typed values as they are (a number, a mapping for
+    a distribution, a seed) after the command line's strings, which it does not re-parse."""
+    profile = resolve_profile(
+        "fast-750",
+        ["decode_tps=600"],
+        values={
+            "decode_tps": 500.5,
+            "output_tokens": {"kind": "lognormal", "median": 90, "sigma": 0.5},
+            "seed": 7,
+        },
+    )
+    assert profile.decode_tps == 500.5 and profile.seed == 7
+    assert profile.output_tokens == LogNormal(kind="lognormal", median=90, sigma=0.5)
+    assert profile.name == "fast-750+custom"
+    with pytest.raises(ConfigError, match="decode_tps"):
+        resolve_profile("fast-750", values={"decode_tps": "fast"})

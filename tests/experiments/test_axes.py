@@ -46,7 +46,7 @@ def test_axes_expand_into_the_cartesian_product_with_stable_ids(
         "slowish__coding__coding-fix-pager__prefix_cache-false+streaming_dispatch-true__r0" in ids
     )
     cell = next(c for c in cells if "prefix_cache-false" in c.id)
-    assert "prefix_cache=false" in cell.backend.profile_overrides()
+    assert cell.backend.overrides["prefix_cache"] is False
     assert cell.variant_dict()["backend.profile.prefix_cache"] is False
 
 
