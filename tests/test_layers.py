@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"analysis"},
     {"sandboxes", "tools"},
     {"agents"},
-    {"report"},
+    {"report", "claims"},
     {"experiments"},
 ]
 WIRING = {"cli", "__main__"}
