@@ -25,6 +25,7 @@ __all__ = [
     "ClaimEntry",
     "Claimed",
     "Conditions",
+    "PanelText",
     "Source",
     "TestPlan",
     "claim_entries",
@@ -132,6 +133,15 @@ class TestPlan(StrictModel):
         return values
 
 
+class PanelText(StrictModel):
+    """How the report's claim panel words a claim it shows (`report.claim_rows.claims`)."""
+
+    label: str = Field(min_length=1)
+    """The claim as the panel's claim row and sentences quote it."""
+    source: str = Field(min_length=1)
+    """The source as the panel names it."""
+
+
 class ClaimEntry(StrictModel):
     """One published claim and how the lab tests it."""
 
@@ -153,8 +163,8 @@ class ClaimEntry(StrictModel):
     """How the lab tests it."""
     assumptions: list[str] = Field(default_factory=list)
     """What the lab's test rests on that the publication does not say."""
-    panel: bool = False
-    """Shown as a claim row of the report's claim check (the seeds' claims)."""
+    panel: PanelText | None = None
+    """Shown as a claim row of the report's claim check (the seeds' claims), so worded."""
 
 
 def load_claim(path: Path) -> ClaimEntry:

@@ -9,6 +9,7 @@ import pytest
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
 from looplab.errors import ConfigError
+from looplab.report.claim_rows import band, band_claim, claims
 
 GOOD = """\
 name: good
@@ -82,3 +83,12 @@ def test_unknown_claim_lists_names() -> None:
     """Asking for a claim that is not shipped lists the shipped names."""
     with pytest.raises(ConfigError, match="codex-spark"):
         get_claim("codex-sparks")
+
+
+def test_panel_claims_come_from_entries() -> None:
+    """The report's claim rows are the entries with a panel wording, their bands unchanged."""
+    panel = {c.key: c for c in claims()}
+    assert set(panel) == {"claim-40-60", "claim-54"}
+    assert band(band_claim()) == pytest.approx((1 / 0.6, 1 / 0.4))
+    assert panel["claim-54"].low == panel["claim-54"].high == 0.54
+    assert "54% efficiency improvement" in panel["claim-54"].label
