@@ -14,6 +14,8 @@ from looplab.report.stats import MIN_PAIRED_N
 
 __all__ = ["check_text", "listing_text", "value_text", "waterfall_text"]
 
+_METRICS = {"task": "task time", "ttft": "TTFT summed over a task's calls"}
+
 BAR_WIDTH = 40
 """Characters of the waterfall's longest bar."""
 
@@ -84,7 +86,7 @@ def check_text(check: ClaimCheck) -> str:
         f"{e.name}: {e.title}",
         f"  source:     {e.source.title} ({date}; {where})",
         f'  quote ({e.quote_kind}): "{e.quote}"',
-        f"  claimed:    {claimed.text} [{_band(claimed)}, {claimed.metric} time]",
+        f"  claimed:    {claimed.text} [{_band(claimed)} of {_METRICS[claimed.metric]}]",
     ]
     if check.prediction is not None:
         if check.ci:
