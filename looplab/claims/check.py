@@ -16,6 +16,8 @@ speedup, or fewer seconds, is a larger gain):
 - `smaller gain than claimed` / `larger gain than claimed`: wholly short of / beyond it;
 - an "up to" claim: `consistent with "up to"` while the interval reaches no further than
   the claimed best case, else `larger gain than claimed`;
+- against a bound (a best case, e.g. perfect speculation): `smaller gain than claimed, even
+  at the bound` when the interval is wholly short of the band, else `within the bound`;
 - `not testable yet: <why>` when the lab has no way to compute it (the entry says why).
 """
 
@@ -56,8 +58,15 @@ def _gain(measure: str, value: float) -> float:
     return -value if measure == "seconds" else value
 
 
-def verdict(claimed: Claimed, prediction: float | None, ci: tuple[float, float] | None) -> str:
-    """The verdict words (module docstring) for a prediction and interval of `claimed`."""
+def verdict(
+    claimed: Claimed,
+    prediction: float | None,
+    ci: tuple[float, float] | None,
+    *,
+    bound: bool = False,
+) -> str:
+    """The verdict words (module docstring) for a prediction and interval of `claimed`;
+    with `bound`, the prediction is a best case and can only rule the claim out."""
     if prediction is None or not math.isfinite(prediction):
         return "no data"
     if ci is None:
@@ -66,6 +75,10 @@ def verdict(claimed: Claimed, prediction: float | None, ci: tuple[float, float] 
     lo, hi = sorted((_gain(m, ci[0]), _gain(m, ci[1])))
     band_lo, band_hi = sorted((_gain(m, claimed.low), _gain(m, claimed.high)))
     point = _gain(m, prediction)
+    if bound:
+        if hi < band_lo:
+            return "smaller gain than claimed, even at the bound"
+        return "within the bound (the lab's best case allows it)"
     if claimed.up_to:
         return 'consistent with "up to"' if lo <= band_hi else "larger gain than claimed"
     if hi < band_lo:
@@ -106,7 +119,8 @@ def check_claim(entry: ClaimEntry) -> ClaimCheck:
     if evidence.reason is not None:
         return ClaimCheck(entry, evidence, None, None, f"not testable yet: {evidence.reason}")
     prediction, ci = _predict(entry.claimed, evidence)
-    check = ClaimCheck(entry, evidence, prediction, ci, verdict(entry.claimed, prediction, ci))
+    judged = verdict(entry.claimed, prediction, ci, bound=evidence.bound)
+    check = ClaimCheck(entry, evidence, prediction, ci, judged)
     if entry.test.decompose and evidence.retimer is not None and evidence.units:
         check.decomposition = decompose(evidence.retimer, entry.test.slow, entry.test.fast)
     return check

@@ -9,6 +9,8 @@ draws, corpus runs) and, per unit, the slow and the fast side's predicted times,
 - `corpus-retime`: the shipped corpus's runs (optionally one harness), each turned into its
   exact task shape (`shape_from_trace`) and re-timed likewise; runs without token counts or
   times are counted as untimed, never as 1.0x;
+- `speculation-bound`: the workload's draws, serial vs every step's tools hidden behind
+  its model call: the most any speculative tool execution could save (an upper bound);
 - `not-testable`: nothing is computed; the entry's `reason` is the verdict.
 
 All are analytic re-timings (no agent, no server, no sleeping): seconds for every entry.
@@ -50,6 +52,8 @@ class Evidence:
     """What produced the times (None for `not-testable`)."""
     reason: str | None = None
     """Why nothing could be computed (`not-testable`)."""
+    bound: bool = False
+    """The fast side is a best case (an upper bound on the gain), not a prediction."""
 
     @property
     def n(self) -> int:
@@ -105,6 +109,24 @@ def _corpus(entry: ClaimEntry, source: str) -> Evidence:
     return _timed(entry, Retimer(shapes, resolve_profile(plan.base)), what, untimed)
 
 
+def _speculation_bound(entry: ClaimEntry, source: str) -> Evidence:
+    """The best any tool speculation could do: each step's tools hidden wholly behind its
+    model call (step time max(model, tools) + other instead of their sum), on the
+    workload's draws at the slow setting: slow = serial, fast = that bound."""
+    drawn = _workload(entry, source)
+    retimer = drawn.retimer
+    assert retimer is not None  # _workload always re-times
+    steps = retimer.steps(entry.test.slow)
+    serial = [sum(m + t + o for m, t, o in task) for task in steps]
+    hidden = [sum(max(m, t) + o for m, t, o in task) for task in steps]
+    what = drawn.what.replace(
+        ", re-timed analytically",
+        ", each step's tools hidden behind "
+        "its model call (perfect speculation, an upper bound), re-timed analytically",
+    )
+    return Evidence(what, drawn.units, serial, hidden, retimer=retimer, bound=True)
+
+
 def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
     if not entry.test.reason:
         raise ConfigError("not-testable needs test.reason", source=source, field="test.reason")
@@ -116,6 +138,7 @@ Method = Callable[[ClaimEntry, str], Evidence]
 METHODS: dict[str, Method] = {
     "workload-retime": _workload,
     "corpus-retime": _corpus,
+    "speculation-bound": _speculation_bound,
     "not-testable": _not_testable,
 }
 """Evidence method name -> what computes it (a new method joins with one line)."""

@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from looplab.analysis.retime import SweepPoint, sweep_trace
+from looplab.analysis.retime import SweepPoint, profile_model_timing, sweep_trace
 from looplab.backends.profile import LatencyProfile
 from looplab.traces.io import Trace
 from looplab.workloads.shape import StepShape, TaskShape, shape_trace
 
-__all__ = ["KNOBS", "Knob", "Retimer", "neutral_setting"]
+__all__ = ["KNOBS", "Knob", "Retimer", "StepTime", "neutral_setting"]
 
 
 def _scale_reasoning(shape: TaskShape, factor: float) -> TaskShape:
@@ -49,6 +50,14 @@ def _scale_cache(shape: TaskShape, factor: float) -> TaskShape:
 
 
 ShapeFn = Callable[[TaskShape, float], TaskShape]
+
+
+class StepTime(NamedTuple):
+    """One step's parts, seconds."""
+
+    model_s: float
+    tool_s: float
+    other_s: float
 
 
 @dataclass(frozen=True)
@@ -151,14 +160,38 @@ class Retimer:
             self._traces[key] = out
         return self._traces[key]
 
+    def _profile(self, values: Mapping[str, float]) -> LatencyProfile:
+        """The base profile with every profile knob set (no prefill for an infinite one)."""
+        update: dict[str, float | None] = {}
+        for knob in KNOBS.values():
+            if knob.profile_field:
+                value = values[knob.name]
+                update[knob.profile_field] = None if math.isinf(value) else value
+        return self.base.model_copy(update=update)
+
     def points(self, setting: Mapping[str, float]) -> list[SweepPoint]:
         """Each shape's predicted totals at `setting` (knob -> value; unset: neutral)."""
         values = {**neutral_setting(self.base), **setting}
-        update: dict[str, float | None] = {}
-        for knob in KNOBS.values():
-            if knob.profile_field and knob.profile_field not in ("decode_tps", "ttft_s"):
-                value = values[knob.name]
-                update[knob.profile_field] = None if math.isinf(value) else value
-        profile = self.base.model_copy(update=update)
+        profile = self._profile(values)
         rate, ttft = values["decode_tps"], values["ttft_s"]
         return [sweep_trace(t, [rate], [ttft], profile)[0] for t in self._shaped(values)]
+
+    def steps(self, setting: Mapping[str, float]) -> list[list[StepTime]]:
+        """Each shape's steps at `setting`: model time (from the one timing function,
+        `profile_model_timing`), tools phase and other time, per step."""
+        values = {**neutral_setting(self.base), **setting}
+        timing = profile_model_timing(self._profile(values))
+        out: list[list[StepTime]] = []
+        for trace in self._shaped(values):
+            model: dict[int, float] = {}
+            for call in trace.model_calls():
+                new = timing(call)
+                spent = 0.0 if new is None else new.ttft_s + new.reasoning_s + new.decode_s
+                model[call.step or 0] = model.get(call.step or 0, 0.0) + spent
+            out.append(
+                [
+                    StepTime(model.get(s.step or 0, 0.0), s.tool_s, s.overhead_s)
+                    for s in trace.steps()
+                ]
+            )
+        return out

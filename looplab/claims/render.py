@@ -20,17 +20,19 @@ BAR_WIDTH = 40
 """Characters of the waterfall's longest bar."""
 
 
-def value_text(claimed: Claimed, value: float) -> str:
-    """A number in the claim's measure (`62%`, `5.96x`, `103 s`)."""
+def value_text(claimed: Claimed, value: float, *, exact: bool = False) -> str:
+    """A number in the claim's measure (`62%`, `5.96x`, `103 s`); `exact` keeps a tenth
+    of a percent (a claimed 48.5%)."""
     if claimed.measure == "shorter":
-        return f"{value:.0%}"
+        return f"{value:.1%}" if exact and round(value * 1000) % 10 else f"{value:.0%}"
     if claimed.measure == "speedup":
         return f"{value:.2f}x"
     return f"{value:.1f} s"
 
 
 def _band(claimed: Claimed) -> str:
-    lo, hi = value_text(claimed, claimed.low), value_text(claimed, claimed.high)
+    lo = value_text(claimed, claimed.low, exact=True)
+    hi = value_text(claimed, claimed.high, exact=True)
     if claimed.up_to:
         return f"up to {hi}"
     return lo if lo == hi else f"{lo}-{hi}"
