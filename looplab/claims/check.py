@@ -130,6 +130,18 @@ def _finite(value: float | None) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _implied_json(check: ClaimCheck) -> dict[str, Any] | None:
+    implied = check.entry.test.implied
+    if implied is None or check.evidence.retimer is None:
+        return None
+    return {
+        "knob": implied.knob,
+        "cut": implied.cut,
+        "slow_value": _finite(check.evidence.implied),
+        "searched_up_to": implied.up_to,
+    }
+
+
 def check_json(check: ClaimCheck) -> dict[str, Any]:
     """One checked claim for scripts (`looplab claims check --json`)."""
     entry, ev = check.entry, check.evidence
@@ -153,6 +165,7 @@ def check_json(check: ClaimCheck) -> dict[str, Any]:
         "min_n_for_ci": MIN_PAIRED_N,
         "verdict": check.verdict,
         "assumptions": entry.assumptions,
+        "implied": _implied_json(check),
         "slow": entry.test.slow,
         "fast": {**entry.test.slow, **entry.test.fast},
     }

@@ -11,7 +11,9 @@ draws, corpus runs) and, per unit, the slow and the fast side's predicted times,
   times are counted as untimed, never as 1.0x;
 - `speculation-bound`: the workload's draws, serial vs every step's tools hidden behind
   its model call: the most any speculative tool execution could save (an upper bound);
-- `not-testable`: nothing is computed; the entry's `reason` is the verdict.
+- `not-testable`: nothing is predicted; the entry's `reason` is the verdict. With
+  `test.implied` (and a workload), the lab solves for what the claim implies: the slow
+  value of one knob that, cut by the claimed fraction, gives the claimed gain.
 
 All are analytic re-timings (no agent, no server, no sleeping): seconds for every entry.
 """
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 
 from looplab.backends.presets import resolve_profile
 from looplab.bundled import bundled_tasks_dir
+from looplab.claims.implied import implied_value
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import ClaimEntry, TestPlan
 from looplab.errors import ConfigError, LooplabError
@@ -52,6 +55,9 @@ class Evidence:
     """What produced the times (None for `not-testable`)."""
     reason: str | None = None
     """Why nothing could be computed (`not-testable`)."""
+    implied: float | None = None
+    """`not-testable` with `test.implied`: the solved slow value of the knob (None:
+    unreachable within the search)."""
     bound: bool = False
     """The fast side is a best case (an upper bound on the gain), not a prediction."""
 
@@ -77,10 +83,13 @@ def _timed(entry: ClaimEntry, retimer: Retimer, what: str, untimed: int = 0) -> 
     )
 
 
-def _workload(entry: ClaimEntry, source: str) -> Evidence:
+def _drawn(entry: ClaimEntry, source: str) -> tuple[Retimer, str]:
+    """The entry's workload draws and their description."""
     plan = entry.test
     if not plan.workload:
-        raise ConfigError("workload-retime needs test.workload", source=source, field="test")
+        raise ConfigError(
+            f"{plan.method} needs test.workload", source=source, field="test.workload"
+        )
     path = bundled_tasks_dir() / "workload" / plan.workload / "workload.yaml"
     model = load_workload(path)
     shapes = [draw_shape(model, seed) for seed in range(plan.draws)]
@@ -88,7 +97,12 @@ def _workload(entry: ClaimEntry, source: str) -> Evidence:
         f"{plan.draws} seeded draws of the shipped workload {plan.workload} "
         f"({model.description}), re-timed analytically on preset {plan.base}"
     )
-    return _timed(entry, Retimer(shapes, resolve_profile(plan.base)), what)
+    return Retimer(shapes, resolve_profile(plan.base)), what
+
+
+def _workload(entry: ClaimEntry, source: str) -> Evidence:
+    retimer, what = _drawn(entry, source)
+    return _timed(entry, retimer, what)
 
 
 def _corpus(entry: ClaimEntry, source: str) -> Evidence:
@@ -113,24 +127,34 @@ def _speculation_bound(entry: ClaimEntry, source: str) -> Evidence:
     """The best any tool speculation could do: each step's tools hidden wholly behind its
     model call (step time max(model, tools) + other instead of their sum), on the
     workload's draws at the slow setting: slow = serial, fast = that bound."""
-    drawn = _workload(entry, source)
-    retimer = drawn.retimer
-    assert retimer is not None  # _workload always re-times
+    retimer, what = _drawn(entry, source)
     steps = retimer.steps(entry.test.slow)
     serial = [sum(m + t + o for m, t, o in task) for task in steps]
     hidden = [sum(max(m, t) + o for m, t, o in task) for task in steps]
-    what = drawn.what.replace(
+    what = what.replace(
         ", re-timed analytically",
         ", each step's tools hidden behind "
         "its model call (perfect speculation, an upper bound), re-timed analytically",
     )
-    return Evidence(what, drawn.units, serial, hidden, retimer=retimer, bound=True)
+    units = [shape.id for shape in retimer.shapes]
+    return Evidence(what, units, serial, hidden, retimer=retimer, bound=True)
 
 
 def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
     if not entry.test.reason:
         raise ConfigError("not-testable needs test.reason", source=source, field="test.reason")
-    return Evidence(what="nothing computed", reason=entry.test.reason)
+    plan = entry.test
+    if plan.implied is None:
+        return Evidence(what="nothing computed", reason=plan.reason)
+    retimer, what = _drawn(entry, source)
+    value = implied_value(retimer, plan, entry.claimed, plan.implied)
+    return Evidence(
+        what=f"{what}; solved for what the claim implies",
+        units=[shape.id for shape in retimer.shapes],
+        retimer=retimer,
+        reason=plan.reason,
+        implied=value,
+    )
 
 
 Method = Callable[[ClaimEntry, str], Evidence]

@@ -25,6 +25,7 @@ __all__ = [
     "ClaimEntry",
     "Claimed",
     "Conditions",
+    "Implied",
     "PanelText",
     "Source",
     "TestPlan",
@@ -100,6 +101,25 @@ class Conditions(StrictModel):
     """Steps or tool calls per task."""
 
 
+class Implied(StrictModel):
+    """What an untestable claim implies: the slow value of one knob that, cut by the
+    claimed fraction, would give the claimed gain (`looplab.claims.implied`)."""
+
+    knob: str
+    """The knob solved for (a key of `KNOBS`, e.g. `overhead_s`)."""
+    cut: float = Field(gt=0, lt=1)
+    """The claimed cut of that knob (0.8: -80%)."""
+    up_to: float = Field(default=60.0, gt=0)
+    """The largest slow value searched."""
+
+    @field_validator("knob")
+    @classmethod
+    def _known(cls, knob: str) -> str:
+        if knob not in KNOBS:
+            raise ValueError(f"unknown knob {knob!r}; allowed: {', '.join(KNOBS)}")
+        return knob
+
+
 class TestPlan(StrictModel):
     """How the lab tests the claim."""
 
@@ -123,6 +143,8 @@ class TestPlan(StrictModel):
     """Take the difference apart into its factors (exact Shapley values)."""
     reason: str | None = None
     """`not-testable`: why, and what the lab lacks."""
+    implied: Implied | None = None
+    """`not-testable` with a `workload`: solve for what the claim implies instead."""
 
     @field_validator("slow", "fast")
     @classmethod

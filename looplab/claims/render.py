@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from looplab.claims.check import TOO_FEW, ClaimCheck
 from looplab.claims.decompose import Decomposition
+from looplab.claims.knobs import KNOBS
 from looplab.claims.model import Claimed, ClaimEntry
 from looplab.report.stats import MIN_PAIRED_N
 
@@ -97,6 +98,17 @@ def check_text(check: ClaimCheck) -> str:
             ci = f"{TOO_FEW} for a CI (n={ev.n} < {MIN_PAIRED_N})"
         lines.append(f"  lab:        {value_text(claimed, check.prediction)} ({ci})")
     lines.append(f"  verdict:    {check.verdict}")
+    implied = e.test.implied
+    if implied is not None and ev.retimer is not None:
+        knob = KNOBS[implied.knob]
+        if ev.implied is None:
+            said = f"more than {implied.up_to:g} (not reached)"
+        else:
+            said = f"{ev.implied:.2f} -> {ev.implied * (1 - implied.cut):.2f}"
+        lines.append(
+            f"  implies:    taken at its word, a {knob.label} of {said} ({knob.help}; "
+            f"cut {implied.cut:.0%}) on the draws below"
+        )
     untimed = f", {ev.untimed} untimed left out" if ev.untimed else ""
     lines.append(f"  evidence:   {ev.what} (n={ev.n}{untimed})")
     if check.decomposition is not None:

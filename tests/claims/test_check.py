@@ -16,6 +16,7 @@ from looplab.claims.model import Claimed, get_claim
 from looplab.claims.shapley import shapley
 from looplab.cli.app import app
 from looplab.errors import ConfigError
+from looplab.stats import median
 
 
 def test_codex_spark_verdict_pinned() -> None:
@@ -116,3 +117,20 @@ def test_speculation_bound_rules_paste_out_here() -> None:
     assert check.ci is not None and check.ci[1] < 0.485
     assert check.verdict == "smaller gain than claimed, even at the bound"
     assert all(f <= s for s, f in zip(check.evidence.slow, check.evidence.fast, strict=True))
+
+
+def test_websocket_claim_is_untestable_but_implies_an_overhead() -> None:
+    """The WebSocket claim gets no prediction; solved instead: 40% shorter at 1,000 tok/s
+    needs about 1.36 s of per-call overhead over HTTP, cut 80%, and at that value the
+    re-timing gives exactly the claimed 1/(1-0.4) speedup."""
+    entry = get_claim("responses-websocket")
+    check = check_claim(entry)
+    assert check.prediction is None and check.verdict.startswith("not testable yet: ")
+    value = check.evidence.implied
+    assert value == pytest.approx(1.36, abs=0.01)
+    retimer = check.evidence.retimer
+    assert retimer is not None
+    slow = retimer.points({**entry.test.slow, "overhead_s": value})
+    fast = retimer.points({**entry.test.slow, **entry.test.fast, "overhead_s": value * 0.2})
+    speedup = median([p.task_s for p in slow]) / median([p.task_s for p in fast])
+    assert speedup == pytest.approx(1 / 0.6, rel=1e-6)
