@@ -103,6 +103,11 @@ def decompose(retimer: Retimer, slow: dict[str, float], fast: dict[str, float]) 
     )
 
 
+def _finite(value: float) -> float | None:
+    """None for an infinite knob value (no prefill cost), which JSON cannot carry."""
+    return value if math.isfinite(value) else None
+
+
 def decomposition_json(d: Decomposition, claimed: float | None) -> dict[str, Any]:
     """The decomposition for scripts; with `claimed`, the residual against it."""
     out: dict[str, Any] = {
@@ -115,8 +120,8 @@ def decomposition_json(d: Decomposition, claimed: float | None) -> dict[str, Any
             {
                 "knob": p.knob,
                 "factor": p.label,
-                "slow_value": p.slow_value,
-                "fast_value": p.fast_value,
+                "slow_value": _finite(p.slow_value),
+                "fast_value": _finite(p.fast_value),
                 "seconds": p.seconds,
                 "share": p.seconds / (d.fast_s - d.slow_s) if d.fast_s != d.slow_s else None,
                 "speedup_x": p.speedup_x,
