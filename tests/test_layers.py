@@ -33,7 +33,7 @@ LAYERS: list[set[str]] = [
     {"analysis"},
     {"sandboxes", "tools"},
     {"agents"},
-    {"report"},
+    {"report", "claims"},
     {"experiments"},
 ]
 WIRING = {"cli", "__main__"}

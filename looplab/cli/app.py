@@ -18,6 +18,7 @@ from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
 from looplab.backends.proxy import commands as proxy_commands
+from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
 from looplab.experiments import bench_commands as experiment_bench
@@ -29,7 +30,7 @@ from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
 from looplab.workloads import commands as workload_commands
 
-__all__ = ["COMMANDS", "GROUPS", "app", "build_app"]
+__all__ = ["APPS", "COMMANDS", "GROUPS", "app", "build_app"]
 
 Command = Callable[..., Any]
 
@@ -78,6 +79,9 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
     ),
 }
 """Command groups: name -> (help, sub-commands)."""
+
+APPS: dict[str, Callable[[], typer.Typer]] = {"claims": claims_commands.claims_app}
+"""Groups that build their own typer app (e.g. one that also runs without a sub-command)."""
 
 DEFAULT_LOG_FILE = Path(".looplab/logs/looplab.jsonl")
 
@@ -140,6 +144,8 @@ def build_app() -> typer.Typer:
         for name, command in commands.items():
             sub.command(name)(command)
         root.add_typer(sub, name=group)
+    for group, build in APPS.items():
+        root.add_typer(build(), name=group)
     return root
 
 

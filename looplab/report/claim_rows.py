@@ -16,18 +16,19 @@ verdict at all rather than one from a point.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from looplab.claims.model import claim_entries
 from looplab.report.stats import MIN_PAIRED_N
 from looplab.report.views_click import ClickRow, click_json
 from looplab.report.views_observations import ObservationRow, observation_json
 
 __all__ = [
-    "BAND",
+    "BAND_CLAIM",
     "CI_METHOD",
-    "CLAIMS",
     "SECTIONS",
     "TOO_FEW",
     "Claim",
@@ -35,7 +36,9 @@ __all__ = [
     "ClaimView",
     "amdahl",
     "band",
+    "band_claim",
     "claim_json",
+    "claims",
     "make_row",
     "required_share",
     "shorter",
@@ -54,25 +57,24 @@ class Claim:
     source: str
 
 
-CLAIMS = (
-    Claim(
-        "claim-40-60",
-        '"end-to-end task time shortened by 40-60%" (typical programming assist)',
-        0.40,
-        0.60,
-        "press reports of the Sol-on-Cerebras announcement, 2026-06-26; no primary source found",
-    ),
-    Claim(
-        "claim-54",
-        '"54% efficiency improvement" (read as 54% shorter tasks)',
-        0.54,
-        0.54,
-        "press reports, 2026-06; no primary source found; read as 1.54x faster it is 35% shorter",
-    ),
-)
-"""The claims the lab tests (docs/claim-check.md)."""
-BAND = CLAIMS[0]
-"""The band verdicts are measured against."""
+BAND_CLAIM = "claim-40-60"
+"""The claim entry whose band verdicts are measured against (its words are `_PHRASES`')."""
+
+
+@functools.cache
+def claims() -> tuple[Claim, ...]:
+    """The published claims the panel tests: the shipped claim entries with a `panel`
+    wording (`looplab.claims`, `entries/*.yaml`), in file-name order."""
+    return tuple(
+        Claim(name, e.panel.label, e.claimed.low, e.claimed.high, e.panel.source)
+        for name, e in claim_entries().items()
+        if e.panel is not None
+    )
+
+
+def band_claim() -> Claim:
+    """The claim verdicts are measured against (`BAND_CLAIM`)."""
+    return next(c for c in claims() if c.key == BAND_CLAIM)
 
 
 CI_METHOD = "95% BCa CI"
@@ -175,7 +177,7 @@ def verdict(
         return "no data"
     if ci is None:
         return TOO_FEW
-    low_s, high_s = band(claim or BAND)
+    low_s, high_s = band(claim or band_claim())
     lo, hi = ci
     if hi < low_s:
         return "slower than claimed"

@@ -7,7 +7,7 @@ import math
 from html import escape
 from typing import Any
 
-from looplab.report.claim_rows import BAND, SECTIONS, ClaimRow, ClaimView, band, claim_json
+from looplab.report.claim_rows import SECTIONS, ClaimRow, ClaimView, band, band_claim, claim_json
 from looplab.report.render_click import click_tables, render_click
 from looplab.report.stats import MIN_PAIRED_N
 from looplab.report.svg import Chart
@@ -129,7 +129,7 @@ def _chart(view: ClaimView) -> str:
     chart.set_scales(
         (min([0.9, *values]), max([ratio, *values]) * 1.1), (len(rows) - 0.5, -0.5), x_log=True
     )
-    low_s, high_s = band(BAND)
+    low_s, high_s = band(band_claim())
     x0, x1 = chart.x(low_s), chart.x(high_s)
     chart.parts.append(
         f'<rect class="claim-band" x="{x0:.1f}" y="{chart.top}" width="{x1 - x0:.1f}" '

@@ -23,6 +23,7 @@ from typing import Any
 from looplab.report import charts, charts_steps, exports
 from looplab.report.charts_gantt import gantt_chart
 from looplab.report.render_claim import claim_tables, render_claim
+from looplab.report.render_waterfall import render_waterfall, waterfall_tables
 from looplab.report.tables import comparability_banner, headline_table, runs_table, task_table
 from looplab.report.views import ReportModel
 
@@ -226,6 +227,13 @@ def _nodes(model: ReportModel) -> str:
 SECTIONS: list[Section] = [
     Section("headline", "Headline", "Headline", _headline),
     Section("claim", "Is 750 tok/s worth it?", "Claim check", render_claim, claim_tables),
+    Section(
+        "waterfall",
+        "The speedup taken apart: published claims, re-timed",
+        "Speedup apart",
+        render_waterfall,
+        waterfall_tables,
+    ),
     Section(
         "compounding", "Compounding: how per-step latency adds up", "Compounding", _compounding
     ),

@@ -20,7 +20,8 @@ computed from the numbers:
 - the **Amdahl** band: `1 / ((1 - f) + f / r)` for the decode shares f (decode plus
   hidden reasoning, at the slow rate) measured in these rows' runs, p10-p90, r the
   decode-rate ratio; and the share f a claim needs;
-- the **claims** (`CLAIMS`): "40-60% shorter coding tasks" and "54%".
+- the **claims** (`claims()`, the shipped claim entries with a panel wording): "40-60%
+  shorter coding tasks" and "54%".
 
 Verdicts: `claim_rows` (plain words; none under `MIN_PAIRED_N` units).
 """
@@ -34,12 +35,12 @@ from pathlib import Path
 
 from looplab.errors import LooplabError
 from looplab.report.claim_rows import (
-    BAND,
-    CLAIMS,
     ClaimRow,
     ClaimView,
     amdahl,
     band,
+    band_claim,
+    claims,
     make_row,
     required_share,
     shorter,
@@ -197,7 +198,8 @@ _RANGE = "p10-p90 range"
 
 def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     """The Amdahl band over the measured decode shares (p10-p90) and what the claim needs."""
-    need = (required_share(BAND.low, ratio), required_share(BAND.high, ratio))
+    claim = band_claim()
+    need = (required_share(claim.low, ratio), required_share(claim.high, ratio))
     row = ClaimRow(
         "amdahl",
         "bound",
@@ -240,7 +242,7 @@ def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
     faster or slower than claimed (rows without a verdict are not counted)."""
     rows: list[ClaimRow] = []
     timed = [r for r in data if r.speedup is not None and r.ci is not None]
-    for claim in CLAIMS:
+    for claim in claims():
         low_s, high_s = band(claim)
         point = low_s == high_s
         verdicts = {r.key: verdict(r.speedup, r.ci, claim) for r in timed}

@@ -1,0 +1,175 @@
+"""`looplab claims check`: a claim's prediction, its CI, the verdict, the evidence.
+
+The prediction is in the claim's own measure, from the evidence's paired units:
+
+- `speedup`: median slow time / median fast time; `shorter`: 1 - 1/that; the interval is
+  the BCa bootstrap over units (`report.stats.bca_speedup`, units resampled as clusters);
+- `seconds`: the fast side's median time, its BCa interval (`bca_median`).
+
+Under `MIN_PAIRED_N` units there is no interval and no verdict ("n too small"). Verdicts
+compare the interval with the claimed band, in the claim's measure, gain-wise (a larger
+speedup, or fewer seconds, is a larger gain):
+
+- `supported`: the interval lies inside the band;
+- `consistent`: it overlaps the band and the estimate is inside;
+- `undecided`: it overlaps the band, the estimate outside;
+- `smaller gain than claimed` / `larger gain than claimed`: wholly short of / beyond it;
+- an "up to" claim: `consistent with "up to"` while the interval reaches no further than
+  the claimed best case, else `larger gain than claimed`;
+- against a bound (a best case, e.g. perfect speculation): `smaller gain than claimed, even
+  at the bound` when the interval is wholly short of the band, else `within the bound`;
+- `not testable yet: <why>` when the lab has no way to compute it (the entry says why).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from looplab.claims.decompose import Decomposition, decompose, decomposition_json
+from looplab.claims.evidence import Evidence, gather
+from looplab.claims.model import Claimed, ClaimEntry
+from looplab.report.stats import MIN_PAIRED_N, bca_median, bca_speedup
+from looplab.stats import median
+
+__all__ = ["TOO_FEW", "ClaimCheck", "check_claim", "check_json", "verdict"]
+
+TOO_FEW = "n too small"
+"""The verdict (and interval text) under `MIN_PAIRED_N` units."""
+
+
+@dataclass
+class ClaimCheck:
+    """One claim, checked."""
+
+    entry: ClaimEntry
+    evidence: Evidence
+    prediction: float | None
+    """The lab's number in the claim's measure (None: not testable)."""
+    ci: tuple[float, float] | None
+    """95% BCa interval in the same measure (None: n too small, or not testable)."""
+    verdict: str
+    decomposition: Decomposition | None = None
+
+
+def _gain(measure: str, value: float) -> float:
+    """A value as a gain (bigger is better): seconds count negatively."""
+    return -value if measure == "seconds" else value
+
+
+def verdict(
+    claimed: Claimed,
+    prediction: float | None,
+    ci: tuple[float, float] | None,
+    *,
+    bound: bool = False,
+) -> str:
+    """The verdict words (module docstring) for a prediction and interval of `claimed`;
+    with `bound`, the prediction is a best case and can only rule the claim out."""
+    if prediction is None or not math.isfinite(prediction):
+        return "no data"
+    if ci is None:
+        return TOO_FEW
+    m = claimed.measure
+    lo, hi = sorted((_gain(m, ci[0]), _gain(m, ci[1])))
+    band_lo, band_hi = sorted((_gain(m, claimed.low), _gain(m, claimed.high)))
+    point = _gain(m, prediction)
+    if bound:
+        if hi < band_lo:
+            return "smaller gain than claimed, even at the bound"
+        return "within the bound (the lab's best case allows it)"
+    if claimed.up_to:
+        return 'consistent with "up to"' if lo <= band_hi else "larger gain than claimed"
+    if hi < band_lo:
+        return "smaller gain than claimed"
+    if lo > band_hi:
+        return "larger gain than claimed"
+    if band_lo <= lo and hi <= band_hi:
+        return "supported"
+    return "consistent" if band_lo <= point <= band_hi else "undecided"
+
+
+def _predict(
+    claimed: Claimed, evidence: Evidence
+) -> tuple[float | None, tuple[float, float] | None]:
+    """(prediction, 95% interval or None) in the claim's measure."""
+    if not evidence.units:
+        return None, None
+    slow = {u: [s] for u, s in zip(evidence.units, evidence.slow, strict=True)}
+    fast = {u: [f] for u, f in zip(evidence.units, evidence.fast, strict=True)}
+    if claimed.measure == "seconds":
+        return median(evidence.fast), bca_median(fast)
+    bottom = median(evidence.fast)
+    speedup = median(evidence.slow) / bottom if bottom > 0 else math.nan
+    ci = bca_speedup(slow, fast)
+    if claimed.measure == "speedup":
+        return speedup, ci
+    shorter = 1 - 1 / speedup
+    return shorter, None if ci is None else (1 - 1 / ci[0], 1 - 1 / ci[1])
+
+
+def check_claim(entry: ClaimEntry) -> ClaimCheck:
+    """Gather the entry's evidence, predict, judge and (when asked) decompose.
+
+    Raises:
+        ConfigError: the entry's test cannot be run as written (names the field).
+    """
+    evidence = gather(entry)
+    if evidence.reason is not None:
+        return ClaimCheck(entry, evidence, None, None, f"not testable yet: {evidence.reason}")
+    prediction, ci = _predict(entry.claimed, evidence)
+    judged = verdict(entry.claimed, prediction, ci, bound=evidence.bound)
+    check = ClaimCheck(entry, evidence, prediction, ci, judged)
+    if entry.test.decompose and evidence.retimer is not None and evidence.units:
+        check.decomposition = decompose(evidence.retimer, entry.test.slow, entry.test.fast)
+    return check
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _implied_json(check: ClaimCheck) -> dict[str, Any] | None:
+    implied = check.entry.test.implied
+    if implied is None or check.evidence.retimer is None:
+        return None
+    return {
+        "knob": implied.knob,
+        "cut": implied.cut,
+        "slow_value": _finite(check.evidence.implied),
+        "searched_up_to": implied.up_to,
+    }
+
+
+def check_json(check: ClaimCheck) -> dict[str, Any]:
+    """One checked claim for scripts (`looplab claims check --json`)."""
+    entry, ev = check.entry, check.evidence
+    claimed = entry.claimed
+    out: dict[str, Any] = {
+        "name": entry.name,
+        "title": entry.title,
+        "source": entry.source.model_dump(mode="json"),
+        "quote": entry.quote,
+        "quote_kind": entry.quote_kind,
+        "claimed": claimed.model_dump(mode="json"),
+        "conditions": entry.conditions.model_dump(mode="json"),
+        "method": entry.test.method,
+        "evidence": ev.what,
+        "n": ev.n,
+        "untimed": ev.untimed,
+        "prediction": _finite(check.prediction),
+        "ci_low": _finite(check.ci[0]) if check.ci else None,
+        "ci_high": _finite(check.ci[1]) if check.ci else None,
+        "interval": "95% BCa CI" if check.ci else (TOO_FEW if ev.n else None),
+        "min_n_for_ci": MIN_PAIRED_N,
+        "verdict": check.verdict,
+        "assumptions": entry.assumptions,
+        "implied": _implied_json(check),
+        "slow": entry.test.slow,
+        "fast": {**entry.test.slow, **entry.test.fast},
+    }
+    if check.decomposition is not None:
+        point = claimed.point if claimed.measure == "speedup" else None
+        out["decomposition"] = decomposition_json(check.decomposition, point)
+    return out

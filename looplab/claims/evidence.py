@@ -1,0 +1,191 @@
+"""How the lab tests a claim: the evidence methods (`METHODS`), each a registry entry.
+
+A method turns a claim's `TestPlan` into `Evidence`: the units it re-timed (workload
+draws, corpus runs) and, per unit, the slow and the fast side's predicted times, plus the
+`Retimer` that produced them (for the decomposition). Methods:
+
+- `workload-retime`: `draws` seeded draws of a shipped workload (`tasks/workload/<name>`),
+  each re-timed at the slow and the fast setting;
+- `corpus-retime`: the shipped corpus's runs (optionally one harness), each turned into its
+  exact task shape (`shape_from_trace`) and re-timed likewise; runs without token counts or
+  times are counted as untimed, never as 1.0x;
+- `speculation-bound`: the workload's draws, serial vs every step's tools hidden behind
+  its model call: the most any speculative tool execution could save (an upper bound);
+- `not-testable`: nothing is predicted; the entry's `reason` is the verdict. With
+  `test.implied` (and a workload), the lab solves for what the claim implies: the slow
+  value of one knob that, cut by the claimed fraction, gives the claimed gain.
+
+All are analytic re-timings (no agent, no server, no sleeping): seconds for every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from looplab.backends.presets import resolve_profile
+from looplab.bundled import bundled_tasks_dir
+from looplab.claims.implied import implied_value
+from looplab.claims.knobs import Retimer
+from looplab.claims.model import ClaimEntry, TestPlan
+from looplab.errors import ConfigError, LooplabError
+from looplab.traces.corpus import list_corpus, load_corpus
+from looplab.workloads.model import load_workload
+from looplab.workloads.sample import draw_shape
+from looplab.workloads.shape import TaskShape, shape_from_trace
+
+__all__ = ["METHODS", "Evidence", "gather"]
+
+
+@dataclass
+class Evidence:
+    """What a method computed for one claim."""
+
+    what: str
+    """The evidence in words (which data, how many units, how timed)."""
+    units: list[str] = field(default_factory=list)
+    """Unit ids (draw seeds, run ids), paired across the two sides."""
+    slow: list[float] = field(default_factory=list)
+    """Per unit: the slow side's time (task time, or summed TTFT: the claim's metric)."""
+    fast: list[float] = field(default_factory=list)
+    """Per unit: the fast side's time."""
+    untimed: int = 0
+    """Units left out: nothing to re-time."""
+    retimer: Retimer | None = None
+    """What produced the times (None for `not-testable`)."""
+    reason: str | None = None
+    """Why nothing could be computed (`not-testable`)."""
+    implied: float | None = None
+    """`not-testable` with `test.implied`: the solved slow value of the knob (None:
+    unreachable within the search)."""
+    bound: bool = False
+    """The fast side is a best case (an upper bound on the gain), not a prediction."""
+
+    @property
+    def n(self) -> int:
+        """Paired units."""
+        return len(self.units)
+
+
+def _timed(entry: ClaimEntry, retimer: Retimer, what: str, untimed: int = 0) -> Evidence:
+    """Both sides of every shape at the entry's settings, in its metric."""
+    plan = entry.test
+    slow = retimer.points(plan.slow)
+    fast = retimer.points({**plan.slow, **plan.fast})
+    attr = "task_s" if entry.claimed.metric == "task" else "ttft_total_s"
+    return Evidence(
+        what=what,
+        units=[s.id for s in retimer.shapes],
+        slow=[getattr(p, attr) for p in slow],
+        fast=[getattr(p, attr) for p in fast],
+        untimed=untimed,
+        retimer=retimer,
+    )
+
+
+def _drawn(entry: ClaimEntry, source: str) -> tuple[Retimer, str]:
+    """The entry's workload draws and their description."""
+    plan = entry.test
+    if not plan.workload:
+        raise ConfigError(
+            f"{plan.method} needs test.workload", source=source, field="test.workload"
+        )
+    path = bundled_tasks_dir() / "workload" / plan.workload / "workload.yaml"
+    model = load_workload(path)
+    shapes = [draw_shape(model, seed) for seed in range(plan.draws)]
+    what = (
+        f"{plan.draws} seeded draws of the shipped workload {plan.workload} "
+        f"({model.description}), re-timed analytically on preset {plan.base}"
+    )
+    return Retimer(shapes, resolve_profile(plan.base)), what
+
+
+def _workload(entry: ClaimEntry, source: str) -> Evidence:
+    retimer, what = _drawn(entry, source)
+    return _timed(entry, retimer, what)
+
+
+def _corpus(entry: ClaimEntry, source: str) -> Evidence:
+    plan = entry.test
+    runs = [r for r in list_corpus() if plan.harness in (None, r.harness)]
+    shapes: list[TaskShape] = []
+    untimed = 0
+    for trace in load_corpus(runs):
+        try:
+            shapes.append(shape_from_trace(trace))
+        except LooplabError:
+            untimed += 1
+    harness = f"the {plan.harness} runs" if plan.harness else "every run"
+    what = (
+        f"{harness} of the shipped corpus of public agent runs, each re-timed from its "
+        f"exact recorded shape (tokens, tools, harness time) on preset {plan.base}"
+    )
+    return _timed(entry, Retimer(shapes, resolve_profile(plan.base)), what, untimed)
+
+
+def _speculation_bound(entry: ClaimEntry, source: str) -> Evidence:
+    """The best any tool speculation could do: each step's tools hidden wholly behind its
+    model call (step time max(model, tools) + other instead of their sum), on the
+    workload's draws at the slow setting: slow = serial, fast = that bound."""
+    retimer, what = _drawn(entry, source)
+    steps = retimer.steps(entry.test.slow)
+    serial = [sum(m + t + o for m, t, o in task) for task in steps]
+    hidden = [sum(max(m, t) + o for m, t, o in task) for task in steps]
+    what = what.replace(
+        ", re-timed analytically",
+        ", each step's tools hidden behind "
+        "its model call (perfect speculation, an upper bound), re-timed analytically",
+    )
+    units = [shape.id for shape in retimer.shapes]
+    return Evidence(what, units, serial, hidden, retimer=retimer, bound=True)
+
+
+def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
+    if not entry.test.reason:
+        raise ConfigError("not-testable needs test.reason", source=source, field="test.reason")
+    plan = entry.test
+    if plan.implied is None:
+        return Evidence(what="nothing computed", reason=plan.reason)
+    retimer, what = _drawn(entry, source)
+    value = implied_value(retimer, plan, entry.claimed, plan.implied)
+    return Evidence(
+        what=f"{what}; solved for what the claim implies",
+        units=[shape.id for shape in retimer.shapes],
+        retimer=retimer,
+        reason=plan.reason,
+        implied=value,
+    )
+
+
+Method = Callable[[ClaimEntry, str], Evidence]
+
+METHODS: dict[str, Method] = {
+    "workload-retime": _workload,
+    "corpus-retime": _corpus,
+    "speculation-bound": _speculation_bound,
+    "not-testable": _not_testable,
+}
+"""Evidence method name -> what computes it (a new method joins with one line)."""
+
+
+def gather(entry: ClaimEntry, source: str = "") -> Evidence:
+    """The evidence for `entry` by its method.
+
+    Args:
+        entry: the claim.
+        source: where the entry came from, for error messages.
+
+    Raises:
+        ConfigError: an unknown method (listing the allowed ones) or one missing its input.
+    """
+    plan: TestPlan = entry.test
+    method = METHODS.get(plan.method)
+    if method is None:
+        raise ConfigError(
+            f"unknown test method {plan.method!r}",
+            source=source or entry.name,
+            field="test.method",
+            allowed=list(METHODS),
+            given=plan.method,
+        )
+    return method(entry, source or entry.name)

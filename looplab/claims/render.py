@@ -1,0 +1,119 @@
+"""`looplab claims` in the terminal: the listing, each check, the waterfall.
+
+Plain text (no colour needed): each checked claim prints its claimed band, the lab's
+prediction with its interval (or "n too small"), the verdict, the evidence with its n,
+the assumptions and, when decomposed, a waterfall of the slow-to-fast difference.
+"""
+
+from __future__ import annotations
+
+from looplab.claims.check import TOO_FEW, ClaimCheck
+from looplab.claims.decompose import Decomposition
+from looplab.claims.knobs import KNOBS
+from looplab.claims.model import Claimed, ClaimEntry
+from looplab.report.stats import MIN_PAIRED_N
+
+__all__ = ["check_text", "listing_text", "value_text", "waterfall_text"]
+
+_METRICS = {"task": "task time", "ttft": "TTFT summed over a task's calls"}
+
+BAR_WIDTH = 40
+"""Characters of the waterfall's longest bar."""
+
+
+def value_text(claimed: Claimed, value: float, *, exact: bool = False) -> str:
+    """A number in the claim's measure (`62%`, `5.96x`, `103 s`); `exact` keeps a tenth
+    of a percent (a claimed 48.5%)."""
+    if claimed.measure == "shorter":
+        return f"{value:.1%}" if exact and round(value * 1000) % 10 else f"{value:.0%}"
+    if claimed.measure == "speedup":
+        return f"{value:.2f}x"
+    return f"{value:.1f} s"
+
+
+def _band(claimed: Claimed) -> str:
+    lo = value_text(claimed, claimed.low, exact=True)
+    hi = value_text(claimed, claimed.high, exact=True)
+    if claimed.up_to:
+        return f"up to {hi}"
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def listing_text(entries: dict[str, ClaimEntry]) -> str:
+    """One line per entry: name, date, method, claim."""
+    width = max((len(n) for n in entries), default=4)
+    lines = [f"{'name':<{width}}  {'date':<10}  {'tested by':<15}  claim"]
+    for name, e in entries.items():
+        date = e.source.date.isoformat() if e.source.date else "-"
+        lines.append(f"{name:<{width}}  {date:<10}  {e.test.method:<15}  {e.title}")
+    lines.append("`looplab claims check [NAME]` computes them (`--json` for scripts).")
+    return "\n".join(lines)
+
+
+def waterfall_text(d: Decomposition, claimed: float | None) -> list[str]:
+    """The slow-to-fast difference as bars: each factor's seconds (Shapley) and its
+    multiplicative share; with `claimed`, what the factors leave unexplained."""
+    scale = BAR_WIDTH / max(d.slow_s, 1e-9)
+    lines = [
+        f"  slow (mean of {d.units})   {d.slow_s:8.1f} s  {'#' * round(d.slow_s * scale)}",
+    ]
+    level = d.slow_s
+    for part in d.parts:
+        level += part.seconds
+        pad = " " * round(level * scale)
+        bar = "-" * max(1, round(abs(part.seconds) * scale))
+        lines.append(
+            f"  {part.label:<22} {part.seconds:+8.1f} s  {pad}{bar}  "
+            f"(x{part.speedup_x:.2f}; {part.slow_value:g} -> {part.fast_value:g})"
+        )
+    lines.append(
+        f"  fast                   {d.fast_s:8.1f} s  {'#' * round(d.fast_s * scale)}"
+        f"  = {d.speedup:.2f}x"
+    )
+    if claimed:
+        seconds, steps = d.residual(claimed)
+        lines.append(
+            f"  claimed {claimed:g}x needs {d.slow_s / claimed:.1f} s: the factors above leave "
+            f"{seconds:+.1f} s (x{claimed / d.speedup:.2f}) unexplained; fewer steps alone would "
+            f"have to drop {steps:.0%} of them"
+        )
+    return lines
+
+
+def check_text(check: ClaimCheck) -> str:
+    """One checked claim in words (module docstring)."""
+    e, ev, claimed = check.entry, check.evidence, check.entry.claimed
+    date = e.source.date.isoformat() if e.source.date else "undated"
+    where = e.source.url or ("no primary source found" if not e.source.primary else "no url")
+    lines = [
+        f"{e.name}: {e.title}",
+        f"  source:     {e.source.title} ({date}; {where})",
+        f'  quote ({e.quote_kind}): "{e.quote}"',
+        f"  claimed:    {claimed.text} [{_band(claimed)} of {_METRICS[claimed.metric]}]",
+    ]
+    if check.prediction is not None:
+        if check.ci:
+            ci = f"95% BCa CI {value_text(claimed, check.ci[0])}-{value_text(claimed, check.ci[1])}"
+        else:
+            ci = f"{TOO_FEW} for a CI (n={ev.n} < {MIN_PAIRED_N})"
+        lines.append(f"  lab:        {value_text(claimed, check.prediction)} ({ci})")
+    lines.append(f"  verdict:    {check.verdict}")
+    implied = e.test.implied
+    if implied is not None and ev.retimer is not None:
+        knob = KNOBS[implied.knob]
+        if ev.implied is None:
+            said = f"more than {implied.up_to:g} (not reached)"
+        else:
+            said = f"{ev.implied:.2f} -> {ev.implied * (1 - implied.cut):.2f}"
+        lines.append(
+            f"  implies:    taken at its word, a {knob.label} of {said} ({knob.help}; "
+            f"cut {implied.cut:.0%}) on the draws below"
+        )
+    untimed = f", {ev.untimed} untimed left out" if ev.untimed else ""
+    lines.append(f"  evidence:   {ev.what} (n={ev.n}{untimed})")
+    if check.decomposition is not None:
+        point = claimed.point if claimed.measure == "speedup" else None
+        lines.append("  the speedup taken apart (exact Shapley values; parts sum to the whole):")
+        lines += waterfall_text(check.decomposition, point)
+    lines += [f"  assumes:    {a}" for a in e.assumptions]
+    return "\n".join(lines)
