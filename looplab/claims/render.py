@@ -42,10 +42,11 @@ def _band(claimed: Claimed) -> str:
 def listing_text(entries: dict[str, ClaimEntry]) -> str:
     """One line per entry: name, date, method, claim."""
     width = max((len(n) for n in entries), default=4)
-    lines = [f"{'name':<{width}}  {'date':<10}  {'tested by':<15}  claim"]
+    method = max([len("tested by"), *(len(e.test.method) for e in entries.values())])
+    lines = [f"{'name':<{width}}  {'date':<10}  {'tested by':<{method}}  claim"]
     for name, e in entries.items():
         date = e.source.date.isoformat() if e.source.date else "-"
-        lines.append(f"{name:<{width}}  {date:<10}  {e.test.method:<15}  {e.title}")
+        lines.append(f"{name:<{width}}  {date:<10}  {e.test.method:<{method}}  {e.title}")
     lines.append("`looplab claims check [NAME]` computes them (`--json` for scripts).")
     return "\n".join(lines)
 
