@@ -1,4 +1,4 @@
-"""`looplab import`, `looplab export otel`, `looplab schema`.
+"""`looplab import`, `looplab export otel`, `looplab export atif`, `looplab schema`.
 
 Commands of the traces package; `looplab.cli.app` registers them.
 """
@@ -18,7 +18,7 @@ from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_ru
 from looplab.traces.inputs import load_traces
 from looplab.traces.otel import export_otel_many
 
-__all__ = ["export_otel_command", "import_command", "schema_command"]
+__all__ = ["export_atif_command", "export_otel_command", "import_command", "schema_command"]
 
 
 def import_command(
@@ -75,6 +75,40 @@ def export_otel_command(
     if write_output(output, json.dumps(export_otel_many(traces))):
         spans = sum(1 + len(t.steps()) + len(t.model_calls()) + len(t.tool_calls()) for t in traces)
         out_console().print(f"{len(traces)} trace(s), {spans} spans -> {output}")
+
+
+def export_atif_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="TRACES", help="Trace files, trace directories or experiment directories."
+        ),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The file to write (- = stdout): one trace as an ATIF JSON document, "
+            "several as JSON lines (one trajectory a line).",
+        ),
+    ],
+) -> None:
+    """Export traces as ATIF trajectories (Harbor's Agent Trajectory Interchange Format,
+    RFC 0001); `looplab import atif` reads them back with their times and tokens."""
+    from looplab.traces.atif import ATIF_VERSION, export_atif
+
+    traces = load_traces(inputs)
+    documents = [export_atif(t) for t in traces]
+    if len(documents) == 1:
+        text = json.dumps(documents[0], indent=1) + "\n"
+    else:
+        text = "".join(json.dumps(d) + "\n" for d in documents)
+    if write_output(output, text):
+        steps = sum(len(d["steps"]) for d in documents)
+        out_console().print(
+            f"{len(documents)} trace(s), {steps} ATIF steps ({ATIF_VERSION}) -> {output}"
+        )
 
 
 def schema_command(
