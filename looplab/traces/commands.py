@@ -1,4 +1,4 @@
-"""`looplab import`, `looplab export otel`, `looplab export atif`, `looplab schema`.
+"""`looplab import`, `looplab export otel|atif|mooncake`, `looplab schema`.
 
 Commands of the traces package; `looplab.cli.app` registers them.
 """
@@ -18,7 +18,13 @@ from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_ru
 from looplab.traces.inputs import load_traces
 from looplab.traces.otel import export_otel_many
 
-__all__ = ["export_atif_command", "export_otel_command", "import_command", "schema_command"]
+__all__ = [
+    "export_atif_command",
+    "export_mooncake_command",
+    "export_otel_command",
+    "import_command",
+    "schema_command",
+]
 
 
 def import_command(
@@ -108,6 +114,43 @@ def export_atif_command(
         steps = sum(len(d["steps"]) for d in documents)
         out_console().print(
             f"{len(documents)} trace(s), {steps} ATIF steps ({ATIF_VERSION}) -> {output}"
+        )
+
+
+def export_mooncake_command(
+    inputs: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="TRACES", help="Trace files, trace directories or experiment directories."
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The JSONL file to write (- = stdout).")
+    ],
+    block_tokens: Annotated[
+        int, typer.Option("--block-tokens", min=1, help="Tokens per hash id block.")
+    ] = 512,
+    stagger_s: Annotated[
+        float,
+        typer.Option(
+            "--stagger-s", min=0.0, help="Seconds between one session's start and the next's."
+        ),
+    ] = 0.0,
+) -> None:
+    """Export traces as a Mooncake-style request trace for serving benchmarks (AIPerf's
+    mooncake_trace): one line per model call with timestamp (ms; tool gaps between calls
+    kept), input_length, output_length and hash_ids (prompt-prefix blocks, shared where
+    the agent's prompt reuses an earlier one's prefix)."""
+    from looplab.traces.mooncake import mooncake_rows
+
+    traces = load_traces(inputs)
+    export = mooncake_rows(traces, block_tokens=block_tokens, stagger_s=stagger_s)
+    text = "".join(json.dumps(row) + "\n" for row in export.rows)
+    if write_output(output, text):
+        reuse = export.reused_blocks / export.blocks if export.blocks else 0.0
+        out_console().print(
+            f"{len(traces)} trace(s), {len(export.rows)} requests ({export.skipped} without "
+            f"prompt tokens left out), {export.blocks} blocks, {reuse:.0%} reused -> {output}"
         )
 
 

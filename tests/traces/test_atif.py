@@ -81,16 +81,16 @@ def test_round_trip_keeps_steps_tokens_and_times(
         assert b.model == a.model and b.estimated == a.estimated
     a_tools, b_tools = original.tool_calls(), back.tool_calls()
     assert len(b_tools) == len(a_tools) > 0
-    for a, b in zip(a_tools, b_tools, strict=True):
-        assert (b.name, b.call_id, b.arguments, b.output) == (
-            a.name,
-            a.call_id,
-            a.arguments,
-            a.output,
+    for x, y in zip(a_tools, b_tools, strict=True):
+        assert (y.name, y.call_id, y.arguments, y.output) == (
+            x.name,
+            x.call_id,
+            x.arguments,
+            x.output,
         )
-        assert b.start - b0 == pytest.approx(a.start - a0, abs=1e-5)
-        assert b.end - b0 == pytest.approx(a.end - a0, abs=1e-5)
-        assert b.exit_code == a.exit_code and b.estimated == a.estimated
+        assert y.start - b0 == pytest.approx(x.start - a0, abs=1e-5)
+        assert y.end - b0 == pytest.approx(x.end - a0, abs=1e-5)
+        assert y.exit_code == x.exit_code and y.estimated == x.estimated
     assert back.end is not None and original.end is not None
     assert back.end.end_reason == original.end.end_reason
 
