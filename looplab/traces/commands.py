@@ -16,6 +16,7 @@ from looplab.console import out_console, write_output
 from looplab.errors import ConfigError
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
+from looplab.traces.io import Trace
 from looplab.traces.otel import export_otel_many
 
 __all__ = [
@@ -119,14 +120,30 @@ def export_atif_command(
 
 def export_mooncake_command(
     inputs: Annotated[
-        list[Path],
+        list[Path] | None,
         typer.Argument(
-            metavar="TRACES", help="Trace files, trace directories or experiment directories."
+            metavar="[TRACES]",
+            help="Trace files, trace directories or experiment directories.",
+            show_default=False,
         ),
-    ],
+    ] = None,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The JSONL file to write (- = stdout).")
-    ],
+    ] = Path("-"),
+    workload: Annotated[
+        Path | None,
+        typer.Option(
+            "--workload",
+            help="A workload model (YAML, `looplab calibrate`) to draw sessions from "
+            "instead of traces; model calls timed at --profile.",
+            show_default=False,
+        ),
+    ] = None,
+    tasks: Annotated[int, typer.Option(min=1, help="Sessions drawn from --workload.")] = 10,
+    seed: Annotated[int, typer.Option(help="First draw's seed (--workload).")] = 0,
+    profile: Annotated[
+        str, typer.Option("--profile", "-p", help="Profile timing drawn model calls.")
+    ] = "fast-750",
     block_tokens: Annotated[
         int, typer.Option("--block-tokens", min=1, help="Tokens per hash id block.")
     ] = 512,
@@ -137,21 +154,43 @@ def export_mooncake_command(
         ),
     ] = 0.0,
 ) -> None:
-    """Export traces as a Mooncake-style request trace for serving benchmarks (AIPerf's
-    mooncake_trace): one line per model call with timestamp (ms; tool gaps between calls
-    kept), input_length, output_length and hash_ids (prompt-prefix blocks, shared where
-    the agent's prompt reuses an earlier one's prefix)."""
+    """Export traces (or sessions drawn from a workload model) as a Mooncake-style request
+    trace for serving benchmarks (AIPerf's mooncake_trace): one line per model call with
+    timestamp (ms; tool gaps between calls kept), input_length, output_length and hash_ids
+    (prompt-prefix blocks, shared where the agent's prompt reuses an earlier one's prefix)."""
     from looplab.traces.mooncake import mooncake_rows
 
-    traces = load_traces(inputs)
+    if workload is not None and inputs:
+        raise ConfigError("give TRACES or --workload, not both", field="--workload")
+    if workload is None and not inputs:
+        raise ConfigError("give TRACES or --workload MODEL.yaml", field="TRACES")
+    traces = (
+        _drawn_traces(workload, tasks, seed, profile)
+        if workload is not None
+        else load_traces(inputs or [])
+    )
     export = mooncake_rows(traces, block_tokens=block_tokens, stagger_s=stagger_s)
     text = "".join(json.dumps(row) + "\n" for row in export.rows)
     if write_output(output, text):
         reuse = export.reused_blocks / export.blocks if export.blocks else 0.0
         out_console().print(
-            f"{len(traces)} trace(s), {len(export.rows)} requests ({export.skipped} without "
+            f"{len(traces)} session(s), {len(export.rows)} requests ({export.skipped} without "
             f"prompt tokens left out), {export.blocks} blocks, {reuse:.0%} reused -> {output}"
         )
+
+
+def _drawn_traces(path: Path, tasks: int, seed: int, profile: str) -> list[Trace]:
+    """`tasks` sessions drawn from a workload model (seeds `seed`...), their model calls
+    re-timed at `profile` (the drawn shapes' calls take no time)."""
+    from looplab.backends.presets import resolve_profile
+    from looplab.experiments.replay import replay_virtual
+    from looplab.workloads.model import load_workload
+    from looplab.workloads.sample import draw_shape
+    from looplab.workloads.shape import shape_trace
+
+    model = load_workload(path)
+    timed = resolve_profile(profile, [])
+    return [replay_virtual(shape_trace(draw_shape(model, seed + i)), timed) for i in range(tasks)]
 
 
 def schema_command(

@@ -64,3 +64,20 @@ def test_export_is_well_formed_and_shows_reuse(external: Path, tmp_path: Path) -
         {i for r in apart.rows[a:b] for i in r["hash_ids"]} for a, b in itertools.pairwise(bounds)
     ]
     assert len(ids) == 3 and all(not (x & y) for x in ids for y in ids if x is not y)
+
+
+def test_export_from_a_workload_model(tmp_path: Path) -> None:
+    """`--workload`: sessions drawn from a shipped model, timed at fast-750; each session's
+    requests come later than the previous one's decode, prefixes reused; bad flags refused."""
+    model = Path(__file__).resolve().parents[2] / "tasks" / "workload" / "mini-swe-agent-deepseek"
+    out = tmp_path / "drawn.jsonl"
+    args = ["--no-log-file", "export", "mooncake", "--workload", str(model / "workload.yaml")]
+    done = CliRunner().invoke(app, [*args, "--tasks", "2", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) > 10 and "2 session(s)" in done.output
+    assert sum(1 for r in rows if r["timestamp"] == 0) == 2
+    later = [r for r in rows if r["timestamp"] > 0]
+    assert all(r["hash_ids"][0] in {rows[0]["hash_ids"][0], rows[1]["hash_ids"][0]} for r in later)
+    both = CliRunner().invoke(app, [*args, str(out), "-o", str(out)])
+    assert both.exit_code != 0 and "not both" in f"{both.output}{both.exception}"
