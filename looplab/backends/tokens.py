@@ -226,7 +226,7 @@ def _load_bpe_openai() -> Tokenizer | None:
             return None
     return Tokenizer(
         "o200k_base (bpe-openai)",
-        encoding.encode,
+        encoding.encode_ordinary,  # special-token text is text: a prompt may hold it
         lambda token: encoding.decode([token]),
     )
 

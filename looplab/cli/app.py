@@ -55,7 +55,11 @@ COMMANDS: dict[str, Command] = {
 GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
     "export": (
         "Export traces to other tools' formats.",
-        {"otel": trace_commands.export_otel_command},
+        {
+            "otel": trace_commands.export_otel_command,
+            "atif": trace_commands.export_atif_command,
+            "mooncake": trace_commands.export_mooncake_command,
+        },
     ),
     "agents": ("Run the bundled agents on bundled tasks.", {"try": agents_commands.try_command}),
     "sandbox": (

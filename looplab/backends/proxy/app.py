@@ -68,6 +68,8 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
                 "decode_tps": proxy.profile.decode_tps,
                 "upstream": public_url(proxy.upstream) if proxy.upstream else None,
                 "replay": str(proxy.recording.directory) if proxy.recording else None,
+                "replay_policy": proxy.recording.policy_name if proxy.recording else None,
+                "divergences": len(proxy.recording.divergences) if proxy.recording else 0,
                 "record": str(proxy.recorder.directory) if proxy.recorder else None,
                 "active": proxy.active,
                 "calls": len(proxy.calls),
@@ -124,7 +126,7 @@ class ProxyServer(AppServer):
 
     Args:
         profile: the profile to pace to.
-        upstream, record, replay, api_key: as for `Proxy`.
+        upstream, record, replay, replay_policy, api_key: as for `Proxy`.
         host, port: where to bind (loopback, any free port by default).
     """
 
@@ -135,12 +137,18 @@ class ProxyServer(AppServer):
         upstream: str | None = None,
         record: Path | None = None,
         replay: Path | None = None,
+        replay_policy: str = "strict",
         api_key: str | None = None,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
         self.proxy = Proxy(
-            profile, upstream=upstream, record=record, replay=replay, api_key=api_key
+            profile,
+            upstream=upstream,
+            record=record,
+            replay=replay,
+            replay_policy=replay_policy,
+            api_key=api_key,
         )
         super().__init__(
             create_proxy_app(self.proxy),
@@ -161,5 +169,6 @@ def describe(proxy: Proxy) -> dict[str, Any]:
         "errors": sum(1 for c in calls if c.status >= 400 or c.error),
     }
     if proxy.recording is not None:
+        out["replay_policy"] = proxy.recording.policy_name
         out["divergences"] = [d.describe() for d in proxy.recording.divergences]
     return out

@@ -7,7 +7,7 @@ import gc
 import json
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -27,6 +27,9 @@ from looplab.console import (
 from looplab.errors import ConfigError
 from looplab.traces.scrub import remember_secret
 from looplab.urls import public_url, url_problem
+
+if TYPE_CHECKING:
+    from looplab.backends.proxy.store import Recording
 
 __all__ = ["bench_proxy_command", "proxy_command", "wrap_command"]
 
@@ -50,6 +53,16 @@ ReplayOpt = Annotated[
         show_default=False,
     ),
 ]
+ReplayPolicyOpt = Annotated[
+    str,
+    typer.Option(
+        "--replay-policy",
+        help="How --replay pairs requests with the recording: strict (exact request hash; "
+        "anything else is a 400 replay_miss) or tolerant (follow the recording session by "
+        "session, step by step, serve the step's reply even when the request differs, and "
+        "report each divergence).",
+    ),
+]
 ApiKeyEnvOpt = Annotated[
     str | None,
     typer.Option(
@@ -62,10 +75,26 @@ ApiKeyEnvOpt = Annotated[
 
 
 def _check(
-    upstream: str | None, record: Path | None, replay: Path | None, *, builtin: bool = False
+    upstream: str | None,
+    record: Path | None,
+    replay: Path | None,
+    *,
+    policy: str = "strict",
+    builtin: bool = False,
 ) -> None:
     """Refuse option combinations that cannot work (`builtin`: no upstream means the
     built-in simulator, as for `wrap`)."""
+    from looplab.backends.proxy.follow import REPLAY_POLICIES
+
+    if policy not in REPLAY_POLICIES:
+        raise ConfigError(
+            f"unknown replay policy {policy!r}",
+            field="--replay-policy",
+            allowed=tuple(REPLAY_POLICIES),
+            given=policy,
+        )
+    if policy != "strict" and replay is None:
+        raise ConfigError(f"--replay-policy {policy} needs --replay DIR", field="--replay-policy")
     if upstream is None and replay is None and not builtin:
         raise ConfigError("give --upstream URL, --replay DIR, or both", field="--upstream")
     problem = url_problem(upstream) if upstream is not None else None
@@ -91,6 +120,7 @@ def proxy_command(
     profile_set: ProfileSetOpt = None,
     record: RecordOpt = None,
     replay: ReplayOpt = None,
+    replay_policy: ReplayPolicyOpt = "strict",
     api_key_env: ApiKeyEnvOpt = None,
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8751,
@@ -114,10 +144,15 @@ def proxy_command(
     from looplab.backends.proxy.app import create_proxy_app
     from looplab.backends.proxy.core import Proxy
 
-    _check(upstream, record, replay)
+    _check(upstream, record, replay, policy=replay_policy)
     resolved = resolve_profile(profile, profile_set or [])
     proxy = Proxy(
-        resolved, upstream=upstream, record=record, replay=replay, api_key=_api_key(api_key_env)
+        resolved,
+        upstream=upstream,
+        record=record,
+        replay=replay,
+        replay_policy=replay_policy,
+        api_key=_api_key(api_key_env),
     )
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -129,7 +164,9 @@ def proxy_command(
     bound = sock.getsockname()[1]
     source = public_url(upstream) if upstream else "no upstream"
     if replay is not None:
-        source = f"replay {replay}" + (f", else {public_url(upstream)}" if upstream else "")
+        source = f"replay {replay} ({replay_policy})" + (
+            f", else {public_url(upstream)}" if upstream else ""
+        )
     err_console().print(
         f"[bold]looplab proxy[/] profile [cyan]{resolved.name}[/] ({resolved.decode_tps:g} tok/s)"
         f" in front of {source}"
@@ -147,6 +184,26 @@ def proxy_command(
         asyncio.run(server.serve(sockets=[sock]))
     finally:
         sock.close()
+        _print_divergences(proxy.recording)
+
+
+def _replay_summary(policy: object, count: int, directory: Path | None) -> str:
+    """The replay's one-line summary: how many requests departed from the recording."""
+    if count == 0:
+        return f"replay ({policy}): every request followed the recording {directory}"
+    return f"replay ({policy}): {count} divergence(s) from the recording {directory}"
+
+
+def _print_divergences(recording: Recording | None) -> None:
+    """The replay's summary at exit, and each divergence."""
+    if recording is None:
+        return
+    console = err_console()
+    found = recording.divergences
+    summary = _replay_summary(recording.policy_name, len(found), recording.directory)
+    console.print(f"[bold]looplab proxy[/] {summary}")
+    for divergence in found:
+        console.print(f"[yellow]replay divergence[/] {divergence.describe()}")
 
 
 def wrap_command(
@@ -156,6 +213,7 @@ def wrap_command(
     upstream: UpstreamOpt = None,
     record: RecordOpt = None,
     replay: ReplayOpt = None,
+    replay_policy: ReplayPolicyOpt = "strict",
     api_key_env: ApiKeyEnvOpt = None,
     output: OutputOpt = Path("runs/wrap"),
     agent: Annotated[
@@ -176,7 +234,7 @@ def wrap_command(
     from looplab.backends.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
 
-    _check(upstream, record, replay, builtin=True)
+    _check(upstream, record, replay, policy=replay_policy, builtin=True)
     resolved = resolve_profile(profile, profile_set or [])
     destination = output or Path("runs/wrap")
     if destination.suffix == ".jsonl":
@@ -190,6 +248,7 @@ def wrap_command(
         upstream=upstream,
         record=record,
         replay=replay,
+        replay_policy=replay_policy,
         api_key=_api_key(api_key_env),
         agent=agent,
         task=task,
@@ -201,6 +260,11 @@ def wrap_command(
         f"{result.exit_code}; upstream slower on {summary.get('upstream_slower', 0)} call(s); "
         f"trace: {result.trace}"
     )
+    if "replay_policy" in summary:
+        found = summary.get("divergences") or []
+        assert isinstance(found, list)
+        line = _replay_summary(summary["replay_policy"], len(found), replay)
+        console.print(f"[bold]looplab wrap[/] {line}")
     for line in summary.get("divergences") or []:  # type: ignore[attr-defined]
         console.print(f"[yellow]replay divergence[/] {line}")
     raise typer.Exit(result.exit_code)

@@ -84,11 +84,14 @@ class Proxy:
         upstream: the upstream's API root (`https://api.openai.com/v1`); None: replay only.
         record: a directory to record every exchange into.
         replay: a recording to serve from (with `upstream`, unrecorded requests go there).
+        replay_policy: how replayed requests are paired with recorded steps
+            (`follow.REPLAY_POLICIES`: `strict`, `tolerant`).
         api_key: a key for the upstream, replacing the client's (never logged or stored).
 
     Raises:
         ConfigError: `upstream` is not an http(s) API root, or holds credentials
-            (`looplab.urls.url_problem`).
+            (`looplab.urls.url_problem`); `replay` is not a recording; an unknown
+            `replay_policy`.
         tokenizer: prompt and reply token counter (default: the simulator's).
     """
 
@@ -99,6 +102,7 @@ class Proxy:
         upstream: str | None = None,
         record: Path | None = None,
         replay: Path | None = None,
+        replay_policy: str = "strict",
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
     ) -> None:
@@ -112,7 +116,7 @@ class Proxy:
         self.clock = WallClock()
         self.upstream = upstream.rstrip("/") if upstream else None
         self.recorder = Recorder(record) if record is not None else None
-        self.recording = Recording(replay) if replay is not None else None
+        self.recording = Recording(replay, replay_policy) if replay is not None else None
         self._api_key = api_key
         self.tokenizer = tokenizer or default_tokenizer()
         self.cache = PrefixCache(

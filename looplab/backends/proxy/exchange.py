@@ -88,7 +88,8 @@ def choose_source(
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.
 
-    Sets `exchange.call.source` (`replay` or `upstream`). `http` is called only when the
+    Sets `exchange.call.source` (`replay` or `upstream`) and, when the request departs
+    from the recording, `exchange.call.divergence`. `http` is called only when the
     upstream is asked.
 
     Raises:
@@ -96,7 +97,9 @@ def choose_source(
     """
     endpoint, body = exchange.endpoint, exchange.body
     if recording is not None:
-        recorded = recording.lookup(endpoint, body)
+        recorded, divergence = recording.lookup(endpoint, body)
+        if divergence is not None:
+            exchange.call.divergence = divergence.as_dict()
         if recorded is not None:
             exchange.call.source = "replay"
             return RecordedSource(
@@ -109,7 +112,7 @@ def choose_source(
                 400,
                 "replay: this request is not in the recording "
                 f"({recording.directory}), and the proxy has no upstream to ask. "
-                f"Divergence: {recording.divergences[-1].describe()}",
+                f"Divergence: {divergence.describe() if divergence else 'none'}",
                 code="replay_miss",
             )
     if upstream is None:

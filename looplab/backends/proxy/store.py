@@ -18,11 +18,14 @@ exchange is scrubbed before it is written (`scrub_entry`: the key in use, each
 `Authorization`/`api-key` value, key-shaped strings), bodies and events included.
 
 The request hash is SHA-256 of the endpoint and the request body with keys sorted, less
-the fields that do not change what a model answers (`CANONICAL_DROP`). Replay serves the
-k-th recorded exchange of a hash to its k-th occurrence (the last one again after that),
-and follows the session step by step: a request whose hash is not the recording's next
-one is a `Divergence`, reported with its step (and a request not recorded at all is one
-too: the proxy answers it with an OpenAI-shaped 400 `replay_miss`, or sends it upstream).
+the fields that do not change what a model answers (`CANONICAL_DROP`). Which recorded
+exchange answers a replayed request is the replay policy's choice (`follow.py`): `strict`
+(the default) serves the k-th recorded exchange of a hash to its k-th occurrence (the last
+one again after that) and answers a request not recorded at all with an OpenAI-shaped 400
+`replay_miss` (or sends it upstream); `tolerant` follows the recording session by
+session, step by step, and serves the step's reply even when the request differs. Either
+way a departure from the recording is a `Divergence`, reported with its step (and, when
+tolerant, what differed and how similar it is), logged (`proxy.replay_divergence`).
 """
 
 from __future__ import annotations
@@ -33,12 +36,14 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import structlog
+
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import Item
+from looplab.backends.proxy.follow import REPLAY_POLICIES, Asked, Divergence
 from looplab.backends.proxy.replies import data_of
 from looplab.errors import ConfigError
 from looplab.traces.scrub import Scrubber
@@ -53,6 +58,8 @@ __all__ = [
     "request_hash",
     "scrub_entry",
 ]
+
+log = structlog.get_logger(__name__)
 
 STORE_FORMAT = "looplab-proxy-1"
 CANONICAL_DROP = (
@@ -136,25 +143,6 @@ def exchange_entry(
     return entry
 
 
-@dataclass(frozen=True)
-class Divergence:
-    """Where a replayed session stopped following its recording."""
-
-    step: int
-    """0-based index of the request in the replayed session."""
-    expected: str
-    """What the recording had at that step (its summary), or `end of recording`."""
-    got: str
-    """What was asked instead."""
-    recorded: bool
-    """Whether the request is in the recording at another step (served) or not at all."""
-
-    def describe(self) -> str:
-        """One line for people."""
-        where = "recorded at another step" if self.recorded else "not in the recording"
-        return f"step {self.step}: expected {self.expected!r}, got {self.got!r} ({where})"
-
-
 class Recorder:
     """Appends exchanges to a recording directory (thread-safe; one per proxy)."""
 
@@ -201,11 +189,17 @@ class Recorder:
 class Recording:
     """A recording opened for replay (see the module docstring).
 
+    Args:
+        directory: the recording.
+        policy: how requests are paired with recorded steps (`follow.REPLAY_POLICIES`:
+            `strict`, exact hashes; `tolerant`, step by step whatever the request holds).
+
     Raises:
-        ConfigError: the directory is not a recording (no `index.jsonl`).
+        ConfigError: the directory is not a recording (no `index.jsonl`), or an unknown
+            policy.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, policy: str = "strict") -> None:
         index = directory / "index.jsonl"
         if not index.is_file():
             raise ConfigError(
@@ -213,38 +207,53 @@ class Recording:
                 "with `looplab proxy --record DIR` or `looplab wrap --record DIR`",
                 field="--replay",
             )
+        if policy not in REPLAY_POLICIES:
+            raise ConfigError(
+                f"unknown replay policy {policy!r}",
+                field="--replay-policy",
+                allowed=tuple(REPLAY_POLICIES),
+                given=policy,
+            )
         self.directory = directory
+        self.policy_name = policy
         self.steps: list[dict[str, Any]] = [
             json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line
         ]
         self.steps.sort(key=lambda e: int(e["step"]))
-        self._served: Counter[str] = Counter()
-        self._position = 0
+        self._requests: dict[int, dict[str, Any]] = {}
+        self.policy = REPLAY_POLICIES[policy](self.steps, self.recorded_request)
         self.divergences: list[Divergence] = []
         self._lock = threading.Lock()
 
-    def lookup(self, endpoint: str, body: dict[str, Any]) -> dict[str, Any] | None:
-        """The recorded exchange for this request (None: not recorded); follows the step."""
-        digest = request_hash(endpoint, body)
-        files = [e for e in self.steps if e["hash"] == digest]
-        with self._lock:
-            step = self._position
-            self._position += 1
-            expected = self.steps[step] if step < len(self.steps) else None
-            if expected is None or expected["hash"] != digest:
-                self.divergences.append(
-                    Divergence(
-                        step,
-                        expected["summary"] if expected else "end of recording",
-                        summary(body),
-                        bool(files),
-                    )
-                )
-            if not files:
-                return None
-            n = min(self._served[digest], len(files) - 1)
-            self._served[digest] += 1
+    def exchange(self, step: int) -> dict[str, Any]:
+        """The recorded exchange of a step (an index into `steps`)."""
         data: dict[str, Any] = json.loads(
-            (self.directory / files[n]["file"]).read_text(encoding="utf-8")
+            (self.directory / self.steps[step]["file"]).read_text(encoding="utf-8")
         )
         return data
+
+    def recorded_request(self, step: int) -> dict[str, Any]:
+        """The canonical request body recorded at a step (read once)."""
+        if step not in self._requests:
+            self._requests[step] = dict(self.exchange(step).get("request") or {})
+        return self._requests[step]
+
+    def lookup(
+        self, endpoint: str, body: dict[str, Any]
+    ) -> tuple[dict[str, Any] | None, Divergence | None]:
+        """The recorded exchange that answers this request under the policy (None: none),
+        and how the request departs from the recording (None: it does not); a departure
+        is also appended to `divergences` and logged."""
+        asked = Asked(endpoint, canonical(body), request_hash(endpoint, body), summary(body))
+        with self._lock:
+            choice = self.policy.choose(asked)
+            if choice.divergence is not None:
+                self.divergences.append(choice.divergence)
+                log.warning(
+                    "proxy.replay_divergence",
+                    policy=self.policy_name,
+                    description=choice.divergence.describe(),
+                    **choice.divergence.as_dict(),
+                )
+        found = None if choice.step is None else self.exchange(choice.step)
+        return found, choice.divergence

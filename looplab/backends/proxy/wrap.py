@@ -38,6 +38,7 @@ from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.proxy.app import ProxyServer, describe
 from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.store import Recording
 from looplab.backends.proxy.trace import wrap_events
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
@@ -108,6 +109,7 @@ def run_wrapped(
     upstream: str | None = None,
     record: Path | None = None,
     replay: Path | None = None,
+    replay_policy: str = "strict",
     api_key: str | None = None,
     agent: str | None = None,
     task: str | None = None,
@@ -125,7 +127,7 @@ def run_wrapped(
         command: the agent command and its arguments.
         profile: the latency profile the proxy paces to.
         output: the trace file to write (`.jsonl`); a directory gets `<run id>.jsonl`.
-        upstream, record, replay, api_key: as for `Proxy`.
+        upstream, record, replay, replay_policy, api_key: as for `Proxy`.
         agent: the agent's name in the trace (default: the command's program name).
         task: a task label for the trace.
         cwd: the command's working directory.
@@ -142,7 +144,7 @@ def run_wrapped(
         raise ConfigError("give the agent command after --", field="COMMAND")
     agent = agent or Path(command[0]).name
     run_id = run_id or f"wrap-{agent}-{profile.name}-{uuid.uuid4().hex[:8]}"
-    server, builtin = _start(profile, upstream, record, replay, api_key)
+    server, builtin = _start(profile, upstream, record, (replay, replay_policy), api_key)
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     process: subprocess.Popen[bytes] | None = None
     try:
@@ -178,6 +180,8 @@ def run_wrapped(
     )
     if builtin is not None:
         _note_builtin(header, builtin)
+    if server.proxy.recording is not None:
+        _note_replay(header, server.proxy.recording)
     events = wrap_events(
         run_id, calls, exited=exited, exit_code=exit_code, task=task or agent, profile=profile.name
     )
@@ -191,16 +195,19 @@ def _start(
     profile: LatencyProfile,
     upstream: str | None,
     record: Path | None,
-    replay: Path | None,
+    replay: tuple[Path | None, str],
     api_key: str | None,
 ) -> tuple[ProxyServer, SimulatorServer | None]:
-    """The proxy, started, and the built-in upstream it talks to when it has no other."""
-    builtin = builtin_upstream(profile).start() if upstream is None and replay is None else None
+    """The proxy, started, and the built-in upstream it talks to when it has no other
+    (`replay`: the recording, if any, and the replay policy)."""
+    recording, policy = replay
+    builtin = builtin_upstream(profile).start() if upstream is None and recording is None else None
     server = ProxyServer(
         profile,
         upstream=builtin.base_url if builtin else upstream,
         record=record,
-        replay=replay,
+        replay=recording,
+        replay_policy=policy,
         api_key=api_key,
     )
     try:
@@ -263,6 +270,17 @@ def _note_builtin(header: TraceHeader, builtin: SimulatorServer) -> None:
     header.notes.append(
         f"upstream: looplab's built-in simulator ({FAST_UPSTREAM['decode_tps']:g} tok/s, no "
         f"TTFT; the proxy sets the pace); model names answered: {named}"
+    )
+
+
+def _note_replay(header: TraceHeader, recording: Recording) -> None:
+    """Put the replay policy and every divergence from the recording in the header."""
+    divergences = recording.divergences
+    header.backend["replay_policy"] = recording.policy_name
+    header.backend["divergences"] = [d.as_dict() for d in divergences]
+    header.notes.append(
+        f"replay ({recording.policy_name}) of {recording.directory}: {len(divergences)} "
+        f"divergence(s) from the recording" + "".join(f"; {d.describe()}" for d in divergences[:20])
     )
 
 

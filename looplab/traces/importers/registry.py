@@ -16,6 +16,7 @@ from typing import Protocol
 
 from looplab.errors import ConfigError, TraceError
 from looplab.traces.importers.agentlab import AgentLabImporter
+from looplab.traces.importers.atif import AtifImporter
 from looplab.traces.importers.browser_use import BrowserUseImporter
 from looplab.traces.importers.claude_code import ClaudeCodeImporter
 from looplab.traces.importers.codex import CodexImporter
@@ -68,6 +69,7 @@ def _registry(*importers: Importer) -> dict[str, Importer]:
 
 
 REGISTRY: dict[str, Importer] = _registry(
+    AtifImporter(),
     InspectImporter(),
     MiniSweAgentImporter(),
     SweAgentImporter(),
