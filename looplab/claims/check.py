@@ -30,7 +30,7 @@ from typing import Any
 from looplab.claims.decompose import Decomposition, decompose, decomposition_json
 from looplab.claims.evidence import Evidence, gather
 from looplab.claims.model import Claimed, ClaimEntry
-from looplab.report.stats import MIN_PAIRED_N, bca_median, bca_speedup
+from looplab.report.data.stats import MIN_PAIRED_N, bca_median, bca_speedup
 from looplab.stats import median
 
 __all__ = ["TOO_FEW", "ClaimCheck", "check_claim", "check_json", "verdict"]

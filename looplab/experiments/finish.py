@@ -66,8 +66,8 @@ def finish_run(result: Any) -> None:
     failures; exit 1 when cells failed, nothing was measured or the environment is broken."""
     from looplab.experiments.verdict import reference_verdict
     from looplab.report.build import assign_groups
-    from looplab.report.model import load_runs
-    from looplab.report.views import headline
+    from looplab.report.data.records import load_runs
+    from looplab.report.views.report_model import headline
 
     records = load_runs([result.directory])
     assign_groups(records)  # one group per backend, and per variant when there are axes
@@ -109,9 +109,9 @@ def nothing_measured(outcomes: list[Any]) -> str | None:
 
 
 def _print_knobs(records: list[Any]) -> None:
-    """The knob table (`looplab.report.knobs`), when the runs have axes."""
+    """The knob table (`looplab.report.data.knobs`), when the runs have axes."""
     from looplab.experiments.knob_table import knob_table
-    from looplab.report.knobs import knob_rows
+    from looplab.report.data.knobs import knob_rows
 
     rows = knob_rows(records)
     if rows:
@@ -119,7 +119,7 @@ def _print_knobs(records: list[Any]) -> None:
 
 
 def _print_summary(groups: list[Any]) -> None:
-    from looplab.report.views import headline_sentence
+    from looplab.report.views.report_model import headline_sentence
 
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (

@@ -1,4 +1,4 @@
-"""The knob table as `looplab run` prints it (rows from `looplab.report.knobs`)."""
+"""The knob table as `looplab run` prints it (rows from `looplab.report.data.knobs`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rich.table import Table
 
-from looplab.report.knobs import KnobRow
+from looplab.report.data.knobs import KnobRow
 
 __all__ = ["knob_table"]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Literal
 
 from looplab.errors import ConfigError
-from looplab.report.exports import report_json
-from looplab.report.knobs import variant_labels
-from looplab.report.model import RunRecord, load_runs
-from looplab.report.page import render_page
-from looplab.report.views import ReportModel, build_model
-from looplab.report.views_detail import TRANSCRIPTS
+from looplab.report.data.exports import report_json
+from looplab.report.data.knobs import variant_labels
+from looplab.report.data.records import RunRecord, load_runs
+from looplab.report.render.page import render_page
+from looplab.report.views.detail import TRANSCRIPTS
+from looplab.report.views.report_model import ReportModel, build_model
 
 __all__ = [
     "FORMATS",

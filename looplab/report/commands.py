@@ -15,7 +15,7 @@ import typer
 from looplab.console import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
 from looplab.layout import ExperimentDir
-from looplab.report.views_detail import TRANSCRIPTS
+from looplab.report.views.detail import TRANSCRIPTS
 
 __all__ = ["bench_report_command", "dashboard_command", "report_command"]
 
@@ -93,7 +93,7 @@ def report_command(
     task, the shipped corpus re-timed, the Amdahl band, the published claims).
     """
     from looplab.report.build import FORMATS, write_report
-    from looplab.report.screenshot import SCREENSHOT_TARGETS
+    from looplab.report.render.screenshot import SCREENSHOT_TARGETS
 
     if format not in FORMATS:
         raise ConfigError(f"unknown format {format!r}", field="--format", allowed=list(FORMATS))
@@ -126,13 +126,13 @@ def report_command(
     if screenshot is not None:
         if format != "html":
             raise ConfigError("a screenshot needs --format html", field="--screenshot")
-        from looplab.report.screenshot import screenshot as take
+        from looplab.report.render.screenshot import screenshot as take
 
         take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
     if result.model.claim is not None:
-        from looplab.report.claim_panel import claim_panel
+        from looplab.report.claim.panel import claim_panel
 
         console.print(claim_panel(result.model.claim))
 
@@ -163,7 +163,7 @@ def dashboard_command(
     clicks from the index: a task, then a pair), and compares two experiments side by side.
     Nothing outside RUNS_ROOT is served; Ctrl-C stops it.
     """
-    from looplab.report.server import DashboardServer
+    from looplab.report.dashboard.server import DashboardServer
 
     if not root.is_dir():
         raise ConfigError(f"{root}: no such directory", field="RUNS_ROOT")
@@ -177,7 +177,7 @@ def bench_report_command(
 ) -> None:
     """Time to write the HTML report of an experiment with RUNS synthetic runs (target: seconds)."""
     from looplab.report.build import write_report
-    from looplab.report.synthetic import write_synthetic_experiment
+    from looplab.report.data.synthetic import write_synthetic_experiment
 
     with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
         experiment = write_synthetic_experiment(Path(directory) / "syn", runs)

@@ -11,8 +11,8 @@ import pytest
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.report.model import load_runs
-from looplab.report.views_time import planning_share
+from looplab.report.data.records import load_runs
+from looplab.report.views.time_split import planning_share
 from looplab.traces.inputs import load_traces
 from looplab.traces.store import ResultStore
 

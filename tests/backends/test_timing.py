@@ -13,7 +13,7 @@ from looplab.backends.profile import LatencyProfile
 from looplab.backends.simulator import Simulator
 from looplab.backends.timing import CallTokens, TimingModel, plan_call
 from looplab.clock import VirtualClock
-from looplab.report.synthetic import write_synthetic_experiment
+from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent
 

@@ -9,7 +9,7 @@ import pytest
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
 from looplab.errors import ConfigError
-from looplab.report.claim_rows import band, band_claim, claims
+from looplab.report.claim.rows import band, band_claim, claims
 
 GOOD = """\
 name: good

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from looplab.extras import EXTRAS
-from looplab.report.synthetic import write_synthetic_experiment
+from looplab.report.data.synthetic import write_synthetic_experiment
 
 BLOCKER = textwrap.dedent(
     """

@@ -14,8 +14,8 @@ from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
 from looplab.report.build import build_model_for
-from looplab.report.knobs import knob_rows
-from looplab.report.model import load_runs
+from looplab.report.data.knobs import knob_rows
+from looplab.report.data.records import load_runs
 from looplab.traces.io import read_trace
 
 

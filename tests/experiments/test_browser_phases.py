@@ -14,10 +14,10 @@ from looplab.backends.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.report.model import load_runs
-from looplab.report.steps import step_rows
-from looplab.report.views_observations import observation_rows
-from looplab.report.views_time import components
+from looplab.report.data.records import load_runs
+from looplab.report.data.steps import step_rows
+from looplab.report.views.observations import observation_rows
+from looplab.report.views.time_split import components
 from looplab.traces.inputs import load_traces
 from looplab.traces.schema import StepEvent, ToolCallEvent
 from looplab.traces.store import ResultStore

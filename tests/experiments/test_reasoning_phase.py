@@ -15,8 +15,8 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.sweep import run_sweep
-from looplab.report.model import load_runs
-from looplab.report.views import components
+from looplab.report.data.records import load_runs
+from looplab.report.views.report_model import components
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 from looplab.traces.store import ResultStore

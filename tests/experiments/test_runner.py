@@ -16,8 +16,8 @@ import yaml
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.report.model import load_runs
-from looplab.report.views import headline
+from looplab.report.data.records import load_runs
+from looplab.report.views.report_model import headline
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent
 from looplab.traces.store import ResultStore

@@ -13,8 +13,8 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.verdict import reference_verdict
-from looplab.report.model import RunRecord
-from looplab.report.views import headline, headline_sentence
+from looplab.report.data.records import RunRecord
+from looplab.report.views.report_model import headline, headline_sentence
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, TraceHeader
 

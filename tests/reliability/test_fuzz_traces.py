@@ -31,7 +31,7 @@ from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.sweep import run_sweep
 from looplab.experiments.verdict import reference_verdict
 from looplab.report.build import build_report
-from looplab.report.synthetic import write_synthetic_experiment
+from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.io import read_trace, write_trace
 from looplab.traces.otel import export_otel
 from looplab.traces.store import ResultStore

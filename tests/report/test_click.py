@@ -14,12 +14,12 @@ import pytest
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.report.actions import PARTS, actions
 from looplab.report.build import build_model_for
-from looplab.report.model import load_runs, record_from_trace
-from looplab.report.stats import median
-from looplab.report.views_click import click_json, click_rows
-from looplab.report.views_observations import observation_rows
+from looplab.report.claim.click_views import click_json, click_rows
+from looplab.report.data.actions import PARTS, actions
+from looplab.report.data.records import load_runs, record_from_trace
+from looplab.report.data.stats import median
+from looplab.report.views.observations import observation_rows
 from looplab.tasks.references import parse_reference
 from looplab.traces.io import Trace
 from looplab.traces.schema import (

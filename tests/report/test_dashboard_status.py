@@ -13,9 +13,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from looplab.report import dashboard
-from looplab.report.dashboard import Reports, last_line
-from looplab.report.server import DashboardServer
+from looplab.report.dashboard import experiments as dashboard
+from looplab.report.dashboard.experiments import Reports, last_line
+from looplab.report.dashboard.server import DashboardServer
 
 
 def _get(url: str) -> tuple[int, str]:

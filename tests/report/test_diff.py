@@ -9,8 +9,8 @@ import pytest
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE
 from looplab.report.build import build_report
-from looplab.report.model import record_from_trace
-from looplab.report.views_diff import align, diff_view
+from looplab.report.data.records import record_from_trace
+from looplab.report.views.diff import align, diff_view
 from looplab.traces.io import read_trace
 
 

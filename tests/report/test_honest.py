@@ -11,8 +11,8 @@ from pathlib import Path
 
 from looplab.backends.presets import resolve_profile
 from looplab.report.build import build_report
-from looplab.report.model import record_from_trace
-from looplab.report.views_time import compounding
+from looplab.report.data.records import record_from_trace
+from looplab.report.views.time_split import compounding
 from looplab.traces.io import read_trace, write_trace
 
 

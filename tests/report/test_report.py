@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 from looplab.cli.app import app
 from looplab.errors import ConfigError
 from looplab.report.build import build_report, write_report
-from looplab.report.stats import bootstrap_speedup, quantile
-from looplab.report.synthetic import write_synthetic_experiment
+from looplab.report.data.stats import bootstrap_speedup, quantile
+from looplab.report.data.synthetic import write_synthetic_experiment
 
 
 def _data(html: str) -> dict[str, object]:

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, Route, sync_playwright
 
 from looplab.chromium import CHROMIUM_ARGS, find_chromium
 from looplab.report.build import write_report
-from looplab.report.server import DashboardServer
+from looplab.report.dashboard.server import DashboardServer
 
 pytestmark = pytest.mark.browser
 

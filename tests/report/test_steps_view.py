@@ -12,8 +12,8 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.report.build import write_report
-from looplab.report.model import load_runs
-from looplab.report.views import build_model
+from looplab.report.data.records import load_runs
+from looplab.report.views.report_model import build_model
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.report.build import build_report
-from looplab.report.model import record_from_trace
-from looplab.report.render_transcript import PREVIEW_CHARS, transcript_html
-from looplab.report.views_transcript import transcript
+from looplab.report.data.records import record_from_trace
+from looplab.report.render.transcript import PREVIEW_CHARS, transcript_html
+from looplab.report.views.transcript import transcript
 from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.io import read_trace
 

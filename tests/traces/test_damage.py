@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from looplab.errors import TraceError
-from looplab.report.svg import Chart
+from looplab.report.render.svg import Chart
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.otel import export_otel
 from looplab.traces.schema import RunEndEvent, RunStartEvent, StepEvent, TraceHeader

@@ -1,0 +1,148 @@
+"""The "speedup taken apart" section: each decomposed claim's waterfall (`looplab.claims`).
+
+The claim entries that ask for a decomposition (`test.decompose`, e.g. Codex-Spark's
+"about 6x") are checked once per process (analytic re-timing, about a second) and drawn
+as waterfalls: the slow side's mean task time, each factor's exact Shapley share of the
+difference as a step down, the fast side, and the claimed fast time as a line. The same
+numbers as `looplab claims check --json` (`decomposition`); the section is about the
+published claims re-timed on the shipped workloads, not about this report's runs.
+"""
+
+from __future__ import annotations
+
+import functools
+from html import escape
+from typing import Any
+
+from looplab.claims.check import ClaimCheck, check_claim
+from looplab.claims.decompose import Decomposition
+from looplab.claims.model import claim_entries
+from looplab.report.render.svg import Chart
+from looplab.report.views.report_model import ReportModel
+
+__all__ = ["decomposed_checks", "render_waterfall", "waterfall_tables"]
+
+_COLORS = {"total": "#555555", "saves": "#009E73", "costs": "#D55E00"}
+_COLUMNS = ["claim", "factor", "slow_value", "fast_value", "seconds", "share", "speedup_x"]
+
+
+@functools.cache
+def decomposed_checks() -> tuple[ClaimCheck, ...]:
+    """The shipped claims with a decomposition, checked (once per process)."""
+    checks = [check_claim(e) for e in claim_entries().values() if e.test.decompose]
+    return tuple(c for c in checks if c.decomposition is not None)
+
+
+def _claimed(check: ClaimCheck) -> float | None:
+    claimed = check.entry.claimed
+    return claimed.point if claimed.measure == "speedup" else None
+
+
+def _chart(check: ClaimCheck, d: Decomposition) -> str:
+    labels = ["slow", *(p.label for p in d.parts), "fast"]
+    chart = Chart(
+        f"waterfall-{check.entry.name}",
+        check.entry.title,
+        "mean task time (s)",
+        "",
+        width=760,
+        height=70 + 30 * len(labels),
+        left=170,
+    )
+    chart.data["export"] = "waterfall"  # its numbers: the section's export table
+    chart.set_scales((0, d.slow_s * 1.05), (len(labels) - 0.5, -0.5))
+    chart.axes(x_fmt=lambda v: f"{v:g}", y_ticks=False)
+    chart.row_labels(labels)
+    chart.hbar(0, 0, d.slow_s, _COLORS["total"], f"slow: {d.slow_s:.1f} s (mean of {d.units})")
+    level = d.slow_s
+    for index, part in enumerate(d.parts, start=1):
+        new = level + part.seconds
+        tip = (
+            f"{part.label} {part.slow_value:g} -> {part.fast_value:g}: {part.seconds:+.1f} s, "
+            f"x{part.speedup_x:.2f} of the speedup"
+        )
+        color = _COLORS["saves"] if part.seconds < 0 else _COLORS["costs"]
+        chart.hbar(index, min(level, new), max(level, new), color, tip)
+        level = new
+    tip = f"fast: {d.fast_s:.1f} s, {d.speedup:.2f}x"
+    chart.hbar(len(labels) - 1, 0, d.fast_s, _COLORS["total"], tip)
+    claimed = _claimed(check)
+    if claimed:
+        target = d.slow_s / claimed
+        seconds, steps = d.residual(claimed)
+        chart.parts.append(
+            f'<line class="claimed" x1="{chart.x(target):.1f}" x2="{chart.x(target):.1f}" '
+            f'y1="{chart.top}" y2="{chart.height - chart.bottom}" stroke="#B22222" '
+            f'stroke-dasharray="4 3"><title>claimed {claimed:g}x: {target:.1f} s; '
+            f"{seconds:+.1f} s unexplained, {steps:.0%} fewer steps would cover it</title></line>"
+        )
+        chart.legend(f"claimed {claimed:g}x", "#B22222")
+    chart.caption = (
+        "Bars: mean task time over the draws at the slow and fast settings; each factor's "
+        "step is its exact Shapley share (the steps sum to the difference); x: its share of "
+        "the speedup (the x values multiply to it)."
+    )
+    return chart.render()
+
+
+def _sentence(check: ClaimCheck, d: Decomposition) -> str:
+    parts = ", ".join(f"{p.label} x{p.speedup_x:.2f} ({p.seconds:+.0f} s)" for p in d.parts)
+    text = f"{check.entry.name}: {d.slow_s:.0f} s -> {d.fast_s:.0f} s = {d.speedup:.2f}x: {parts}."
+    claimed = _claimed(check)
+    if claimed:
+        seconds, steps = d.residual(claimed)
+        text += (
+            f" Claimed {claimed:g}x: {seconds:+.0f} s (x{claimed / d.speedup:.2f}) left "
+            f"unexplained, {steps:.0%} fewer steps if that were all."
+        )
+    return text
+
+
+def render_waterfall(model: ReportModel) -> str:
+    """The section's static HTML (independent of the report's runs)."""
+    del model  # the published claims, re-timed on the shipped workloads
+    checks = decomposed_checks()
+    if not checks:
+        return "<p>No shipped claim asks for a decomposition.</p>"
+    body = "".join(
+        _chart(c, c.decomposition)
+        + f'<p class="sentence">{escape(_sentence(c, c.decomposition))}</p>'
+        for c in checks
+        if c.decomposition is not None
+    )
+    return body + (
+        '<p class="hint">Published claims re-timed on the shipped workloads (not your runs): '
+        "each entry's assumptions are in <code>looplab claims check NAME</code>; "
+        "<code>--json</code> has these numbers.</p>"
+    )
+
+
+def waterfall_tables(model: ReportModel) -> dict[str, Any]:
+    """The section's export table: one row per claim and factor."""
+    del model
+    rows: list[list[Any]] = []
+    for check in decomposed_checks():
+        d = check.decomposition
+        if d is None:
+            continue
+        diff = d.fast_s - d.slow_s
+        for p in d.parts:
+            share = p.seconds / diff if diff else None
+            rows.append(
+                [
+                    check.entry.name,
+                    p.label,
+                    p.slow_value,
+                    p.fast_value,
+                    p.seconds,
+                    share,
+                    p.speedup_x,
+                ]
+            )
+    return {
+        "waterfall": {
+            "title": "the speedup taken apart: Shapley share per claim and factor",
+            "columns": _COLUMNS,
+            "rows": rows,
+        }
+    }

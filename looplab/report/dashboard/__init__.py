@@ -1,0 +1,1 @@
+"""`looplab dashboard`: the read-only local web app over a directory of experiments."""

@@ -1,0 +1,346 @@
+"""`looplab dashboard`: a read-only local web app over a directory of experiments
+(Starlette on uvicorn).
+
+Routes (GET and HEAD only; any other method is answered 405):
+
+| path                              | page                                                |
+|-----------------------------------|-----------------------------------------------------|
+| `/`                               | experiments (by name), headline, tasks, compare form |
+| `/report/<relative path>`         | the report of an experiment directory or one trace  |
+| `/task?name=<task>`               | every run of a task under the root, and the matrix  |
+|                                   | of step-aligned diffs (any two runs: one click)     |
+| `/run/<relative trace path>`      | one run: timeline, where the time goes, transcript  |
+| `/diff?a=<trace>&b=<trace>`       | the step-aligned diff of two runs                   |
+| `/compare?a=<rel>&b=<rel>`        | one report over both inputs, groups labelled by input |
+| `/api/state[?path=<rel>]`         | JSON for live refresh (trace signature, running)    |
+
+Safety: every path is resolved and must stay inside the root (403 otherwise); the Host
+header must name the bound address (a page of another site cannot reach the dashboard by
+DNS rebinding: 400); connections are bounded (at most `MAX_CONNECTIONS` at once, 503
+beyond; a connection that sends no request head within `IDLE_S` is closed; request heads
+are capped by h11); responses forbid framing and any network request but to the dashboard
+itself. Reports are built on request and cached until a trace file changes; an experiment
+that cannot be read is listed with its error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlencode
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from looplab.errors import ConfigError, LooplabError
+from looplab.layout import ExperimentDir
+from looplab.report.build import build_model_for
+from looplab.report.dashboard import pages
+from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
+from looplab.report.dashboard.host_guard import host_check
+from looplab.report.data.records import RunRecord, record_from_trace
+from looplab.report.render.page import render_page
+from looplab.traces.io import Trace, read_trace
+
+__all__ = [
+    "IDLE_S",
+    "MAX_CONNECTIONS",
+    "DashboardServer",
+    "PathRefused",
+    "create_app",
+]
+
+MAX_CONNECTIONS = 256
+"""Connections served at once; more are answered 503 (200 concurrent readers are served)."""
+IDLE_S = 10.0
+"""A connection that has not sent a complete request head this long after it opened (or
+after its last response) is closed."""
+HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (
+        b"content-security-policy",
+        b"default-src 'none'; img-src data:; style-src 'unsafe-inline'; "
+        b"script-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'",
+    ),
+]
+"""Sent with every response."""
+
+
+class _Guard:
+    """ASGI middleware: refuse a foreign Host header, add `HEADERS` to every response."""
+
+    def __init__(self, app: ASGIApp, allowed: Callable[[str], bool]) -> None:
+        self.app = app
+        self.allowed = allowed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+        if not self.allowed(host):
+            body = pages.message_page(
+                400, f"Host {host!r} is not this dashboard's address (DNS rebinding guard)."
+            )
+            await HTMLResponse(body, status_code=400)(scope, receive, self._wrap(send))
+            return
+        await self.app(scope, receive, self._wrap(send))
+
+    @staticmethod
+    def _wrap(send: Send) -> Send:
+        async def wrapped(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
+            await send(message)
+
+        return wrapped
+
+
+class _Protocol(H11Protocol):
+    """uvicorn's h11 protocol, closing a connection that stays silent `IDLE_S` after it
+    opened (stock uvicorn only times out idle connections after a first response)."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.timeout_keep_alive_task = self.loop.call_later(
+            self.timeout_keep_alive, self.timeout_keep_alive_handler
+        )
+
+
+def _guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
+    """`handler` with refusals and input errors answered as pages (never a traceback)."""
+
+    def endpoint(request: Request) -> Response:
+        try:
+            return handler(request)
+        except PathRefused as exc:
+            return HTMLResponse(pages.message_page(exc.status, str(exc)), exc.status)
+        except (LooplabError, OSError, ValueError) as exc:
+            return HTMLResponse(pages.message_page(422, str(exc)), 422)
+
+    return endpoint
+
+
+class _Routes:
+    """The route handlers over one root (see the module's table)."""
+
+    def __init__(self, root: Path) -> None:
+        self.reports = Reports(root)
+        self.compared: dict[tuple[Any, ...], str] = {}
+
+    def trace(self, relative: str) -> Trace:
+        return read_trace(resolve_inside(self.reports.root, relative, file_only=True))
+
+    def record(self, relative: str) -> RunRecord:
+        trace = self.trace(relative)
+        if not trace.complete:
+            raise ConfigError(
+                f"run {trace.header.run_id} ({relative}) is still in progress or was cut off: "
+                "only ended runs can be diffed"
+            )
+        return record_from_trace(trace, (trace.path or Path(relative)).parent.name)
+
+    def index(self, request: Request) -> Response:
+        return HTMLResponse(pages.index_page(self.reports))
+
+    def report(self, request: Request) -> Response:
+        relative = request.path_params["path"]
+        target = resolve_inside(self.reports.root, relative)
+        if not target.is_dir():
+            model, records = build_model_for([target])
+            links = {r.run_id: pages.run_url(self.reports, r) for r in records}
+            return HTMLResponse(render_page(model, run_pages=links))
+        experiment = self.reports.experiment(target)
+        if experiment.model is None and experiment.error is None:
+            live = "/api/state?" + urlencode({"path": experiment.rel})
+            return HTMLResponse(pages.waiting_page(experiment, state_url=live))
+        if experiment.model is None:
+            raise ConfigError(experiment.error or "no report")
+        if experiment.html is None:
+            links = {r.run_id: pages.run_url(self.reports, r) for r in experiment.records}
+            live = pages.live("/api/state?" + urlencode({"path": experiment.rel}))
+            experiment.html = render_page(experiment.model, run_pages=links, extra=live)
+        return HTMLResponse(experiment.html)
+
+    def task(self, request: Request) -> Response:
+        return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))
+
+    def run(self, request: Request) -> Response:
+        relative = request.path_params["path"]
+        trace = self.trace(relative)
+        if not trace.complete:
+            folder = Path(relative).parent
+            folder = folder.parent if folder == ExperimentDir(folder.parent).traces else folder
+            state = "/api/state?" + urlencode({"path": folder.as_posix()})
+            return HTMLResponse(pages.in_progress_page(trace, state_url=state))
+        return HTMLResponse(pages.run_page(self.reports, self.record(relative)))
+
+    def diff(self, request: Request) -> Response:
+        a, b = (request.query_params.get(k, "") for k in ("a", "b"))
+        if not a or not b:
+            raise PathRefused(400, "a diff needs two runs: /diff?a=<trace>&b=<trace>")
+        first, second = self.record(a), self.record(b)
+        if first.run_id == second.run_id:
+            raise ConfigError("pick two different runs to diff", field="b")
+        if first.task != second.task:
+            raise ConfigError(
+                f"a step diff compares runs of one task: A ran {first.task}, B ran {second.task}",
+                field="b",
+            )
+        return HTMLResponse(pages.diff_page(self.reports, first, second))
+
+    def compare(self, request: Request) -> Response:
+        picks = [request.query_params.get(k, "") for k in ("a", "b")]
+        if not all(picks):
+            raise PathRefused(400, "compare needs a= and b=")
+        a, b = (resolve_inside(self.reports.root, p) for p in picks)
+        if a == b or a in b.parents or b in a.parents:
+            raise ConfigError(
+                f"{picks[0]} and {picks[1]} overlap (the same input, or one inside the other): "
+                "its runs would be counted twice; pick two distinct inputs",
+                field="b",
+            )
+        key = (a, b, *(self.reports.experiment(p).signature for p in (a, b) if p.is_dir()))
+        if key not in self.compared:
+            model, _ = build_model_for([a, b], title=f"{picks[0]} vs {picks[1]}", group_by="input")
+            if len(self.compared) >= 16:
+                self.compared.pop(next(iter(self.compared)))
+            self.compared[key] = render_page(model)
+        return HTMLResponse(self.compared[key])
+
+    def state(self, request: Request) -> Response:
+        relative = request.query_params.get("path")
+        target = resolve_inside(self.reports.root, relative) if relative else None
+        return JSONResponse(self.reports.state(target if target and target.is_dir() else None))
+
+
+def create_app(root: Path, allowed: Callable[[str], bool]) -> ASGIApp:
+    """The dashboard over `root`, accepting requests whose Host passes `allowed`."""
+    routes = _Routes(root)
+    table = [
+        Route("/", _guarded(routes.index)),
+        Route("/report/{path:path}", _guarded(routes.report)),
+        Route("/task", _guarded(routes.task)),
+        Route("/run/{path:path}", _guarded(routes.run)),
+        Route("/diff", _guarded(routes.diff)),
+        Route("/compare", _guarded(routes.compare)),
+        Route("/api/state", _guarded(routes.state)),
+    ]
+    return _Guard(Starlette(routes=table), allowed)
+
+
+class DashboardServer:
+    """The dashboard on `host:port`, bound at construction.
+
+    Args:
+        root: the directory whose experiments are listed (nothing outside it is served).
+        port: TCP port (0: any free port; see `url`).
+        host: interface to bind (loopback by default; the dashboard has no authentication).
+        idle_s: close a connection silent this long (`IDLE_S`).
+        max_connections: connections served at once (`MAX_CONNECTIONS`).
+
+    Raises:
+        ConfigError: the address cannot be bound (names --port / --host).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        *,
+        idle_s: float = IDLE_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
+        self.root = root.resolve()
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.socket(family, socket.SOCK_STREAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self._socket.bind((host, port))
+        except OSError as exc:
+            self._socket.close()
+            raise ConfigError(
+                f"cannot bind {host}:{port}: {exc.strerror}", field="--port"
+            ) from None
+        # listening from here on: a client that connects before uvicorn accepts waits in
+        # the backlog instead of being refused
+        self._socket.listen(512)
+        self.host = host
+        self.port = int(self._socket.getsockname()[1])
+        app = create_app(self.root, host_check(host, self.port))
+        config = uvicorn.Config(
+            app,
+            http=_Protocol,
+            lifespan="off",
+            access_log=False,
+            log_level="warning",
+            limit_concurrency=max_connections,
+            timeout_keep_alive=max(1, round(idle_s)),
+            timeout_graceful_shutdown=3,
+            backlog=512,
+        )
+        self._server = uvicorn.Server(config)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """Base URL, e.g. `http://127.0.0.1:8760/`."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
+    def serve_forever(self) -> None:
+        """Serve in this thread until Ctrl-C or SIGTERM (uvicorn shuts down, then re-raises
+        the signal), then close the socket."""
+        try:
+            self._server.run(sockets=[self._socket])
+        finally:
+            self._socket.close()
+
+    def start(self, timeout_s: float = 10.0) -> DashboardServer:
+        """Serve from a background thread; return once requests are accepted."""
+        self._thread = threading.Thread(
+            target=lambda: asyncio.run(self._server.serve(sockets=[self._socket])),
+            name=f"looplab-dashboard-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        deadline = time.perf_counter() + timeout_s
+        while not self._server.started:
+            if time.perf_counter() > deadline or not self._thread.is_alive():
+                self.stop()
+                raise ConfigError(f"the dashboard did not start within {timeout_s} s")
+            time.sleep(0.005)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, join the thread and close the socket; idempotent."""
+        self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._socket.close()
+
+    def __enter__(self) -> DashboardServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

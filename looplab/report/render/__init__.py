@@ -1,0 +1,1 @@
+"""HTML and SVG out: charts, tables, sections, the page, screenshots."""

@@ -1,0 +1,347 @@
+"""The report model: every view's numbers, computed from run records (no rendering here).
+
+Groups are the compared backends (profiles), ordered slowest first; the slowest is the
+reference every speedup is measured against. A speedup is computed over runs that are not
+known to have failed their check (imported runs without a verdict count), paired by task:
+only tasks such runs exist for in both groups; the headline sentence says how many tasks
+and runs it rests on and how many runs were unsolved, and gives no number at all when no
+task pairs up (a broken environment must not produce a confident figure). `build_model`
+returns plain dataclasses that `render.py` draws and `asdict` serializes (the JSON
+embedded in each report).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from looplab.report.claim.rows import ClaimView
+from looplab.report.claim.views import claim_view
+from looplab.report.data.knobs import KnobRow, knob_rows
+from looplab.report.data.records import RunRecord
+from looplab.report.data.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.report.views.compare import Comparability, comparability, keyed
+from looplab.report.views.detail import (
+    TRANSCRIPTS,
+    RunRow,
+    default_pairs,
+    diff_views,
+    run_rows,
+    transcripts,
+)
+from looplab.report.views.diff import DiffView
+from looplab.report.views.group import GroupView
+from looplab.report.views.nodes import NodeRow, node_rows
+from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
+from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
+from looplab.report.views.sweep import SweepView, sweep_view
+from looplab.report.views.time_split import (
+    COMPONENTS,
+    FamilyView,
+    components,
+    compounding,
+    families,
+    mean_components,
+    planning_by_group,
+    task_breakdown,
+)
+from looplab.report.views.transcript import TranscriptView
+
+__all__ = [
+    "COMPONENTS",
+    "PALETTE",
+    "FamilyView",
+    "ReportModel",
+    "SweepView",
+    "TaskRow",
+    "TimelineView",
+    "build_model",
+    "components",
+    "headline",
+]
+
+PALETTE = ["#D55E00", "#0072B2", "#CC79A7", "#009E73", "#56B4E9", "#E69F00", "#000000"]
+"""Profile colours (Okabe-Ito, colour-blind safe), assigned slowest first."""
+
+FIXED_COLORS = {"slow-80": "#D55E00", "fast-750": "#0072B2"}
+"""The mission's pair keeps its colours in every report (vermillion slow, blue fast)."""
+
+
+@dataclass
+class ReportModel:
+    """Everything a report shows."""
+
+    title: str
+    inputs: list[str]
+    runs: int
+    groups: list[GroupView]
+    sentence: str
+    compounding: dict[str, list[CurvePoint]]
+    families: list[FamilyView]
+    length_points: dict[str, list[tuple[float, float, str]]]
+    """Per group: (steps, task s, task) of every run (task time vs task length)."""
+    breakdown_groups: dict[str, dict[str, float]]
+    breakdown_tasks: list[tuple[str, str, dict[str, float]]]
+    sweep: SweepView | None
+    step_latency: StepLatencyView | None
+    """Model latency per step against step index and context length."""
+    slowdown: list[SlowdownRow]
+    """Task time split into "more steps" and "slower steps" (context growth)."""
+    distributions: dict[str, dict[str, list[tuple[float, float]]]]
+    tasks: list[TaskRow]
+    featured: list[TimelineView]
+    timelines: list[TimelineView]
+    notes: list[str] = field(default_factory=list)
+    comparability: Comparability | None = None
+    """What the groups share and what differs (the headline uses matched cells only)."""
+    diffs: list[DiffView] = field(default_factory=list)
+    nodes: list[NodeRow] = field(default_factory=list)
+    """Per-node medians when the runs ran on more than one node (else empty)."""
+    knobs: list[KnobRow] = field(default_factory=list)
+    """The knob table (`report/data/knobs.py`) when the runs have axes (else empty)."""
+    """The default step-aligned diffs: per task, the slowest group's run against each
+    other group's."""
+    transcripts: dict[str, TranscriptView] = field(default_factory=dict)
+    """The transcripts the report embeds, by run id (bounded: `views_detail`)."""
+    run_rows: list[RunRow] = field(default_factory=list)
+    """Every run, for the table of runs."""
+    planning: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Per group whose runs made planning or reflection calls: their share of task time."""
+    claim: ClaimView | None = None
+    """The claim check: these runs, the shipped corpus re-timed, the Amdahl band and the
+    published claims side by side (`views_claim`)."""
+
+    def color(self, group: str) -> str:
+        """The colour of a group (the same in every view)."""
+        return next((g.color for g in self.groups if g.label == group), "#666666")
+
+
+def headline(records: Sequence[RunRecord]) -> list[GroupView]:
+    """Per group, slowest first: median/p90 task time, solved, steps, split, speedup + CI,
+    over the cells every group ran (`views_compare`).
+
+    The summary `looplab run` prints and the report's headline table.
+    """
+    by_group, order = _grouped(records)
+    return _groups(_matched(by_group, order), order) if order else []
+
+
+def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], list[str]]:
+    """Runs by group; groups ordered by decode rate, lowest (the reference) first.
+
+    The reference is the experimental factor, never the noise: groups are ordered by their
+    profile's decode rate when every group has one, else slowest median task time first.
+    """
+    by_group: dict[str, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        by_group[record.group].append(record)
+    rates = {g: by_group[g][0].decode_tps for g in by_group}
+    if all(rate for rate in rates.values()):
+        order = sorted(by_group, key=lambda g: (rates[g] or 0.0, g))
+    else:
+        order = sorted(by_group, key=lambda g: -median([r.task_s for r in by_group[g]]))
+    return by_group, order
+
+
+def _matched(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, list[RunRecord]]:
+    """Each group's runs in the cells (task x repetition) every group ran; every run when
+    no cell is shared (the sentence then refuses a figure)."""
+    cells = {g: keyed(by_group[g]) for g in order}
+    shared = set.intersection(*(set(c) for c in cells.values()))
+    if not shared:
+        return by_group
+    return {g: [r for key in sorted(shared) for r in cells[g][key]] for g in order}
+
+
+def build_model(
+    records: Sequence[RunRecord],
+    title: str,
+    inputs: Sequence[str],
+    *,
+    transcript_limit: int = TRANSCRIPTS,
+) -> ReportModel:
+    """Compute every view from complete runs (`RunRecord.group` says how they compare).
+
+    Args:
+        records: the runs.
+        title: the page title.
+        inputs: the inputs' names.
+        transcript_limit: embed the transcripts of at most this many runs.
+    """
+    by_group, order = _grouped(records)
+    compare = comparability(by_group, order)
+    groups = _groups(_matched(by_group, order), order)
+    timelines = [timeline(r) for r in records]
+    shown = featured(by_group, order)
+    diffs = diff_views(default_pairs(by_group, order))
+    first = [t.run_id for t in shown] + [s.run_id for d in diffs for s in (d.a, d.b)]
+    embedded = transcripts(records, first, transcript_limit)
+    return ReportModel(
+        title=title,
+        inputs=list(inputs),
+        runs=len(records),
+        groups=groups,
+        sentence=_sentence(groups, compare),
+        compounding={g: compounding(by_group[g]) for g in order},
+        families=families(by_group, order),
+        length_points={g: [(float(r.steps), r.task_s, r.task) for r in by_group[g]] for g in order},
+        breakdown_groups={g: mean_components(by_group[g]) for g in order},
+        breakdown_tasks=task_breakdown(by_group, order),
+        sweep=sweep_view(by_group, groups),
+        step_latency=step_latency(by_group, order),
+        slowdown=slowdown_rows(by_group, order),
+        distributions={
+            "ttft": {g: cdf_points([v for r in by_group[g] for v in r.ttfts]) for g in order},
+            "decode": {g: cdf_points([v for r in by_group[g] for v in r.decodes]) for g in order},
+            "tool": {g: cdf_points([v for r in by_group[g] for v in r.tool_times]) for g in order},
+        },
+        tasks=task_rows(by_group, order),
+        featured=shown,
+        timelines=sorted(timelines, key=lambda t: (t.task, order.index(t.group), t.run_id)),
+        notes=_notes(records),
+        nodes=node_rows(records),
+        knobs=knob_rows(records),
+        comparability=compare,
+        diffs=diffs,
+        transcripts=embedded,
+        run_rows=run_rows(records, order, diffs, set(embedded)),
+        claim=claim_view(by_group, order),
+        planning=planning_by_group(by_group, order),
+    )
+
+
+def _sentence(groups: Sequence[GroupView], compare: Comparability) -> str:
+    """The headline sentence, refused when the groups share no cell, flagged when they
+    differ otherwise."""
+    if len(groups) >= 2 and compare.matched_cells == 0:
+        return "No headline: the compared groups share no task. " + " ".join(compare.issues)
+    sentence = headline_sentence(groups)
+    if sentence and compare.issues:
+        cells = compare.matched_cells
+        sentence += (
+            f" Unlike inputs: over the {cells} matched cell{'s' if cells != 1 else ''} only."
+        )
+    return sentence
+
+
+def headline_sentence(groups: Sequence[GroupView]) -> str:
+    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest, with
+    what the figure rests on (paired tasks, runs) and how many runs were left out unsolved;
+    no figure when no task pairs up."""
+    if len(groups) < 2:
+        return ""
+    slow, fast = groups[0], groups[-1]
+    unsolved = slow.unsolved + fast.unsolved
+    left_out = (
+        f"; {unsolved} unsolved run{'s' if unsolved != 1 else ''} left out" if unsolved else ""
+    )
+    if not fast.paired_tasks or not math.isfinite(fast.speedup):
+        return (
+            f"No speedup: no task has usable runs on both {fast.label} and {slow.label} "
+            f"({unsolved} of {slow.runs + fast.runs} runs unsolved)."
+        )
+    gain = fast.speedup
+    less = 1 - 1 / gain if gain > 0 else math.nan
+    ci = f" [95% CI {fast.ci[0]:.2f}-{fast.ci[1]:.2f}x]" if fast.ci and _finite(fast.ci) else ""
+    tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
+    basis = (
+        f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
+        f"({fast.reference_runs} + {fast.paired_runs} runs{left_out})."
+    )
+    if fast.decode_tps and slow.decode_tps:
+        ratio = fast.decode_tps / slow.decode_tps
+        return (
+            f"{ratio:.1f}x faster decode -> {tasks}: {fast.label} "
+            f"({fast.decode_tps:g} tok/s) against {slow.label} ({slow.decode_tps:g} tok/s), "
+            + basis
+        )
+    return f"{fast.label} against {slow.label}: {tasks}, " + basis
+
+
+def _finite(pair: tuple[float, float]) -> bool:
+    return all(math.isfinite(v) for v in pair)
+
+
+def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[GroupView]:
+    reference = _times_by_task(_usable(by_group[order[0]]))
+    views: list[GroupView] = []
+    colors = _colors(by_group, order)
+    for index, label in enumerate(order):
+        runs = by_group[label]
+        times = [r.task_s for r in runs]
+        total = sum(times) or 1.0
+        checked = [r for r in runs if r.success is not None]
+        mine = _times_by_task(_usable(runs))
+        paired = sorted(set(reference) & set(mine))
+        slow = [t for task in paired for t in reference[task]]
+        fast = [t for task in paired for t in mine[task]]
+        speedup = median(slow) / median(fast) if paired and median(fast) > 0 else math.nan
+        ci = None
+        if index > 0 and paired:
+            ci = speedup_ci({t: reference[t] for t in paired}, {t: mine[t] for t in paired})
+        rates = {r.decode_tps for r in runs}
+        views.append(
+            GroupView(
+                label=label,
+                color=colors[label],
+                decode_tps=rates.pop() if len(rates) == 1 else None,
+                source=runs[0].source,
+                runs=len(runs),
+                solved=sum(1 for r in checked if r.success),
+                checked=len(checked),
+                median_task_s=median(times),
+                p90_task_s=quantile(times, 0.9),
+                median_steps=median([float(r.steps) for r in runs]),
+                model_share=sum(r.model_s for r in runs) / total,
+                tool_share=sum(r.tool_s for r in runs) / total,
+                overhead_share=sum(r.overhead_s for r in runs) / total,
+                speedup=speedup,
+                ci=ci,
+                reference=index == 0,
+                estimated=sorted({e for r in runs for e in r.estimated}),
+                clocks=sorted({r.clock for r in runs}),
+                paired_tasks=len(paired),
+                paired_runs=len(fast),
+                reference_runs=len(slow),
+            )
+        )
+    return views
+
+
+def _usable(runs: Sequence[RunRecord]) -> list[RunRecord]:
+    """Runs not known to be unsolved (a failed check); runs without a verdict count."""
+    return [r for r in runs if r.success is not False]
+
+
+def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, str]:
+    colors: dict[str, str] = {}
+    for label in order:
+        fixed = FIXED_COLORS.get(by_group[label][0].profile)
+        if fixed is not None and fixed not in colors.values():
+            colors[label] = fixed
+    free = [c for c in PALETTE if c not in colors.values()]
+    for index, label in enumerate(g for g in order if g not in colors):
+        colors[label] = free[index % len(free)] if free else PALETTE[index % len(PALETTE)]
+    return colors
+
+
+def _times_by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
+    out: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        out[run.task].append(run.task_s)
+    return dict(out)
+
+
+def _notes(records: Sequence[RunRecord]) -> list[str]:
+    notes: list[str] = []
+    seen: set[str] = set()
+    for record in records:
+        if record.source == "looplab" or record.source in seen:
+            continue
+        seen.add(record.source)
+        absent = ", ".join(record.absent) or "nothing"
+        notes.append(f"{record.source} ({record.group}): absent in the source: {absent}.")
+        notes.extend(f"{record.source}: {note}" for note in record.notes)
+    return notes
