@@ -20,6 +20,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "docker": ("docker",),
     "store": ("duckdb",),
     "ray": ("ray",),
+    "collect": ("opentelemetry",),
 }
 """Extra name -> the top-level modules it installs."""
 

@@ -22,7 +22,7 @@ import httpx2
 import uvicorn
 from starlette.applications import Starlette
 
-from looplab.backends.guard import READ_TIMEOUT_S, guarded_protocol
+from looplab.backends.guard import MAX_BODY_BYTES, READ_TIMEOUT_S, guarded_protocol
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.server import create_app
 from looplab.backends.simulator import Simulator
@@ -44,6 +44,7 @@ def app_config(
     port: int,
     lifespan: str = "off",
     read_timeout_s: float = READ_TIMEOUT_S,
+    max_body_bytes: int = MAX_BODY_BYTES,
 ) -> uvicorn.Config:
     """The uvicorn settings looplab serves with: asyncio loop, httptools guarded by a read
     deadline and a body limit (`looplab.backends.guard`), no access log.
@@ -56,7 +57,7 @@ def app_config(
         host=host,
         port=port,
         loop="asyncio",
-        http=guarded_protocol(read_timeout_s),
+        http=guarded_protocol(read_timeout_s, max_body_bytes),
         lifespan=lifespan,  # type: ignore[arg-type]
         access_log=False,
         log_level="warning",
@@ -76,6 +77,7 @@ class AppServer:
         lifespan: uvicorn's lifespan mode (`on` when the app has start-up/shut-down work).
         read_timeout_s: seconds a connection has to send a whole request
             (`looplab.backends.guard`).
+        max_body_bytes: largest request body served (413 above it).
     """
 
     def __init__(
@@ -87,9 +89,11 @@ class AppServer:
         name: str = "looplab-server",
         lifespan: str = "off",
         read_timeout_s: float = READ_TIMEOUT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self._app = app
         self._read_timeout_s = read_timeout_s
+        self._max_body_bytes = max_body_bytes
         self._name = name
         self._lifespan = lifespan
         self._host = host
@@ -127,6 +131,7 @@ class AppServer:
             port=self.port,
             lifespan=self._lifespan,
             read_timeout_s=self._read_timeout_s,
+            max_body_bytes=self._max_body_bytes,
         )
         server = uvicorn.Server(config)
         self._server = server

@@ -28,6 +28,7 @@ from looplab.experiments.executors import commands as executor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
+from looplab.traces.collect import commands as collect_commands
 from looplab.workloads import commands as workload_commands
 
 __all__ = ["APPS", "COMMANDS", "GROUPS", "app", "build_app"]
@@ -40,6 +41,7 @@ COMMANDS: dict[str, Command] = {
     "replay": experiment_commands.replay_command,
     "sweep": experiment_commands.sweep_command,
     "import": trace_commands.import_command,
+    "collect": collect_commands.collect_command,
     "calibrate": workload_commands.calibrate_command,
     "report": report_commands.report_command,
     "dashboard": report_commands.dashboard_command,

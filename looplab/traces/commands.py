@@ -24,6 +24,7 @@ __all__ = [
     "export_mooncake_command",
     "export_otel_command",
     "import_command",
+    "run_table",
     "schema_command",
 ]
 
@@ -51,11 +52,12 @@ def import_command(
     used, runs = import_runs(fmt, path)
     console = out_console()
     for run, target in zip(runs, write_runs(runs, output), strict=True):
-        console.print(_table(run, used, target))
+        console.print(run_table(run, target))
     console.print(f"{len(runs)} run(s) from {path} ({used}) -> {output}")
 
 
-def _table(run: ImportedRun, fmt: str, target: Path) -> Table:
+def run_table(run: ImportedRun, target: Path) -> Table:
+    """What was recovered from one run, as printed by `looplab import` and `looplab collect`."""
     table = Table(title=f"{run.header.run_id} -> {target}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("recovered", overflow="fold")

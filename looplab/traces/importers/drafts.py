@@ -91,6 +91,9 @@ class RunDraft:
     source_path: Path
     source_key: str = ""
     """Which run of the file this is (a session id, a line), for files holding several."""
+    source_digest: str | None = None
+    """The source's identity when it is not a file (`looplab collect`: the trace id);
+    None: the digest of `source_path`'s bytes."""
     steps: list[StepDraft] = field(default_factory=list)
     task: str | None = None
     agent: str | None = None

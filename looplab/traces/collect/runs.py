@@ -1,0 +1,222 @@
+"""The spans of one trace -> a `RunDraft` (then `build_run`, the one trace-event builder).
+
+A run is one trace id. Its model calls are the innermost model spans (an agent SDK's
+`response` span around an instrumented client's `chat` span counts once, as the inner
+one: the HTTP call); its tool calls are the outermost tool spans. Calls are ordered by
+start; a step is one model call and the tool calls that start after it and before the next
+(tools before the first model call make a step of their own). Span start/end are measured
+times. The first token is measured where the span marks it (OpenInference's
+`First Token Stream Event` of a streamed call, `looplab.ttft_s`), else absent: span ends
+are not token times. The root span (agent, or any span without a parent) gives the run's
+name, start and end, and its error status.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from looplab.traces.collect.conventions import FIRST_TOKEN_EVENTS, Role, first_value, role_of
+from looplab.traces.collect.spans import STATUS_ERROR, Span
+from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+
+__all__ = ["FORMAT", "draft_run"]
+
+FORMAT = "otlp"
+"""The `fmt` of collected runs: their traces' source is `import:otlp`."""
+
+_MEASURED = "measured: span start/end"
+_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
+    """One run from all spans of a trace received so far.
+
+    Args:
+        trace_id: the trace's id (hex).
+        spans: its spans, in any order.
+        part: 1, or N for spans of a trace that arrived after its run was written (they
+            make a run of their own, never replacing the first).
+
+    Returns:
+        The draft; `build_run(draft)` makes the trace.
+    """
+    roles = {s.span_id: role_of(s.attributes) for s in spans}
+    by_id = {s.span_id: s for s in spans}
+    enclosing = _enclosing_models(spans, roles)
+    models = [s for s in spans if roles[s.span_id] == "model" and s.span_id not in enclosing]
+    tools = [s for s in spans if roles[s.span_id] == "tool" and not _inside(s, by_id, roles)]
+    root = _root(spans, roles)
+    draft = RunDraft(
+        fmt=FORMAT,
+        run_id=_run_name(root, trace_id),
+        source_path=Path(f"otlp:{trace_id}"),
+        source_key=str(part),
+        source_digest=trace_id,
+        steps=_steps(models, tools),
+    )
+    _describe(draft, root, spans, roles, part)
+    return draft
+
+
+def _enclosing_models(spans: list[Span], roles: dict[str, Role | None]) -> set[str]:
+    """Ids of model spans with another model span below them (the innermost one counts)."""
+    parents = {s.span_id: s.parent_id for s in spans}
+    found: set[str] = set()
+    for span in spans:
+        if roles[span.span_id] != "model":
+            continue
+        seen: set[str] = set()
+        current = span.parent_id
+        while current is not None and current in parents and current not in seen:
+            if roles[current] == "model":
+                found.add(current)
+            seen.add(current)
+            current = parents[current]
+    return found
+
+
+def _inside(span: Span, by_id: dict[str, Span], roles: dict[str, Role | None]) -> bool:
+    """True when an ancestor is a tool span too (count the outermost tool call)."""
+    seen: set[str] = set()
+    current = span.parent_id
+    while current is not None and current in by_id and current not in seen:
+        if roles[current] == "tool":
+            return True
+        seen.add(current)
+        current = by_id[current].parent_id
+    return False
+
+
+def _root(spans: list[Span], roles: dict[str, Role | None]) -> Span | None:
+    """The span without a parent (the earliest, if several), else the outermost agent span."""
+    ids = {s.span_id for s in spans}
+    tops = [s for s in spans if s.parent_id is None] or [
+        s for s in spans if roles[s.span_id] == "agent" and s.parent_id not in ids
+    ]
+    return min(tops, key=lambda s: s.start or 0.0) if tops else None
+
+
+def _run_name(root: Span | None, trace_id: str) -> str:
+    name = first_value(root.attributes, "agent_name") if root is not None else None
+    if name is None and root is not None:
+        name = root.resource.get("service.name") or root.name
+    cleaned = _NAME.sub("-", str(name or "otlp")).strip("-.")[:60]
+    return f"{cleaned or 'otlp'}-{trace_id[:8]}"
+
+
+def _steps(models: list[Span], tools: list[Span]) -> list[StepDraft]:
+    ordered = sorted(models, key=lambda s: s.start or 0.0)
+    steps = [StepDraft(model=_model(m)) for m in ordered]
+    leading = StepDraft()
+    for tool in sorted(tools, key=lambda s: s.start or 0.0):
+        index = sum(1 for m in ordered if (m.start or 0.0) <= (tool.start or 0.0)) - 1
+        (steps[index] if index >= 0 else leading).tools.append(_tool(tool))
+    return ([leading] if leading.tools else []) + steps
+
+
+def _model(span: Span) -> ModelDraft:
+    attrs = span.attributes
+    draft = ModelDraft(
+        start=span.start,
+        end=span.end,
+        prompt_tokens=_count(first_value(attrs, "prompt_tokens")),
+        cached_tokens=_count(first_value(attrs, "cached_tokens")),
+        completion_tokens=_count(first_value(attrs, "completion_tokens")),
+        reasoning_tokens=_count(first_value(attrs, "reasoning_tokens")),
+        finish_reason=_text(first_value(attrs, "finish_reason")),
+        model=_text(first_value(attrs, "model")),
+        request_id=_text(first_value(attrs, "request_id")),
+        duration_measured=True,
+    )
+    first = _first_token(span)
+    if first is not None:
+        draft.first_token = first
+        draft.sent = span.start
+        draft.estimated["sent"] = "the span's start (the client call began)"
+        draft.last_token = span.end
+        draft.estimated["last_token"] = "the span's end (the stream was read to its end)"
+    return draft
+
+
+def _first_token(span: Span) -> float | None:
+    for event in span.events:
+        if event.name in FIRST_TOKEN_EVENTS and event.time is not None:
+            return event.time
+    ttft = first_value(span.attributes, "ttft_s")
+    if isinstance(ttft, int | float) and span.start is not None:
+        return span.start + float(ttft)
+    return None
+
+
+def _tool(span: Span) -> ToolDraft:
+    attrs = span.attributes
+    failed = span.status_code == STATUS_ERROR
+    output = _text(first_value(attrs, "tool_output"))
+    exit_code = first_value(attrs, "exit_code")
+    return ToolDraft(
+        name=_text(first_value(attrs, "tool_name")) or span.name or "tool",
+        start=span.start,
+        end=span.end,
+        call_id=_text(first_value(attrs, "tool_call_id")),
+        arguments=_text(first_value(attrs, "tool_arguments")) or "",
+        ok=False if failed else (True if span.status_code == 1 else None),
+        exit_code=exit_code if isinstance(exit_code, int) else None,
+        error=(span.status_message or "error") if failed else None,
+        output=output,
+        output_chars=len(output) if output is not None else None,
+        duration_measured=True,
+    )
+
+
+def _describe(
+    draft: RunDraft,
+    root: Span | None,
+    spans: list[Span],
+    roles: dict[str, Role | None],
+    part: int,
+) -> None:
+    """Run-level fields, timing provenance, absent fields and notes."""
+    steps = draft.steps
+    calls = [s.model for s in steps if s.model is not None]
+    if root is not None:
+        draft.agent = _text(first_value(root.attributes, "agent_name")) or root.name or None
+        draft.task = _text(first_value(root.attributes, "task"))
+        draft.end_time = root.end
+        if root.status_code == STATUS_ERROR:
+            draft.success = False
+            draft.end_reason = "error"
+            draft.error = root.status_message or "the root span's status is ERROR"
+    else:
+        draft.notes.append("no root span received (the run's own span never arrived)")
+    draft.model_timing = _MEASURED if calls else "absent"
+    draft.tool_timing = _MEASURED if any(s.tools for s in steps) else "absent"
+    if calls and all(c.first_token is None for c in calls):
+        draft.absent.update({"model_call.first_token", "model_call.last_token"})
+        draft.notes.append(
+            "TTFT absent: no span marks the first token (OpenInference's streamed openai "
+            "calls do; GenAI spans carry no first-token time)"
+        )
+    if part > 1:
+        draft.notes.append(f"spans that arrived after the run was written (part {part})")
+    ignored = sorted({_kind(s) for s in spans if roles[s.span_id] is None})
+    if ignored:
+        draft.notes.append(f"{len(spans)} spans; not calls: {', '.join(ignored)[:300]}")
+
+
+def _kind(span: Span) -> str:
+    attrs = span.attributes
+    return str(
+        attrs.get("openinference.span.kind") or attrs.get("gen_ai.operation.name") or span.name
+    )
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if value >= 0 else None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
