@@ -25,11 +25,14 @@ from looplab.backends.inprocess import AppServer, SimulatorServer
 from looplab.backends.presets import resolve_profile
 from looplab.experiments.replay import replay_virtual
 from looplab.report.build import build_report
+from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.collect.receiver import Collector, receiver_app
 from looplab.traces.collect.runs import draft_run
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
+from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace, read_trace
+from looplab.traces.otel import export_otel
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the dev extra")
 from .collect_apps import (
@@ -120,6 +123,24 @@ def test_agents_sdk_app(
     )
     assert "model_call.first_token" in trace.header.absent  # the SDK's spans carry none
     assert replay_virtual(trace, resolve_profile("slow-80", [])).end is not None
+
+
+def test_looplab_export_round_trips(receiver: tuple[Collector, str], tmp_path: Path) -> None:
+    """`looplab export otel` posted as JSON comes back call for call: tokens, tool calls,
+    TTFT (from `looplab.ttft_s`), end reason and success."""
+    collector, url = receiver
+    (original,) = load_traces([write_synthetic_experiment(tmp_path / "syn", 1)])
+    body = json.dumps(export_otel(original)).encode()
+    response = httpx2.post(url, content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 200
+    (trace,) = _runs(collector, tmp_path / "out")
+    pairs = list(zip(trace.model_calls(), original.model_calls(), strict=True))
+    assert all(a.prompt_tokens == b.prompt_tokens for a, b in pairs)
+    assert all(a.cached_tokens == b.cached_tokens for a, b in pairs)
+    assert all(abs((a.ttft_s or 0) - (b.ttft_s or 1)) < 1e-3 for a, b in pairs)
+    assert len(trace.tool_calls()) == len(original.tool_calls())
+    assert trace.end is not None and original.end is not None
+    assert (trace.end.end_reason, trace.end.success) == (original.end.end_reason, True)
 
 
 def test_malformed_bodies_get_400_and_the_receiver_keeps_serving(

@@ -14,6 +14,7 @@ name, start and end, and its error status.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -184,6 +185,9 @@ def _describe(
         draft.agent = _text(first_value(root.attributes, "agent_name")) or root.name or None
         draft.task = _text(first_value(root.attributes, "task"))
         draft.end_time = root.end
+        success = root.attributes.get("looplab.success")  # `looplab export otel`'s run span
+        draft.success = success if isinstance(success, bool) else None
+        draft.end_reason = _text(root.attributes.get("looplab.end_reason"))
         if root.status_code == STATUS_ERROR:
             draft.success = False
             draft.end_reason = "error"
@@ -200,16 +204,17 @@ def _describe(
         )
     if part > 1:
         draft.notes.append(f"spans that arrived after the run was written (part {part})")
-    ignored = sorted({_kind(s) for s in spans if roles[s.span_id] is None})
+    ignored = Counter(_kind(s) for s in spans if roles[s.span_id] is None)
     if ignored:
-        draft.notes.append(f"{len(spans)} spans; not calls: {', '.join(ignored)[:300]}")
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
+        draft.notes.append(f"{len(spans)} spans; {ignored.total()} are not calls ({kinds})")
 
 
 def _kind(span: Span) -> str:
+    """What a span that is not a call is: its OpenInference kind or GenAI operation."""
     attrs = span.attributes
-    return str(
-        attrs.get("openinference.span.kind") or attrs.get("gen_ai.operation.name") or span.name
-    )
+    kind = attrs.get("openinference.span.kind") or attrs.get("gen_ai.operation.name")
+    return str(kind or "unlabelled")[:40]
 
 
 def _count(value: Any) -> int | None:
