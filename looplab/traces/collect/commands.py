@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from looplab.backends.inprocess import AppServer
 from looplab.console import err_console, out_console
 from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
@@ -26,6 +25,9 @@ from looplab.traces.commands import run_table
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.source import BadValue
+
+if TYPE_CHECKING:
+    from looplab.backends.inprocess import AppServer
 
 __all__ = ["collect_command"]
 
@@ -119,6 +121,8 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
     Raises:
         ConfigError: the port cannot be bound (named, with the system's reason).
     """
+    from looplab.backends.inprocess import AppServer
+
     server = AppServer(
         receiver_app(collector), port=port, name="looplab-collect", max_body_bytes=max_body_bytes
     )
