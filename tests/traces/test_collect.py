@@ -100,6 +100,7 @@ def test_openinference_openai_app_through_the_cli(
     usage = _simulator_usage(simulator)
     assert [(c.prompt_tokens, c.completion_tokens) for c in trace.model_calls()] == usage
     assert all(c.ttft_s is not None and c.ttft_s > 0 for c in trace.model_calls())
+    assert any(n.startswith("TTFT measured on") for n in trace.header.notes)
     assert "oi-agent" in path.name and "model calls" in printed
     slow = replay_virtual(trace, resolve_profile("slow-80", []))
     assert slow.end is not None and trace.end is not None and slow.end.end > trace.end.end
@@ -116,7 +117,7 @@ def test_agents_sdk_app(
     with exporting(url, "sdk-app") as provider:
         final = asyncio.run(agents_sdk_app(provider, simulator.base_url))
     (trace,) = _runs(collector, tmp_path)
-    assert final
+    assert final and trace.header.run_id.startswith("sdk-fixer-")
     assert [t.name for t in trace.tool_calls()] == ["run"]
     assert [(c.prompt_tokens, c.completion_tokens) for c in trace.model_calls()] == (
         _simulator_usage(simulator)

@@ -51,7 +51,7 @@ def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
     root = _root(spans, roles)
     draft = RunDraft(
         fmt=FORMAT,
-        run_id=_run_name(root, trace_id),
+        run_id=_run_name(root, spans, roles, trace_id),
         source_path=Path(f"otlp:{trace_id}"),
         source_key=str(part),
         source_digest=trace_id,
@@ -99,8 +99,14 @@ def _root(spans: list[Span], roles: dict[str, Role | None]) -> Span | None:
     return min(tops, key=lambda s: s.start or 0.0) if tops else None
 
 
-def _run_name(root: Span | None, trace_id: str) -> str:
-    name = first_value(root.attributes, "agent_name") if root is not None else None
+def _run_name(
+    root: Span | None, spans: list[Span], roles: dict[str, Role | None], trace_id: str
+) -> str:
+    """`<agent name>-<trace id prefix>`: the root's agent name, else the first agent span's
+    (an SDK's `Agent workflow` root names none), else the service's or the root's name."""
+    agents = [s for s in sorted(spans, key=lambda s: s.start or 0.0) if roles[s.span_id] == "agent"]
+    named = [first_value(s.attributes, "agent_name") for s in ([root] if root else []) + agents]
+    name = next((n for n in named if n is not None), None)
     if name is None and root is not None:
         name = root.resource.get("service.name") or root.name
     cleaned = _NAME.sub("-", str(name or "otlp")).strip("-.")[:60]
@@ -196,7 +202,13 @@ def _describe(
         draft.notes.append("no root span received (the run's own span never arrived)")
     draft.model_timing = _MEASURED if calls else "absent"
     draft.tool_timing = _MEASURED if any(s.tools for s in steps) else "absent"
-    if calls and all(c.first_token is None for c in calls):
+    timed = sum(1 for c in calls if c.first_token is not None)
+    if timed:
+        draft.notes.append(
+            f"TTFT measured on {timed} of {len(calls)} model calls (a first-token mark in the "
+            "span; sent = the span's start, decode = first token -> the span's end: estimated)"
+        )
+    if calls and not timed:
         draft.absent.update({"model_call.first_token", "model_call.last_token"})
         draft.notes.append(
             "TTFT absent: no span marks the first token (OpenInference's streamed openai "
