@@ -87,6 +87,7 @@ def test_openinference_openai_app_through_the_cli(
     """(b) An openai-client loop instrumented by OpenInference, exported to `looplab collect`
     (the command): every call and tool lands, tokens equal the simulator's usage, TTFT is
     measured (streamed), and the trace re-times and reports."""
+    pytest.importorskip("openinference.instrumentation.openai", reason="needs the dev extra")
     out = tmp_path / "collected"
     with CollectCli(tmp_path, out, "--max-runs", "1") as (process, url):
         with exporting(url, "oi-app") as provider:
@@ -113,6 +114,7 @@ def test_agents_sdk_app(
 ) -> None:
     """(a) An OpenAI Agents SDK agent traced by OpenInference: one run, the SDK's model
     calls and its function tool, tokens as the simulator counted them."""
+    pytest.importorskip("openinference.instrumentation.openai_agents", reason="dev extra")
     collector, url = receiver
     with exporting(url, "sdk-app") as provider:
         final = asyncio.run(agents_sdk_app(provider, simulator.base_url))
@@ -161,6 +163,10 @@ def test_malformed_bodies_get_400_and_the_receiver_keeps_serving(
         for body, headers, status, reason in cases:
             response = client.post(url, content=body, headers=headers)
             assert response.status_code == status and reason in response.text, body
+        bomb = gzip.compress(b"\0" * (65 << 20))  # 64 KiB that inflate past 64 MiB
+        headers = {"content-type": "application/json", "content-encoding": "gzip"}
+        response = client.post(url, content=bomb, headers=headers)
+        assert response.status_code == 413 and "inflates" in response.text
         big = client.post(
             url, content=b"x" * (2 << 20), headers={"content-type": "application/json"}
         )
@@ -171,6 +177,15 @@ def test_malformed_bodies_get_400_and_the_receiver_keeps_serving(
     assert response.status_code == 200 and response.json() == {}
     (trace,) = _runs(collector, tmp_path)
     assert trace.model_calls()[0].prompt_tokens == 7
+
+
+def test_until_idle_stops_the_command(tmp_path: Path) -> None:
+    """`--until-idle 0.5` with nothing received: exit 0, no trace, the port closed."""
+    with CollectCli(tmp_path, tmp_path / "out", "--until-idle", "0.5") as (process, url):
+        _, errors = process.communicate(timeout=30)
+        assert process.returncode == 0 and "0 run(s)" in errors
+    with pytest.raises(httpx2.ConnectError):
+        httpx2.post(url, content=b"{}", headers={"content-type": "application/json"})
 
 
 def test_ctrl_c_writes_buffered_runs_and_frees_the_port(tmp_path: Path) -> None:
