@@ -136,22 +136,27 @@ def _streamed_call(client: openai.OpenAI, messages: list[Any]) -> list[dict[str,
     return [calls[i] for i in sorted(calls)]
 
 
-async def agents_sdk_app(provider: TracerProvider, base_url: str) -> str:
-    """An OpenAI Agents SDK agent with one function tool (Responses API), traced by
-    OpenInference's Agents SDK instrumentation (which replaces the SDK's own exporter).
+async def agents_sdk_app(provider: TracerProvider, base_url: str, tracing: str) -> str:
+    """An OpenAI Agents SDK agent with one function tool (Responses API), its SDK traces
+    turned into OpenTelemetry spans by `tracing`: `openinference`
+    (openinference-instrumentation-openai-agents: OpenInference spans) or `genai`
+    (opentelemetry-instrumentation-openai-agents: GenAI-convention spans). The SDK's trace
+    processors are put back as they were afterwards.
 
     Returns:
         The agent's final output.
     """
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool
-    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_trace_processors
+    from agents.tracing import get_trace_provider
 
     @function_tool
     def run(cmd: str) -> str:
         """Run a shell command."""
         return json.dumps({"cmd": cmd, "exit": 0})
 
-    instrumentor = OpenAIAgentsInstrumentor()
+    # the SDK has no public getter for its processors; both instrumentations replace them
+    registered = list(get_trace_provider()._multi_processor._processors)  # type: ignore[attr-defined]
+    instrumentor = _agents_instrumentor(tracing)
     instrumentor.instrument(tracer_provider=provider)
     try:
         client = openai.AsyncOpenAI(base_url=base_url, api_key="unused")
@@ -161,4 +166,18 @@ async def agents_sdk_app(provider: TracerProvider, base_url: str) -> str:
         await client.close()
     finally:
         instrumentor.uninstrument()
+        set_trace_processors(registered)
     return str(result.final_output)
+
+
+def _agents_instrumentor(tracing: str) -> Any:
+    """The Agents SDK instrumentor of `tracing` (see `agents_sdk_app`)."""
+    if tracing == "openinference":
+        from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+        return OpenAIAgentsInstrumentor()
+    from opentelemetry.instrumentation.openai_agents import (
+        OpenAIAgentsInstrumentor as GenAIAgentsInstrumentor,
+    )
+
+    return GenAIAgentsInstrumentor(replace_existing_processors=True)

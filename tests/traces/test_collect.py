@@ -109,15 +109,23 @@ def test_openinference_openai_app_through_the_cli(
     assert model.runs == 1 and "oi-agent" in html
 
 
+AGENTS_TRACING = {
+    "openinference": "openinference.instrumentation.openai_agents",
+    "genai": "opentelemetry.instrumentation.openai_agents",
+}
+
+
+@pytest.mark.parametrize("tracing", sorted(AGENTS_TRACING))
 def test_agents_sdk_app(
-    receiver: tuple[Collector, str], simulator: SimulatorServer, tmp_path: Path
+    receiver: tuple[Collector, str], simulator: SimulatorServer, tmp_path: Path, tracing: str
 ) -> None:
-    """(a) An OpenAI Agents SDK agent traced by OpenInference: one run, the SDK's model
-    calls and its function tool, tokens as the simulator counted them."""
-    pytest.importorskip("openinference.instrumentation.openai_agents", reason="dev extra")
+    """(a) An OpenAI Agents SDK agent traced through OpenTelemetry (OpenInference or GenAI
+    spans): one run, the SDK's model calls and its function tool, tokens as the simulator
+    counted them, no first-token time, and it re-times."""
+    pytest.importorskip(AGENTS_TRACING[tracing], reason=f"{tracing} tracing is not installed")
     collector, url = receiver
     with exporting(url, "sdk-app") as provider:
-        final = asyncio.run(agents_sdk_app(provider, simulator.base_url))
+        final = asyncio.run(agents_sdk_app(provider, simulator.base_url, tracing))
     (trace,) = _runs(collector, tmp_path)
     assert final and trace.header.run_id.startswith("sdk-fixer-")
     assert [t.name for t in trace.tool_calls()] == ["run"]

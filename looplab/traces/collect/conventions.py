@@ -77,6 +77,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "reasoning_tokens": (
         "gen_ai.usage.reasoning.output_tokens",
+        "gen_ai.usage.reasoning_tokens",
         "llm.token_count.completion_details.reasoning",
     ),
     "model": ("gen_ai.response.model", "gen_ai.request.model", "llm.model_name"),
