@@ -92,9 +92,10 @@ def build_run(draft: RunDraft) -> ImportedRun:
 
 
 def run_identity(draft: RunDraft) -> str:
-    """`<the source's id>.<8 hex>`: the hex digests the source file's bytes and the run's
-    key within it, so two files with the same instance id never collide, while importing
-    the same file again (from anywhere) gives the same ids."""
+    """`<the source's id>.<8 hex>`: the hex digests the source file's bytes (or the draft's
+    `source_digest`: a received trace's id) and the run's key within it, so two files with
+    the same instance id never collide, while importing the same file again (from anywhere)
+    gives the same ids."""
     digest = draft.source_digest or source_digest(draft.source_path)
     key = f"{digest}\0{draft.source_key}".encode()
     return f"{draft.run_id}.{hashlib.sha256(key).hexdigest()[:8]}"
