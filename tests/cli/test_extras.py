@@ -87,6 +87,14 @@ def test_run_names_the_missing_extra(base_only: dict[str, str], tmp_path: Path) 
     assert not (tmp_path / "runs").exists()
 
 
+def test_collect_names_the_missing_extra(base_only: dict[str, str], tmp_path: Path) -> None:
+    """`looplab collect` without opentelemetry-proto exits 2 naming looplab[collect], before
+    it binds a port or makes the output directory."""
+    result = _looplab(base_only, "collect", "-o", "out", "--port", "0", cwd=tmp_path)
+    assert result.returncode == 2 and "pip install 'looplab[collect]'" in result.stderr
+    assert "Traceback" not in result.stderr and not (tmp_path / "out").exists()
+
+
 def test_agents_extra_installs_what_bundled_checks_run() -> None:
     """Every module a bundled task's check runs with `python3 -m` comes with looplab[agents]
     (the installed metadata, not only the dev extra): checks run with looplab's own Python."""
