@@ -70,6 +70,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
         "Benchmarks that print side-by-side numbers (medians and ratios).",
         {
             "backend": backend_commands.bench_backend_command,
+            "transport": backend_commands.bench_transport_command,
             "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
             "browser": sandbox_commands.bench_browser_command,
