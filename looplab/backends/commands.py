@@ -102,13 +102,16 @@ def profiles_command(
         console.print_json(json.dumps(resolve_profile(name).model_dump(mode="json", by_alias=True)))
         return
     table = Table(title="latency presets", show_lines=False)
-    for column in ("name", "decode tok/s", "TTFT ms", "prefill tok/s", "source"):
+    for column in ("name", "decode tok/s", "TTFT ms", "overhead ms http/ws", "prefill tok/s"):
         table.add_column(column, overflow="fold")
+    table.add_column("source", overflow="fold")
     for preset in presets().values():
+        timing = TimingModel.from_profile(preset)
         table.add_row(
             preset.name,
             f"{preset.decode_tps:g}",
-            f"{TimingModel.from_profile(preset).fixed_ttft_s * 1000:.0f}",
+            f"{timing.fixed_ttft_s * 1000:.0f}",
+            f"{timing.overhead_s('http') * 1000:.0f}/{timing.overhead_s('websocket') * 1000:.0f}",
             "free" if preset.prefill_tps is None else f"{preset.prefill_tps:,.0f}",
             preset.source,
         )
