@@ -39,9 +39,18 @@ from looplab.backends.responses_stream import Event, paced_events
 from looplab.backends.simulator import Simulator
 from looplab.backends.sse import dumps
 
-__all__ = ["ConversationStore", "error_event", "responses_websocket"]
+__all__ = [
+    "TERMINAL",
+    "ConversationStore",
+    "annotate",
+    "create_body",
+    "error_event",
+    "responses_websocket",
+    "stream_id_of",
+]
 
-_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+"""The events that end a turn."""
 _KEPT_RESPONSES = 16
 """Responses a connection remembers for `previous_response_id` (most recent first)."""
 
@@ -112,7 +121,17 @@ def error_event(error: ApiError, stream_id: str | None = None) -> Event:
     return event
 
 
-def _create_body(text: str) -> dict[str, Any]:
+def annotate(event: Event, body: dict[str, Any], stream_id: str | None) -> Event:
+    """`event` with the turn's `previous_response_id` (in its response object) and
+    `stream_id` (when the turn gave one)."""
+    if isinstance(event.get("response"), dict):
+        event["response"]["previous_response_id"] = body.get("previous_response_id")
+    if stream_id is not None:
+        event["stream_id"] = stream_id
+    return event
+
+
+def create_body(text: str) -> dict[str, Any]:
     """The `POST /v1/responses` body of one `response.create` message.
 
     Raises:
@@ -157,8 +176,8 @@ async def _turn(
     """Answer one message; False when the stream was dropped (injected fault)."""
     stream_id: str | None = None
     try:
-        stream_id = _stream_id(text)
-        body = _create_body(text)
+        stream_id = stream_id_of(text)
+        body = create_body(text)
         expanded = store.expand(body)
         prepared = simulator.prepare(
             json.dumps(chat_body(expanded)).encode(), transport="websocket"
@@ -170,19 +189,16 @@ async def _turn(
     async with aclosing(paced_events(simulator, prepared, expanded)) as events:
         async for batch in events:
             for event in batch:
-                if "response" in event:
-                    event["response"]["previous_response_id"] = body.get("previous_response_id")
-                if stream_id is not None:
-                    event["stream_id"] = stream_id
-                await websocket.send_text(dumps(event))
+                await websocket.send_text(dumps(annotate(event, body, stream_id)))
                 last = event
-    if last is None or last["type"] not in _TERMINAL:
+    if last is None or last["type"] not in TERMINAL:
         return False
     store.remember(expanded, last["response"])
     return True
 
 
-def _stream_id(text: str) -> str | None:
+def stream_id_of(text: str) -> str | None:
+    """The `stream_id` a message asks for (None: none, or not a JSON object)."""
     try:
         message = json.loads(text)
     except (ValueError, RecursionError):

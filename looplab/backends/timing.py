@@ -274,6 +274,7 @@ class TimingModel:
             pipeline_s=pipeline,
             prefill_s=prefill,
             overhead_s=self.overhead_s(transport),
+            transport=transport,
             reasoning_s=self.span_s(context + 1, context + visible_from, streams, decode_factor),
             decode_s=self.span_s(
                 context + visible_from + 1, context + completion - 1, streams, decode_factor
@@ -323,6 +324,8 @@ class CallSchedule:
     no visible token, -> the last reasoning token)."""
     decode_s: float
     """Visible decode: first -> last visible token."""
+    transport: str = "http"
+    """How the call came (`TRANSPORTS`); a re-plan keeps it."""
 
     @property
     def ttft_s(self) -> float:
