@@ -28,7 +28,6 @@ from looplab.errors import ConfigError
 
 __all__ = [
     "bench_backend_command",
-    "bench_transport_command",
     "demo_command",
     "profiles_command",
     "serve_command",
@@ -357,43 +356,3 @@ def bench_backend_command(
         console.print(f"results: {output}")
     if check and fidelity_failures(cells):
         raise typer.Exit(1)
-
-
-def bench_transport_command(
-    rounds: Annotated[int, typer.Option(min=5, help="Measured calls per transport.")] = 200,
-    rtt_ms: Annotated[
-        float,
-        typer.Option(min=0, help="Also project each median to this network RTT, ms."),
-    ] = 50.0,
-    output: OutputOpt = Path("bench-results/transport.json"),
-) -> None:
-    """Per-round-trip overhead on loopback through the real openai client: HTTP with a new
-    connection per call vs keep-alive vs the Responses WebSocket (medians, ratios)."""
-    from looplab.backends.bench_transport import TRANSPORT_WIRE_TRIPS, run_transport_bench
-
-    cells = run_transport_bench(rounds=rounds)
-    table = Table(title=f"Responses round trip on loopback, instant model ({rounds} calls each)")
-    for column in ("transport", "median ms", "p90 ms", "x keep-alive", "wire trips"):
-        table.add_column(column, justify="left" if column == "transport" else "right")
-    table.add_column(f"at RTT {rtt_ms:g} ms", justify="right")
-    for cell in cells:
-        table.add_row(
-            cell.transport,
-            f"{cell.median_ms:.2f}",
-            f"{cell.p90_ms:.2f}",
-            f"{cell.ratio_to_keepalive:.2f}",
-            str(TRANSPORT_WIRE_TRIPS[cell.transport]),
-            f"{cell.projected_ms(rtt_ms / 1000):.1f}",
-        )
-    console = out_console()
-    console.print(table)
-    by_name = {c.transport: c for c in cells}
-    ratio = by_name["websocket"].median_ms / by_name["http-keepalive"].median_ms
-    console.print(
-        f"WebSocket / HTTP keep-alive per round trip on loopback: {ratio:.2f} "
-        f"({(1 - ratio) * 100:.0f}% less; OpenAI reported about 80% less per-round-trip "
-        f"overhead, 2026-04-22). The RTT column adds {rtt_ms:g} ms per wire trip "
-        "(a projection, not measured)."
-    )
-    if output is not None and write_output(output, json.dumps([c.as_dict() for c in cells])):
-        console.print(f"results: {output}")
