@@ -144,7 +144,7 @@ def run_loop_bench(
     *,
     calls: int = 24,
     tool_s: float = 0.1,
-    preset: str = "codex-spark-1000",
+    profile: str = "codex-spark-1000",
     overrides: list[str] | None = None,
 ) -> list[LoopRun]:
     """Run the task once per transport (HTTP first) against one in-process simulator.
@@ -152,15 +152,14 @@ def run_loop_bench(
     Args:
         calls: model calls (= tool calls) in the task.
         tool_s: seconds each tool takes.
-        preset: the latency preset of the simulated model.
+        profile: the latency preset (or profile YAML) of the simulated model.
         overrides: profile overrides (`network_rtt_s=0.05`, `request_overhead_s=0.2`, ...).
 
     Raises:
         BackendError: a call failed or did not ask for a tool.
     """
-    profile = resolve_profile(preset, overrides or [])
     runs: list[LoopRun] = []
-    with SimulatorServer(profile) as server:
+    with SimulatorServer(resolve_profile(profile, overrides or [])) as server:
         timing = server.simulator.timing
         loops = {"http": _http_loop, "websocket": _ws_loop}
         for transport, loop in loops.items():

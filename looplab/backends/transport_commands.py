@@ -13,7 +13,14 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from looplab.console import OutputOpt, out_console, parse_numbers, write_output
+from looplab.console import (
+    OutputOpt,
+    ProfileOpt,
+    ProfileSetOpt,
+    out_console,
+    parse_numbers,
+    write_output,
+)
 
 __all__ = ["bench_transport_command"]
 
@@ -41,9 +48,8 @@ def bench_transport_command(
             "(request_overhead_s; the WebSocket pays 20% of it)."
         ),
     ] = "0,200",
-    preset: Annotated[str, typer.Option(help="Latency preset of the task's model.")] = (
-        "codex-spark-1000"
-    ),
+    profile: ProfileOpt = "codex-spark-1000",
+    profile_set: ProfileSetOpt = None,
     output: OutputOpt = Path("bench-results/transport.json"),
 ) -> None:
     """Per-round-trip overhead on loopback through the real openai client (HTTP new
@@ -67,15 +73,19 @@ def bench_transport_command(
     result: dict[str, Any] = {"round_trips": [c.as_dict() for c in cells], "tasks": []}
     if loop_calls:
         table = Table(
-            title=f"task of {loop_calls} tool calls ({tool_ms:g} ms each), {preset}, "
+            title=f"task of {loop_calls} tool calls ({tool_ms:g} ms each), {profile}, "
             f"RTT {rtt_ms:g} ms"
         )
         for column in ("HTTP overhead ms", "HTTP task s", "WS task s", "cut", "OpenAI"):
             table.add_column(column, justify="right")
         for overhead in overheads:
-            overrides = [f"network_rtt_s={rtt_ms / 1000}", f"request_overhead_s={overhead / 1000}"]
+            overrides = [
+                *(profile_set or []),
+                f"network_rtt_s={rtt_ms / 1000}",
+                f"request_overhead_s={overhead / 1000}",
+            ]
             http, ws = run_loop_bench(
-                calls=loop_calls, tool_s=tool_ms / 1000, preset=preset, overrides=overrides
+                calls=loop_calls, tool_s=tool_ms / 1000, profile=profile, overrides=overrides
             )
             cut = 1 - ws.task_s / http.task_s
             table.add_row(
