@@ -26,7 +26,12 @@ from looplab.console import (
 )
 from looplab.errors import ConfigError
 
-__all__ = ["bench_backend_command", "demo_command", "profiles_command", "serve_command"]
+__all__ = [
+    "bench_backend_command",
+    "demo_command",
+    "profiles_command",
+    "serve_command",
+]
 
 
 def serve_command(
@@ -42,15 +47,15 @@ def serve_command(
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
 ) -> None:
-    """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, GET /v1/models.
+    """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, POST /v1/responses
+    (and the Responses WebSocket at /v1/responses), GET /v1/models.
 
     Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
     given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
     """
-    import socket
-
     import uvicorn
 
+    from looplab.backends.guard import listening_socket
     from looplab.backends.inprocess import uvicorn_config
     from looplab.backends.pacing import PACERS
     from looplab.backends.presets import resolve_profile
@@ -61,8 +66,7 @@ def serve_command(
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, profile_set or [])
     simulator = Simulator(resolved, pacer=pacer)
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = listening_socket(host)
     try:
         sock.bind((host, port))
     except OSError as exc:
@@ -97,13 +101,16 @@ def profiles_command(
         console.print_json(json.dumps(resolve_profile(name).model_dump(mode="json", by_alias=True)))
         return
     table = Table(title="latency presets", show_lines=False)
-    for column in ("name", "decode tok/s", "TTFT ms", "prefill tok/s", "source"):
+    for column in ("name", "decode tok/s", "TTFT ms", "overhead ms http/ws", "prefill tok/s"):
         table.add_column(column, overflow="fold")
+    table.add_column("source", overflow="fold")
     for preset in presets().values():
+        timing = TimingModel.from_profile(preset)
         table.add_row(
             preset.name,
             f"{preset.decode_tps:g}",
-            f"{TimingModel.from_profile(preset).fixed_ttft_s * 1000:.0f}",
+            f"{timing.fixed_ttft_s * 1000:.0f}",
+            f"{timing.overhead_s('http') * 1000:.0f}/{timing.overhead_s('websocket') * 1000:.0f}",
             "free" if preset.prefill_tps is None else f"{preset.prefill_tps:,.0f}",
             preset.source,
         )

@@ -28,6 +28,7 @@ __all__ = [
     "assembled_calls",
     "chunks_for",
     "completion_cap",
+    "completion_object",
     "conversation_seed",
     "visible_slots",
 ]
@@ -53,6 +54,9 @@ class PreparedCompletion:
     ttft_extra_s: float
     """This request's TTFT jitter draw."""
     drop_after: int | None = None
+    transport: str = "http"
+    """How the request came: `http` (a request of its own) or `websocket` (a
+    `response.create` on an open connection); sets its per-call overhead."""
     plan: CallSchedule | None = None
     """The intended schedule, once the request got its slot."""
 
@@ -192,3 +196,30 @@ def completion_cap(profile: LatencyProfile, request: ChatRequest, prompt_tokens:
         )
     room = profile.context_window - prompt_tokens
     return min(requested or profile.max_output_tokens, profile.max_output_tokens, room)
+
+
+def completion_object(prepared: PreparedCompletion) -> dict[str, Any]:
+    """The whole (non-streamed) `chat.completion` object of `prepared`."""
+    content = "".join(p for kind, _, p in prepared.visible_slots if kind == "c")
+    message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
+    calls = assembled_calls(prepared)
+    if calls:
+        message["tool_calls"] = calls
+        if not content:
+            message["content"] = None
+    return {
+        "id": prepared.completion_id,
+        "object": "chat.completion",
+        "created": prepared.created,
+        "model": prepared.request.model,
+        "system_fingerprint": "fp_looplab",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "logprobs": None,
+                "finish_reason": prepared.finish_reason,
+            }
+        ],
+        "usage": prepared.usage(),
+    }

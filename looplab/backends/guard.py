@@ -17,11 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-__all__ = ["MAX_BODY_BYTES", "READ_TIMEOUT_S", "GuardedHttpProtocol", "guarded_protocol"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "READ_TIMEOUT_S",
+    "GuardedHttpProtocol",
+    "guarded_protocol",
+    "listening_socket",
+]
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body served (16 MiB: millions of prompt tokens, dozens of images)."""
@@ -130,3 +137,17 @@ def guarded_protocol(
     """The `GuardedHttpProtocol` class with these limits (what uvicorn's `http=` takes)."""
     limits = {"read_timeout_s": read_timeout_s, "max_body_bytes": max_body_bytes}
     return type("GuardedHttpProtocol", (GuardedHttpProtocol,), limits)
+
+
+def listening_socket(host: str) -> socket.socket:
+    """A TCP socket for a server on `host` (IPv4 or IPv6), SO_REUSEADDR set, not bound.
+
+    It is made with `proto=IPPROTO_TCP` on purpose: asyncio disables Nagle's algorithm
+    (TCP_NODELAY) only on sockets whose `proto` says TCP, and accepted sockets inherit the
+    listening socket's. With `proto=0`, two small writes in a row (two WebSocket events)
+    waited for the client's delayed ACK: 40 ms per Responses WebSocket turn on loopback.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    return sock

@@ -22,7 +22,12 @@ import httpx2
 import uvicorn
 from starlette.applications import Starlette
 
-from looplab.backends.guard import MAX_BODY_BYTES, READ_TIMEOUT_S, guarded_protocol
+from looplab.backends.guard import (
+    MAX_BODY_BYTES,
+    READ_TIMEOUT_S,
+    guarded_protocol,
+    listening_socket,
+)
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.server import create_app
 from looplab.backends.simulator import Simulator
@@ -120,8 +125,7 @@ class AppServer:
         Raises:
             BackendError: when the server does not come up within `timeout_s`.
         """
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock = listening_socket(self._host)
         sock.bind((self._host, self._port))
         sock.set_inheritable(True)
         self._socket = sock

@@ -6,6 +6,7 @@ itself lives in `looplab.backends.timing`, the one call-timing function):
 ```
 queue wait (concurrency limit)                     -- measured, not computed
 + network_rtt_s                                    -- request + first byte back
++ request_overhead_s (HTTP) / websocket_overhead_s -- per-call API overhead (transport)
 + ttft_s + jitter                                  -- fixed per-request cost
 + pipeline_stages * stage_latency_s                -- one-wafer-per-layer serving: TTFT only
 + prefill of the uncached prompt tokens            -- prefix-cache hits are not prefilled
@@ -119,6 +120,13 @@ class LatencyProfile(StrictModel):
     """Latency added per pipeline stage; adds to TTFT only, never to the decode rate."""
     network_rtt_s: float = Field(default=0.0, ge=0)
     """Network round trip between client and server, added to TTFT."""
+    request_overhead_s: float = Field(default=0.0, ge=0)
+    """Per-call API overhead of a request sent over HTTP (a request of its own: routing,
+    authentication, validation, loading the conversation), added to TTFT."""
+    websocket_overhead_s: float | None = Field(default=None, ge=0)
+    """The same overhead for a `response.create` on an open Responses WebSocket (state kept
+    on the connection); None: 20% of `request_overhead_s`, the ~80% cut per round trip
+    OpenAI reported (2026-04-22; an assumption, their seconds are not published)."""
     max_concurrency: int | None = Field(default=None, ge=1)
     """Streams decoded at once; further requests wait in the queue. None = unlimited."""
     max_queue: int = Field(default=1024, ge=0)

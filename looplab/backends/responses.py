@@ -18,8 +18,9 @@ written back as Responses objects (`response_object`) or events
 | `max_output_tokens`                         | `max_completion_tokens`                   |
 | `text.format` (`json_schema`, `json_object`)| `response_format`                         |
 
-Not supported (400 naming the field): `previous_response_id` and `conversation` (the
-simulator keeps no state between requests; send the whole input), built-in tools.
+Not supported over HTTP (400 naming the field): `previous_response_id` and `conversation`
+(the simulator keeps no state between requests; send the whole input), built-in tools. On
+the WebSocket (`responses_ws.py`) `previous_response_id` works within the connection.
 """
 
 from __future__ import annotations

@@ -16,13 +16,14 @@ function_call_arguments.done, output_item.done
 response.completed (or response.incomplete)            with usage, reasoning tokens included
 ```
 
-Every event is `event: <type>` + `data: <json>` with a `sequence_number`.
+Every event carries a `sequence_number`; over HTTP it is `event: <type>` + `data: <json>`
+(`sse`), over the WebSocket (`looplab.backends.responses_ws`) one JSON text message.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from starlette.requests import Request
@@ -42,7 +43,10 @@ from looplab.backends.responses import (
 from looplab.backends.simulator import Simulator
 from looplab.backends.sse import dumps
 
-__all__ = ["ResponsesWriter", "responses_endpoint"]
+__all__ = ["Event", "ResponsesWriter", "paced_events", "responses_endpoint", "sse"]
+
+Event = dict[str, Any]
+"""One Responses stream event: its JSON object (`type`, `sequence_number`, ...)."""
 
 
 class ResponsesWriter:
@@ -63,11 +67,11 @@ class ResponsesWriter:
         self.text: list[str] = []
         self.args: list[str] = []
 
-    def event(self, kind: str, **fields: Any) -> bytes:
-        """One SSE event of type `kind`."""
+    def event(self, kind: str, **fields: Any) -> list[Event]:
+        """One event of type `kind` (a one-element list: the methods add lists up)."""
         data = {"type": kind, "sequence_number": self.seq, **fields}
         self.seq += 1
-        return f"event: {kind}\ndata: {dumps(data)}\n\n".encode()
+        return [data]
 
     def snapshot(self, status: str, usage: dict[str, Any] | None = None) -> dict[str, Any]:
         """The response object in `status` (its output once the reply is done)."""
@@ -90,20 +94,20 @@ class ResponsesWriter:
             status=status,
         )
 
-    def start(self) -> bytes:
+    def start(self) -> list[Event]:
         """`response.created` and `response.in_progress`."""
         created = self.snapshot("in_progress")
         return self.event("response.created", response=created) + self.event(
             "response.in_progress", response=created
         )
 
-    def release(self, start: int, stop: int, first: bool) -> bytes:
+    def release(self, start: int, stop: int, first: bool) -> list[Event]:
         """The events carrying visible slots `[start, stop)`."""
-        parts: list[bytes] = []
+        parts: list[Event] = []
         if first and self.prepared.reasoning_tokens:
             item = reasoning_item(self.rid)
-            parts.append(self.event("response.output_item.added", output_index=0, item=item))
-            parts.append(self.event("response.output_item.done", output_index=0, item=item))
+            parts += self.event("response.output_item.added", output_index=0, item=item)
+            parts += self.event("response.output_item.done", output_index=0, item=item)
             self.index = 1
         slots = self.prepared.visible_slots
         slot = start
@@ -114,25 +118,23 @@ class ResponsesWriter:
                 end += 1
             piece = "".join(p for _, _, p in slots[slot:end])
             if kind == "c":
-                parts.append(self._text_delta(piece))
+                parts += self._text_delta(piece)
             elif kind == "h":
-                parts.append(self._close())
-                parts.append(self._open_call(call))
+                parts += self._close()
+                parts += self._open_call(call)
             else:
                 self.args.append(piece)
-                parts.append(
-                    self.event(
-                        "response.function_call_arguments.delta",
-                        item_id=f"fc_{self.rid}_{call}",
-                        output_index=self.index,
-                        delta=piece,
-                    )
+                parts += self.event(
+                    "response.function_call_arguments.delta",
+                    item_id=f"fc_{self.rid}_{call}",
+                    output_index=self.index,
+                    delta=piece,
                 )
             slot = end
-        return b"".join(parts)
+        return parts
 
-    def _text_delta(self, piece: str) -> bytes:
-        out = b""
+    def _text_delta(self, piece: str) -> list[Event]:
+        out: list[Event] = []
         if self.current != ("c", -1):
             out += self._close()
             self.current = ("c", -1)
@@ -156,7 +158,7 @@ class ResponsesWriter:
             logprobs=[],
         )
 
-    def _open_call(self, call: int) -> bytes:
+    def _open_call(self, call: int) -> list[Event]:
         self.current = ("h", call)
         self.args = []
         planned = self.prepared.reply.tool_calls[call]
@@ -168,11 +170,11 @@ class ResponsesWriter:
         )
         return self.event("response.output_item.added", output_index=self.index, item=item)
 
-    def _close(self) -> bytes:
+    def _close(self) -> list[Event]:
         """Close the open output item (text or function call), if any."""
         current, self.current = self.current, None
         if current is None:
-            return b""
+            return []
         index = self.index
         self.index += 1
         if current[0] == "c":
@@ -212,7 +214,7 @@ class ResponsesWriter:
             arguments=arguments,
         ) + self.event("response.output_item.done", output_index=index, item=item)
 
-    def finish(self) -> bytes:
+    def finish(self) -> list[Event]:
         """Close the open item; `response.completed` (or `.incomplete`) with usage."""
         status = "incomplete" if self.prepared.finish_reason == "length" else "completed"
         usage = responses_usage(self.prepared.usage())
@@ -246,7 +248,7 @@ async def responses_endpoint(simulator: Simulator, request: Request) -> Response
     if body.get("stream"):
         headers["cache-control"] = "no-cache"
         return StreamingResponse(
-            _events(simulator, prepared, body), media_type="text/event-stream", headers=headers
+            _sse_events(simulator, prepared, body), media_type="text/event-stream", headers=headers
         )
     async for _ in simulator.paced(prepared):
         pass
@@ -255,9 +257,26 @@ async def responses_endpoint(simulator: Simulator, request: Request) -> Response
     return JSONResponse(writer.snapshot(status, responses_usage(prepared.usage())), headers=headers)
 
 
-async def _events(
+def sse(events: list[Event]) -> bytes:
+    """`events` as SSE: `event: <type>` + `data: <json>` each."""
+    return b"".join(f"event: {e['type']}\ndata: {dumps(e)}\n\n".encode() for e in events)
+
+
+async def _sse_events(
     simulator: Simulator, prepared: PreparedCompletion, body: dict[str, Any]
 ) -> AsyncIterator[bytes]:
+    async for events in paced_events(simulator, prepared, body):
+        yield sse(events)
+
+
+async def paced_events(
+    simulator: Simulator, prepared: PreparedCompletion, body: dict[str, Any]
+) -> AsyncGenerator[list[Event]]:
+    """The events of `prepared`, one list per paced release (the first list at once).
+
+    The last list ends with `response.completed` / `response.incomplete`, except under an
+    injected dropped stream (profile `faults.drop_stream_rate`), which stops without it.
+    """
     writer = ResponsesWriter(prepared, body)
     yield writer.start()
     first = True

@@ -6,6 +6,7 @@ Endpoints:
 |--------|----------------------------------------|----------------------------------------------|
 | POST   | `/v1/chat/completions`                 | streaming (SSE) and non-streaming completions |
 | POST   | `/v1/responses`                        | the Responses API (`responses_stream.py`)     |
+| WS     | `/v1/responses`                        | the same over a WebSocket (`responses_ws.py`) |
 | GET    | `/v1/models`, `/v1/models/{id}`        | the served model ids (`looplab-<policy>`)     |
 | GET    | `/health`                              | liveness, profile, active/queued/completed    |
 | GET    | `/v1/looplab/profile`                  | the full latency profile in force             |
@@ -24,10 +25,12 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket
 
 from looplab.backends.protocol import ApiError
 from looplab.backends.responses_stream import responses_endpoint
+from looplab.backends.responses_ws import responses_websocket
 from looplab.backends.simulator import Simulator
 
 __all__ = ["create_app"]
@@ -39,6 +42,7 @@ def create_app(simulator: Simulator) -> Starlette:
     routes = [
         Route("/v1/chat/completions", endpoints.chat_completions, methods=["POST"]),
         Route("/v1/responses", endpoints.responses, methods=["POST"]),
+        WebSocketRoute("/v1/responses", endpoints.responses_websocket),
         Route("/v1/models", endpoints.models, methods=["GET"]),
         Route("/v1/models/{model_id:path}", endpoints.model, methods=["GET"]),
         Route("/health", endpoints.health, methods=["GET"]),
@@ -85,6 +89,10 @@ class _Endpoints:
     async def responses(self, request: Request) -> Response:
         """`POST /v1/responses` (`responses_stream.py`)."""
         return await responses_endpoint(self.simulator, request)
+
+    async def responses_websocket(self, websocket: WebSocket) -> None:
+        """`/v1/responses` upgraded to a WebSocket (`responses_ws.py`)."""
+        await responses_websocket(self.simulator, websocket)
 
     async def models(self, request: Request) -> Response:
         """`GET /v1/models`: the served model ids."""

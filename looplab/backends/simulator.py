@@ -27,9 +27,9 @@ import structlog
 from looplab.backends.admission import Admission, QueueFull
 from looplab.backends.completion import (
     PreparedCompletion,
-    assembled_calls,
     chunks_for,
     completion_cap,
+    completion_object,
     conversation_seed,
     visible_slots,
 )
@@ -99,8 +99,9 @@ class Simulator:
 
     # -- preparation -------------------------------------------------------------------
 
-    def prepare(self, body: bytes) -> PreparedCompletion:
-        """Validate and plan a request (see the module docstring).
+    def prepare(self, body: bytes, transport: str = "http") -> PreparedCompletion:
+        """Validate and plan a request (see the module docstring); `transport` (`http`,
+        `websocket`) sets its per-call overhead.
 
         Raises:
             ApiError: 400 (bad JSON, bad field, n>1, limits, context), 404 (model), 429.
@@ -154,6 +155,7 @@ class Simulator:
             decode_factor=factor,
             ttft_extra_s=self.profile.ttft_jitter_s.sample(rng),
             drop_after=drop_after,
+            transport=transport,
         )
 
     def _policy(self, request: ChatRequest) -> ModelPolicy:
@@ -243,29 +245,7 @@ class Simulator:
         """Wait the same total time a stream would take and return the whole completion."""
         async for _ in self._run(prepared):
             pass
-        content = "".join(p for kind, _, p in prepared.visible_slots if kind == "c")
-        message: dict[str, Any] = {"role": "assistant", "content": content, "refusal": None}
-        calls = assembled_calls(prepared)
-        if calls:
-            message["tool_calls"] = calls
-            if not content:
-                message["content"] = None
-        return {
-            "id": prepared.completion_id,
-            "object": "chat.completion",
-            "created": prepared.created,
-            "model": prepared.request.model,
-            "system_fingerprint": "fp_looplab",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": message,
-                    "logprobs": None,
-                    "finish_reason": prepared.finish_reason,
-                }
-            ],
-            "usage": prepared.usage(),
-        }
+        return completion_object(prepared)
 
     def paced(self, prepared: PreparedCompletion) -> AsyncIterator[Release]:
         """The paced releases of `prepared` (for other wire formats: the Responses API)."""
@@ -322,6 +302,7 @@ class Simulator:
             ttft_extra_s=prepared.ttft_extra_s,
             decode_factor=prepared.decode_factor,
             queue_s=granted - prepared.received,
+            transport=prepared.transport,
         )
         prepared.plan = plan
         return PacingRecord(
@@ -363,6 +344,8 @@ class Simulator:
             timing.update(
                 ttft_s=plan.ttft_s,
                 network_s=plan.network_s,
+                overhead_s=plan.overhead_s,
+                transport=prepared.transport,
                 base_s=plan.base_s,
                 pipeline_s=plan.pipeline_s,
                 prefill_s=plan.prefill_s,

@@ -8,6 +8,8 @@ One call's timeline, offsets from the moment it got a server slot:
 
 ```
 network_s   = network_rtt_s                                  request + first byte back
+overhead_s  = per-call API overhead of the transport         request_overhead_s (http) or
+                                                             websocket_overhead_s
 base_s      = ttft_s + TTFT jitter (drawn, or its mean)      fixed per-request cost
 pipeline_s  = pipeline_stages x stage_latency_s              TTFT only, never the rate
 prefill_s   = prefill(prompt, cached)                        uncached prompt tokens
@@ -51,11 +53,29 @@ from looplab.backends.token_track import TokenTrack
 if TYPE_CHECKING:
     from looplab.backends.profile import LatencyProfile
 
-__all__ = ["PER_CONTEXT", "CallSchedule", "CallTokens", "TimingModel", "TokenTrack", "plan_call"]
+__all__ = [
+    "PER_CONTEXT",
+    "TRANSPORTS",
+    "CallSchedule",
+    "CallTokens",
+    "TimingModel",
+    "TokenTrack",
+    "plan_call",
+]
 # TokenTrack is re-exported: it is part of this function's answer (`CallSchedule.track`).
 
 PER_CONTEXT = 100_000.0
 """The context slowdowns are relative growth per this many tokens."""
+
+WEBSOCKET_OVERHEAD_SHARE = 0.2
+"""`websocket_overhead_s` when a profile leaves it unset: this share of the HTTP overhead
+(OpenAI reported the persistent WebSocket cut per-round-trip overhead about 80%)."""
+
+TRANSPORTS: dict[str, str] = {
+    "http": "a request of its own over HTTP (request_overhead_s)",
+    "websocket": "a response.create on an open Responses WebSocket (websocket_overhead_s)",
+}
+"""The transports a call can come by, each with the overhead field it pays."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +112,10 @@ class TimingModel:
     """Mean of the per-request TTFT jitter (used when no draw is given)."""
     network_rtt_s: float = 0.0
     """Network round trip, added to TTFT."""
+    request_overhead_s: float = 0.0
+    """Per-call API overhead of an HTTP request, added to TTFT."""
+    websocket_overhead_s: float = 0.0
+    """Per-call API overhead of a `response.create` on an open WebSocket."""
     pipeline_s: float = 0.0
     """Pipeline stages x per-stage latency, added to TTFT."""
     prefill_tps: float | None = None
@@ -115,6 +139,12 @@ class TimingModel:
             ttft_s=profile.ttft_s,
             ttft_jitter_mean_s=profile.ttft_jitter_s.mean(),
             network_rtt_s=profile.network_rtt_s,
+            request_overhead_s=profile.request_overhead_s,
+            websocket_overhead_s=(
+                profile.request_overhead_s * WEBSOCKET_OVERHEAD_SHARE
+                if profile.websocket_overhead_s is None
+                else profile.websocket_overhead_s
+            ),
             pipeline_s=profile.pipeline_stages * profile.stage_latency_s,
             prefill_tps=profile.prefill_tps,
             prefill_context_slowdown=profile.prefill_context_slowdown,
@@ -176,10 +206,23 @@ class TimingModel:
         line = count * a + b * (knee + last) * count / 2 if count > 0 else 0.0
         return floored * floor + line
 
+    def overhead_s(self, transport: str = "http") -> float:
+        """Per-call API overhead of a call that came by `transport` (`TRANSPORTS`).
+
+        Raises:
+            ValueError: an unknown transport (the message lists the known ones).
+        """
+        if transport == "http":
+            return self.request_overhead_s
+        if transport == "websocket":
+            return self.websocket_overhead_s
+        raise ValueError(f"unknown transport {transport!r}; choose one of: {', '.join(TRANSPORTS)}")
+
     @property
     def fixed_ttft_s(self) -> float:
-        """TTFT before jitter, prefill and queueing: rtt + base + pipeline stages."""
-        return self.network_rtt_s + self.ttft_s + self.pipeline_s
+        """TTFT of an HTTP call before jitter, prefill and queueing: rtt + per-call
+        overhead + base + pipeline stages."""
+        return self.network_rtt_s + self.request_overhead_s + self.ttft_s + self.pipeline_s
 
     def ttft_parts(
         self, tokens: CallTokens, ttft_extra_s: float | None = None
@@ -203,6 +246,7 @@ class TimingModel:
         ttft_extra_s: float | None = None,
         decode_factor: float = 1.0,
         queue_s: float = 0.0,
+        transport: str = "http",
     ) -> CallSchedule:
         """The intended schedule of one call (durations in closed form; `track` for times).
 
@@ -212,6 +256,7 @@ class TimingModel:
             ttft_extra_s: this request's TTFT jitter draw; None: the jitter's mean.
             decode_factor: this request's decode-rate factor (decode jitter); 1 = none.
             queue_s: time it waited for its slot (measured, carried into `ttft_s`).
+            transport: how the call came (`TRANSPORTS`): sets its per-call overhead.
         """
         network, base, pipeline, prefill = self.ttft_parts(tokens, ttft_extra_s)
         context, reasoning, completion = tokens.prompt, tokens.reasoning, tokens.completion
@@ -228,6 +273,8 @@ class TimingModel:
             base_s=base,
             pipeline_s=pipeline,
             prefill_s=prefill,
+            overhead_s=self.overhead_s(transport),
+            transport=transport,
             reasoning_s=self.span_s(context + 1, context + visible_from, streams, decode_factor),
             decode_s=self.span_s(
                 context + visible_from + 1, context + completion - 1, streams, decode_factor
@@ -270,17 +317,28 @@ class CallSchedule:
     """TTFT base plus this request's jitter."""
     pipeline_s: float
     prefill_s: float
+    overhead_s: float
+    """Per-call API overhead of the call's transport."""
     reasoning_s: float
     """Hidden reasoning decode: first token of any kind -> first visible token (or, with
     no visible token, -> the last reasoning token)."""
     decode_s: float
     """Visible decode: first -> last visible token."""
+    transport: str = "http"
+    """How the call came (`TRANSPORTS`); a re-plan keeps it."""
 
     @property
     def ttft_s(self) -> float:
-        """Slot request -> first token of any kind: queue + network + base + pipeline +
-        prefill (the metric's TTFT, were hidden reasoning streamed)."""
-        return self.queue_s + self.network_s + self.base_s + self.pipeline_s + self.prefill_s
+        """Slot request -> first token of any kind: queue + network + overhead + base +
+        pipeline + prefill (the metric's TTFT, were hidden reasoning streamed)."""
+        return (
+            self.queue_s
+            + self.network_s
+            + self.overhead_s
+            + self.base_s
+            + self.pipeline_s
+            + self.prefill_s
+        )
 
     @property
     def first_visible_s(self) -> float:

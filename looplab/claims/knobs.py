@@ -86,9 +86,9 @@ KNOBS: dict[str, Knob] = {
         Knob(
             "overhead_s",
             "per-call API overhead",
-            "per-call round-trip overhead added to TTFT (network_rtt_s), s",
+            "per-call API overhead of an HTTP call, added to TTFT (request_overhead_s), s",
             None,
-            "network_rtt_s",
+            "request_overhead_s",
         ),
         Knob(
             "reasoning_scale",

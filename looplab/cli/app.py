@@ -17,6 +17,7 @@ import typer
 from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
+from looplab.backends import transport_commands
 from looplab.backends.proxy import commands as proxy_commands
 from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
@@ -72,6 +73,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
         "Benchmarks that print side-by-side numbers (medians and ratios).",
         {
             "backend": backend_commands.bench_backend_command,
+            "transport": transport_commands.bench_transport_command,
             "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
             "browser": sandbox_commands.bench_browser_command,

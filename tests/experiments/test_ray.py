@@ -39,7 +39,15 @@ def cluster() -> Iterator[Any]:
         head_node_args={
             "num_cpus": 1,
             "resources": {SLOT_RESOURCE: 0},
-            "_system_config": {"worker_niceness": 0},  # as `address: local` does
+            "_system_config": {
+                "worker_niceness": 0,  # as `address: local` does
+                # a removed node is declared dead in ~1.5 s instead of ~15 s (defaults:
+                # every 3 s, 5 misses): the test waits for that before cells rerun
+                "health_check_initial_delay_ms": 1000,
+                "health_check_period_ms": 500,
+                "health_check_timeout_ms": 500,
+                "health_check_failure_threshold": 3,
+            },
         },
     )
     try:

@@ -6,6 +6,7 @@ Endpoints:
 |--------|----------------------------------------|-----------------------------------------------|
 | POST   | `/v1/chat/completions`                 | proxied (or replayed) and re-timed            |
 | POST   | `/v1/responses`                        | the same for the Responses API                |
+| WS     | `/v1/responses`                        | the Responses WebSocket (`websocket.py`)      |
 | GET    | `/v1/models`                           | the upstream's list (replay: the recording's) |
 | GET    | `/health`                              | liveness, profile, upstream, calls            |
 | GET    | `/v1/looplab/requests/{id}/timing`     | what the proxy measured of one call           |
@@ -17,6 +18,7 @@ Every reply carries `x-looplab-request-id`, `x-looplab-profile`, `x-looplab-sour
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,13 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 
 from looplab.backends.inprocess import AppServer
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.core import Proxy, Reply
+from looplab.backends.proxy.websocket import proxy_websocket
 from looplab.urls import public_url
 
 __all__ = ["ProxyServer", "create_proxy_app"]
@@ -105,6 +108,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
         routes=[
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
+            WebSocketRoute("/v1/responses", functools.partial(proxy_websocket, proxy)),
             Route("/v1/models", models, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/v1/looplab/requests/{request_id}/timing", timing, methods=["GET"]),

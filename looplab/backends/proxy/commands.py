@@ -135,10 +135,9 @@ def proxy_command(
     never before the upstream sent them; where the upstream is slower, the reply says so
     (header x-looplab-upstream-slower). POST /v1/chat/completions and /v1/responses.
     """
-    import socket
-
     import uvicorn
 
+    from looplab.backends.guard import listening_socket
     from looplab.backends.inprocess import app_config
     from looplab.backends.presets import resolve_profile
     from looplab.backends.proxy.app import create_proxy_app
@@ -154,8 +153,7 @@ def proxy_command(
         replay_policy=replay_policy,
         api_key=_api_key(api_key_env),
     )
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = listening_socket(host)
     try:
         sock.bind((host, port))
     except OSError as exc:

@@ -146,8 +146,11 @@ class Proxy:
 
     # -- entry ---------------------------------------------------------------------------
 
-    async def handle(self, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
-        """Answer one request to `endpoint` (`chat` or `responses`)."""
+    async def handle(
+        self, endpoint: str, raw: bytes, headers: Mapping[str, str], transport: str = "http"
+    ) -> Reply:
+        """Answer one request to `endpoint` (`chat` or `responses`) that came by
+        `transport` (`http`; `websocket`: a turn on the Responses WebSocket)."""
         received = self.clock.now()
         call = CallRecord(
             request_id=secrets.token_hex(12),
@@ -162,7 +165,8 @@ class Proxy:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            exchange = Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            plan = self._plan(endpoint, body, received, transport)
+            exchange = Exchange(endpoint, body, call, plan)
             exchange.secrets = secret_values(headers, self._api_key)
             source = self._source(exchange, headers)
             await source.open()
@@ -202,7 +206,9 @@ class Proxy:
 
     # -- the profile's schedule -----------------------------------------------------------
 
-    def _plan(self, endpoint: str, body: dict[str, Any], received: float) -> CallSchedule:
+    def _plan(
+        self, endpoint: str, body: dict[str, Any], received: float, transport: str
+    ) -> CallSchedule:
         return plan_request(
             self.timing,
             self.profile,
@@ -212,6 +218,7 @@ class Proxy:
             body,
             received=received,
             streams=max(1, self.active + 1),
+            transport=transport,
         )
 
     # -- replies -------------------------------------------------------------------------

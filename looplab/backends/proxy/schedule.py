@@ -35,8 +35,10 @@ def plan_request(
     *,
     received: float,
     streams: int,
+    transport: str = "http",
 ) -> CallSchedule:
-    """The schedule of one request before its reply is known (see the module docstring)."""
+    """The schedule of one request before its reply is known (see the module docstring);
+    `transport` (`http`, `websocket`) sets its per-call overhead."""
     chat = chat_body(body) if endpoint == "responses" else body
     messages = [m for m in chat.get("messages") or [] if isinstance(m, dict)]
     tools = [t for t in chat.get("tools") or [] if isinstance(t, dict)]
@@ -51,6 +53,7 @@ def plan_request(
         streams=streams,
         ttft_extra_s=profile.ttft_jitter_s.sample(rng),
         decode_factor=rate_factor(profile.decode_jitter, rng),
+        transport=transport,
     )
 
 
@@ -68,4 +71,5 @@ def replan(timing: TimingModel, plan: CallSchedule, usage: Usage) -> CallSchedul
         streams=plan.streams,
         ttft_extra_s=plan.base_s - timing.ttft_s,
         decode_factor=plan.decode_factor,
+        transport=plan.transport,
     )
