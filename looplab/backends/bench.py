@@ -164,14 +164,15 @@ MAX_TOKENS_SLACK = 100
 def client_variants(pacer: str, concurrency: int, top: int) -> list[tuple[str, int]]:
     """Which clients measure a cell: (client, processes; 0 = the load generator's default).
 
-    The schedule pacer through both clients; at the top concurrency, also the stock client
-    in one process, beside the multi-process generator, so an error that only the
-    single-process client sees is the client's, not the server's. The naive baseline
-    through the instrumented client only.
+    The schedule pacer through all three clients (`raw` shows the server's floor, so the
+    gap to the other two is their own per-request work); at the top concurrency, also the
+    stock client in one process, beside the multi-process generator, so an error that
+    only the single-process client sees is the client's, not the server's. The naive
+    baseline through the instrumented client only.
     """
     if pacer != "schedule":
         return [("looplab", 0)]
-    variants = [("looplab", 0), ("stock", 0)]
+    variants = [("raw", 0), ("looplab", 0), ("stock", 0)]
     if concurrency == top and concurrency > 1:
         variants.append(("stock", 1))
     return variants

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from looplab.backends.guard import arrival
 from looplab.backends.protocol import ApiError
 from looplab.backends.responses_stream import responses_endpoint
 from looplab.backends.simulator import Simulator
@@ -62,7 +63,7 @@ class _Endpoints:
         simulator = self.simulator
         try:
             body = await request.body()
-            prepared = simulator.prepare(body)
+            prepared = simulator.prepare(body, arrival(request.scope))
         except ApiError as error:
             return _error_response(error)
         except RecursionError:  # JSON nested deeper than the parser's recursion limit

@@ -142,9 +142,12 @@ class Proxy:
 
     # -- entry ---------------------------------------------------------------------------
 
-    async def handle(self, endpoint: str, raw: bytes, headers: Mapping[str, str]) -> Reply:
-        """Answer one request to `endpoint` (`chat` or `responses`)."""
-        received = self.clock.now()
+    async def handle(
+        self, endpoint: str, raw: bytes, headers: Mapping[str, str], arrived: float | None = None
+    ) -> Reply:
+        """Answer one request to `endpoint` (`chat` or `responses`), timed from `arrived`
+        (the server's read of its last byte, on a wall clock) or now."""
+        received = self.clock.now() if arrived is None else arrived
         call = CallRecord(
             request_id=secrets.token_hex(12),
             endpoint=endpoint,
