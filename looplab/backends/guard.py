@@ -103,7 +103,9 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._disarm()  # a whole request: the app may take as long as it streams
-        if self.cycle is not None:  # the app's scope: its handler has not run yet
+        # the app's scope (its handler reads the key after the body); a pipelined request
+        # waits for the one before it as in a queue, so it is timed from its handler
+        if self.cycle is not None and not self.pipeline:
             self.cycle.scope[ARRIVED_KEY] = self._read_at  # type: ignore[literal-required]
         super().on_message_complete()
 

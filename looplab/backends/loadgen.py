@@ -44,6 +44,7 @@ from looplab.errors import BackendError
 
 __all__ = [
     "CLIENTS",
+    "FLOOR_CLIENT",
     "LoadGenerator",
     "LoadResult",
     "LoadSpec",
@@ -53,6 +54,11 @@ __all__ = [
 
 CLIENTS = ("looplab", "stock", "raw")
 """Clients the load generator can send with (`LoadSpec.client`)."""
+FLOOR_CLIENT = "raw"
+"""The client whose TTFT error is the server's to answer for: it does no per-request work
+of its own, so what it sees is the server's request path, release lateness and write,
+plus loopback (`looplab.backends.raw_load`). The benches hold the TTFT target against
+it and print the other clients' excess over it as their own overhead."""
 _CLIENT_STREAMS = {"stock": stock_streams, "raw": raw_streams}
 """The clients other than the instrumented one, by name (same signature)."""
 
