@@ -219,7 +219,7 @@ def fidelity_failures(cells: list[Any]) -> list[str]:
         if cell.pacer != "schedule" or cell.concurrency not in FIDELITY_STREAMS:
             continue
         where = f"{cell.target_tps:g} tok/s, {cell.concurrency} streams, {cell.client_label}"
-        if abs(cell.rate_error_pct_p50) > RATE_TARGET_PCT:
+        if not abs(cell.rate_error_pct_p50) <= RATE_TARGET_PCT:  # NaN: no rate measured
             failures.append(f"{where}: rate error {cell.rate_error_pct_p50:+.2f}%")
         if cell.client == FLOOR_CLIENT and cell.ttft_error_ms_p50 > TTFT_TARGET_MS:
             failures.append(f"{where}: TTFT error {cell.ttft_error_ms_p50:.2f} ms")
