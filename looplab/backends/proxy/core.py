@@ -161,10 +161,13 @@ class Proxy:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            exchange = Exchange(endpoint, body, call, self._plan(endpoint, body, received))
-            exchange.secrets = secret_values(headers, self._api_key)
-            source = self._source(exchange, headers)
+            found = secret_values(headers, self._api_key)
+            source = self._source(endpoint, body, call, headers)
+            # ask the upstream first: counting the prompt for the profile's schedule (which
+            # starts at `received` whenever it is computed) then overlaps the upstream's work
             await source.open()
+            exchange = Exchange(endpoint, body, call, self._plan(endpoint, body, received))
+            exchange.secrets = found
         except ApiError as error:
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self._remember(call)
@@ -180,9 +183,13 @@ class Proxy:
             return await self._stream(exchange, source)
         return await self._complete(exchange, source)
 
-    def _source(self, exchange: Exchange, headers: Mapping[str, str]) -> Source:
+    def _source(
+        self, endpoint: str, body: dict[str, Any], call: CallRecord, headers: Mapping[str, str]
+    ) -> Source:
         return choose_source(
-            exchange,
+            endpoint,
+            body,
+            call,
             headers,
             recording=self.recording,
             upstream=self.upstream,

@@ -78,7 +78,9 @@ class Exchange:
 
 
 def choose_source(
-    exchange: Exchange,
+    endpoint: str,
+    body: dict[str, Any],
+    call: CallRecord,
     headers: Mapping[str, str],
     *,
     recording: Recording | None,
@@ -88,17 +90,16 @@ def choose_source(
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.
 
-    Sets `exchange.call.source` (`replay` or `upstream`). `http` is called only when the
-    upstream is asked.
+    Sets `call.source` (`replay` or `upstream`). `http` is called only when the upstream
+    is asked. Needs no schedule: the proxy asks the upstream before it plans one.
 
     Raises:
         ApiError: 400 `replay_miss` (not recorded, no upstream); 500 (neither configured).
     """
-    endpoint, body = exchange.endpoint, exchange.body
     if recording is not None:
         recorded = recording.lookup(endpoint, body)
         if recorded is not None:
-            exchange.call.source = "replay"
+            call.source = "replay"
             return RecordedSource(
                 int(recorded.get("status", 200)),
                 list(recorded.get("events") or []),
@@ -120,7 +121,7 @@ def choose_source(
             **(body.get("stream_options") or {}),
             "include_usage": True,
         }
-    exchange.call.source = "upstream"
+    call.source = "upstream"
     return HttpUpstream(
         http(),
         upstream + PROTOCOLS[endpoint].path,
