@@ -242,8 +242,8 @@ def client_overheads(cells: list[Any]) -> list[str]:
         if cell.pacer == "schedule" and cell.client != FLOOR_CLIENT and base is not None:
             lines.append(
                 f"{cell.target_tps:g} tok/s, {cell.concurrency} streams, {cell.client_label} "
-                f"client: TTFT error {cell.ttft_error_ms_p50:.2f} ms = server floor "
-                f"{base:.2f} + the client's own {cell.ttft_error_ms_p50 - base:+.2f}"
+                f"client: TTFT error {cell.ttft_error_ms_p50:.2f} ms, raw client's "
+                f"{base:.2f}: {cell.ttft_error_ms_p50 - base:+.2f} ms of the client's own"
             )
     return lines
 

@@ -36,10 +36,10 @@ def test_ttft_target_is_the_raw_clients_and_rate_target_everyones() -> None:
     failures = fidelity_failures(cells)
     assert failures == ["750 tok/s, 16 streams, looplab: rate error +0.70%"]
     assert client_overheads(cells) == [
-        "750 tok/s, 16 streams, stock client: TTFT error 3.00 ms = server floor 0.60 + the "
-        "client's own +2.40",
-        "750 tok/s, 16 streams, looplab client: TTFT error 2.50 ms = server floor 0.60 + the "
-        "client's own +1.90",
+        "750 tok/s, 16 streams, stock client: TTFT error 3.00 ms, raw client's 0.60: "
+        "+2.40 ms of the client's own",
+        "750 tok/s, 16 streams, looplab client: TTFT error 2.50 ms, raw client's 0.60: "
+        "+1.90 ms of the client's own",
     ]
     assert fidelity_failures([_cell("raw", 2.5)]) == [
         "750 tok/s, 16 streams, raw: TTFT error 2.50 ms"

@@ -253,7 +253,8 @@ def client_overheads(rows: list[ProxyBenchRow]) -> list[str]:
             lines.append(
                 f"{row.rate:g} tok/s, upstream TTFT {row.upstream_ttft_s:g} s, "
                 f"{row.concurrency} streams, {row.client_label} client: proxy TTFT error "
-                f"{error:.2f} ms = server floor {base:.2f} + the client's own {error - base:+.2f}"
+                f"{error:.2f} ms, raw client's {base:.2f}: {error - base:+.2f} ms of the "
+                "client's own"
             )
     return lines
 
