@@ -10,6 +10,7 @@ streamed upstream's events into the exchange and its `GatedRecord` as they arriv
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -158,7 +159,10 @@ async def read_events(
                     call.upstream_first_token = arrived
                 call.upstream_last_token = arrived
                 streamed_reasoning |= is_reasoning(item)
-                record.arrive(item.tokens, arrived)
+                if record.arrive(item.tokens, arrived):
+                    # the pacer waited for these (the upstream is the slower): let it release
+                    # them before the rest of a buffered burst is parsed (1.2 ms at 20x)
+                    await asyncio.sleep(0)
             usage = protocol.usage(item.data) if item.data is not None else None
             if usage is not None:
                 call.usage = usage
