@@ -104,7 +104,8 @@ class GuardedHttpProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         self._disarm()  # a whole request: the app may take as long as it streams
         # the app's scope (its handler reads the key after the body); a pipelined request
-        # waits for the one before it as in a queue, so it is timed from its handler
+        # waits for the one before it as in a queue, so it is timed from its handler.
+        # uvicorn types the scope as a closed TypedDict; ASGI lets a server add keys.
         if self.cycle is not None and not self.pipeline:
             self.cycle.scope[ARRIVED_KEY] = self._read_at  # type: ignore[literal-required]
         super().on_message_complete()
