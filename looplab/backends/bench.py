@@ -23,6 +23,7 @@ the side that caused it.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -86,6 +87,9 @@ class BackendBenchCell:
     """The client that measured the cell (`looplab.backends.loadgen.CLIENTS`)."""
     client_processes: int = 0
     """Load-generator processes the client ran in (0: one per core, up to 4)."""
+    rate_unmeasured: int = 0
+    """Streams whose client read every token at once (a CPU-bound client): no rate seen,
+    left out of the rate errors."""
 
     @property
     def client_label(self) -> str:
@@ -164,14 +168,15 @@ MAX_TOKENS_SLACK = 100
 def client_variants(pacer: str, concurrency: int, top: int) -> list[tuple[str, int]]:
     """Which clients measure a cell: (client, processes; 0 = the load generator's default).
 
-    The schedule pacer through both clients; at the top concurrency, also the stock client
-    in one process, beside the multi-process generator, so an error that only the
-    single-process client sees is the client's, not the server's. The naive baseline
-    through the instrumented client only.
+    The schedule pacer through all three clients (`raw` shows the server's floor, so the
+    gap to the other two is their own per-request work); at the top concurrency, also the
+    stock client in one process, beside the multi-process generator, so an error that
+    only the single-process client sees is the client's, not the server's. The naive
+    baseline through the instrumented client only.
     """
     if pacer != "schedule":
         return [("looplab", 0)]
-    variants = [("looplab", 0), ("stock", 0)]
+    variants = [("raw", 0), ("looplab", 0), ("stock", 0)]
     if concurrency == top and concurrency > 1:
         variants.append(("stock", 1))
     return variants
@@ -307,8 +312,9 @@ def _measure(
         concurrency=spec.concurrency,
         streams=len(results),
         tokens_per_stream=tokens,
-        rate_error_pct_p50=statistics.median(samples.rate_errors),
-        rate_error_pct_worst=max(samples.rate_errors, key=abs),
+        rate_error_pct_p50=statistics.median(samples.rate_errors or [math.nan]),
+        rate_error_pct_worst=max(samples.rate_errors or [math.nan], key=abs),
+        rate_unmeasured=samples.rate_unmeasured,
         ttft_error_ms_p50=statistics.median(samples.ttft_errors),
         ttft_error_ms_p99=quantile(samples.ttft_errors, 0.99),
         request_transit_ms_p50=statistics.median(samples.transits),
@@ -346,6 +352,7 @@ class _Samples:
     replans: list[float] = field(default_factory=list)
     intended: list[float] = field(default_factory=list)
     total_tokens: int = 0
+    rate_unmeasured: int = 0
 
     def add(self, result: ModelResponse) -> None:
         """Add one stream's client-side timing and the server's record of it.
@@ -355,12 +362,15 @@ class _Samples:
         """
         achieved = result.decode_rate_tps
         record = result.server_timing
-        if achieved is None or record is None or result.timing.ttft_s is None:
+        if record is None or result.timing.ttft_s is None:
             raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
         # against the request's own intended schedule (its mean rate over the visible
         # tokens), which is the target rate itself under a flat profile
         self.intended.append(record["intended_rate_tps"])
-        self.rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
+        if achieved is None:  # a CPU-bound client read the whole reply at once
+            self.rate_unmeasured += 1
+        else:
+            self.rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
         self.replans.append(float(record.get("replans") or 0))
         self.ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
         # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.

@@ -215,18 +215,44 @@ TTFT_TARGET_MS = 2.0
 
 
 def fidelity_failures(cells: list[Any]) -> list[str]:
-    """The schedule cells at 1 and 16 streams that miss a target (|rate error| p50 <=
-    0.5%, TTFT error p50 <= 2 ms), through any client, as sentences."""
+    """The schedule cells at 1 and 16 streams that miss a target, as sentences:
+    |rate error| p50 <= 0.5% through every client; TTFT error p50 <= 2 ms through the
+    raw client (`FLOOR_CLIENT`: the server's part; the other clients add their own
+    request building and chunk parsing, printed as their excess over it)."""
+    from looplab.backends.loadgen import FLOOR_CLIENT
+
     failures = []
     for cell in cells:
         if cell.pacer != "schedule" or cell.concurrency not in FIDELITY_STREAMS:
             continue
         where = f"{cell.target_tps:g} tok/s, {cell.concurrency} streams, {cell.client_label}"
-        if abs(cell.rate_error_pct_p50) > RATE_TARGET_PCT:
+        if not abs(cell.rate_error_pct_p50) <= RATE_TARGET_PCT:  # NaN: no rate measured
             failures.append(f"{where}: rate error {cell.rate_error_pct_p50:+.2f}%")
-        if cell.ttft_error_ms_p50 > TTFT_TARGET_MS:
+        if cell.client == FLOOR_CLIENT and cell.ttft_error_ms_p50 > TTFT_TARGET_MS:
             failures.append(f"{where}: TTFT error {cell.ttft_error_ms_p50:.2f} ms")
     return failures
+
+
+def client_overheads(cells: list[Any]) -> list[str]:
+    """Per schedule cell through a client other than the raw one: its TTFT error p50
+    minus the raw client's in the same (rate, streams), the client's own share."""
+    from looplab.backends.loadgen import FLOOR_CLIENT
+
+    floor = {
+        (c.target_tps, c.concurrency): c.ttft_error_ms_p50
+        for c in cells
+        if c.pacer == "schedule" and c.client == FLOOR_CLIENT
+    }
+    lines = []
+    for cell in cells:
+        base = floor.get((cell.target_tps, cell.concurrency))
+        if cell.pacer == "schedule" and cell.client != FLOOR_CLIENT and base is not None:
+            lines.append(
+                f"{cell.target_tps:g} tok/s, {cell.concurrency} streams, {cell.client_label} "
+                f"client: TTFT error {cell.ttft_error_ms_p50:.2f} ms, raw client's "
+                f"{base:.2f}: {cell.ttft_error_ms_p50 - base:+.2f} ms of the client's own"
+            )
+    return lines
 
 
 def _bench_verdicts(cells: list[Any], concurrencies: list[int]) -> list[str]:
@@ -237,8 +263,12 @@ def _bench_verdicts(cells: list[Any], concurrencies: list[int]) -> list[str]:
     lines = [
         ("FAIL: " + "; ".join(failures))
         if failures
-        else "PASS: through both clients at 1 and 16 streams, |rate error| p50 <= 0.5% and "
-        "TTFT error p50 <= 2 ms"
+        else "PASS: at 1 and 16 streams, |rate error| p50 <= 0.5% through every client and "
+        "TTFT error p50 <= 2 ms through the raw client (the server's part)",
+        "TTFT error through the openai-based clients includes their own per-request work "
+        "(building the request before it is sent, parsing chunks into objects), which no "
+        "server removes; the raw client does none of it:",
+        *client_overheads(cells),
     ]
     for cell in at_top:
         lines.append(
@@ -306,13 +336,14 @@ def bench_backend_command(
         bool,
         typer.Option(
             "--check",
-            help="Exit 1 when a pacing target is missed (|rate error| p50 > 0.5% or TTFT "
-            "error p50 > 2 ms at 1 or 16 streams, through either client).",
+            help="Exit 1 when a pacing target is missed at 1 or 16 streams: |rate error| "
+            "p50 > 0.5% through any client, or TTFT error p50 > 2 ms through the raw client "
+            "(the server's part; openai-based clients add their own request work).",
         ),
     ] = False,
 ) -> None:
-    """Pacing fidelity through two clients (looplab's instrumented one and the stock
-    openai client): schedule pacer vs naive baseline."""
+    """Pacing fidelity through three clients (raw HTTP, looplab's instrumented one and the
+    stock openai client): schedule pacer vs naive baseline."""
     from looplab.backends.bench import (
         prepare_cost,
         run_backend_bench,

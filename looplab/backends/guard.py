@@ -11,6 +11,13 @@ uvicorn's httptools protocol with two limits it lacks:
   as a chunked body arrives) is answered 413 in OpenAI's error shape and the connection
   closed, before the body is buffered or parsed (a 50 MB body froze the event loop for
   5.3 s while it was parsed, stalling every other stream's pacing).
+
+It also stamps each request's **arrival**: the `time.perf_counter()` of the socket read
+that completed the request (its last byte), in the ASGI scope under `ARRIVED_KEY`
+(`arrival(scope)`). The simulator and the proxy start a request's schedule there, not
+when their handler runs: on a busy event loop the handler starts one task hop, the
+routing and the body hand-off later, and every stream's pacing callbacks queued ahead of
+it delay it further; that wait is the server's and counts toward TTFT.
 """
 
 from __future__ import annotations
@@ -18,14 +25,18 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import time
+from collections.abc import Mapping
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = [
+    "ARRIVED_KEY",
     "MAX_BODY_BYTES",
     "READ_TIMEOUT_S",
     "GuardedHttpProtocol",
+    "arrival",
     "guarded_protocol",
     "listening_socket",
 ]
@@ -34,6 +45,14 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body served (16 MiB: millions of prompt tokens, dozens of images)."""
 READ_TIMEOUT_S = 15.0
 """Seconds a connection has to send a whole request (idle or half-sent: closed)."""
+ARRIVED_KEY = "looplab.arrived_s"
+"""ASGI scope key of the request's arrival (`time.perf_counter()` seconds)."""
+
+
+def arrival(scope: Mapping[str, Any]) -> float | None:
+    """When the request's last byte was read (`ARRIVED_KEY`), or None (another server)."""
+    value = scope.get(ARRIVED_KEY)
+    return value if isinstance(value, float) else None
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
@@ -47,6 +66,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._body_bytes = 0
         self._refused = False
+        self._read_at = 0.0
 
     # uvicorn's own signature narrows BaseTransport to Transport the same way
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -58,6 +78,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        self._read_at = time.perf_counter()  # before parsing: the read that completes a request
         if not self._refused:
             super().data_received(data)
 
@@ -84,6 +105,11 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_message_complete(self) -> None:
         self._disarm()  # a whole request: the app may take as long as it streams
+        # the app's scope (its handler reads the key after the body); a pipelined request
+        # waits for the one before it as in a queue, so it is timed from its handler.
+        # uvicorn types the scope as a closed TypedDict; ASGI lets a server add keys.
+        if self.cycle is not None and not self.pipeline:
+            self.cycle.scope[ARRIVED_KEY] = self._read_at  # type: ignore[literal-required]
         super().on_message_complete()
 
     def on_response_complete(self) -> None:

@@ -3,8 +3,9 @@
 At 64 streams x 750 tok/s a client in the benchmark's own process burns most of a core
 parsing chunks, and its event loop's stalls show up as server TTFT error. So the streams
 run in worker processes (`spawn`ed, one per core by default), each an asyncio loop with
-its share of the streams, all through the real `openai` client
-(`looplab.backends.client.InstrumentedClient`).
+its share of the streams, through one of three clients (`LoadSpec.client`): the
+instrumented `openai`-compatible client (`looplab.backends.client.InstrumentedClient`),
+the stock `openai` client, or raw HTTP on a socket (the server's floor).
 
 Schedule: stream `i` of `concurrency` starts at `t0 + i x stagger_s / concurrency` (one
 stream's duration as the stagger keeps `concurrency` streams in flight, not one burst)
@@ -37,11 +38,13 @@ from typing import Any, Self
 import httpx2
 
 from looplab.backends.client import CallTiming, EndpointConfig, InstrumentedClient, ModelResponse
+from looplab.backends.raw_load import raw_streams
 from looplab.backends.stock_load import bench_prompt, stock_streams
 from looplab.errors import BackendError
 
 __all__ = [
     "CLIENTS",
+    "FLOOR_CLIENT",
     "LoadGenerator",
     "LoadResult",
     "LoadSpec",
@@ -49,8 +52,15 @@ __all__ = [
     "attach_server_timing",
 ]
 
-CLIENTS = ("looplab", "stock")
+CLIENTS = ("looplab", "stock", "raw")
 """Clients the load generator can send with (`LoadSpec.client`)."""
+FLOOR_CLIENT = "raw"
+"""The client whose TTFT error is the server's to answer for: it does no per-request work
+of its own, so what it sees is the server's request path, release lateness and write,
+plus loopback (`looplab.backends.raw_load`). The benches hold the TTFT target against
+it and print the other clients' excess over it as their own overhead."""
+_CLIENT_STREAMS = {"stock": stock_streams, "raw": raw_streams}
+"""The clients other than the instrumented one, by name (same signature)."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +77,9 @@ class LoadSpec:
     """Extra words per prompt (longer contexts)."""
     tag: str = "bench"
     client: str = "looplab"
-    """Which client sends the load (`CLIENTS`): `looplab` (the instrumented client) or
-    `stock` (`openai.AsyncOpenAI` as a user runs it, `looplab.backends.stock_load`)."""
+    """Which client sends the load (`CLIENTS`): `looplab` (the instrumented client),
+    `stock` (`openai.AsyncOpenAI` as a user runs it, `looplab.backends.stock_load`) or
+    `raw` (HTTP/1.1 on a socket, no per-request client work: `looplab.backends.raw_load`)."""
     max_tokens: int | None = None
     """`max_tokens` of every request (None: not sent)."""
     workers: int | None = None
@@ -217,9 +228,11 @@ async def _streams(
     spec: LoadSpec, streams: list[int], t0: float
 ) -> tuple[list[dict[str, Any]], float]:
     starts = {i: t0 + i * spec.stagger_s / spec.concurrency for i in streams}
-    cpu0 = _cpu_s()  # includes the warm-up requests: both clients alike
-    if spec.client == "stock":
-        rows = await stock_streams(
+    cpu0 = _cpu_s()  # includes the warm-up requests: every client alike
+    if spec.client == "looplab":
+        rows = await _instrumented_streams(spec, streams, starts)
+    else:
+        rows = await _CLIENT_STREAMS[spec.client](
             spec.base_url,
             spec.model,
             starts,
@@ -228,8 +241,6 @@ async def _streams(
             prompt_words=spec.prompt_words,
             max_tokens=spec.max_tokens,
         )
-    else:
-        rows = await _instrumented_streams(spec, streams, starts)
     return rows, _cpu_s() - cpu0
 
 

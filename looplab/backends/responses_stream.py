@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from looplab.backends.completion import PreparedCompletion, assembled_calls
+from looplab.backends.guard import arrival
 from looplab.backends.protocol import ApiError
 from looplab.backends.responses import (
     chat_body,
@@ -237,7 +238,9 @@ async def responses_endpoint(simulator: Simulator, request: Request) -> Response
             ) from None
         if not isinstance(body, dict):
             raise ApiError(400, "The request body must be a JSON object.", code="invalid_json")
-        prepared = simulator.prepare(json.dumps(chat_body(body)).encode())
+        prepared = simulator.prepare(
+            json.dumps(chat_body(body)).encode(), arrived=arrival(request.scope)
+        )
     except ApiError as error:
         return _error(error)
     headers = {

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
+from looplab.backends.guard import arrival
 from looplab.backends.protocol import ApiError
 from looplab.backends.responses_stream import responses_endpoint
 from looplab.backends.responses_ws import responses_websocket
@@ -66,7 +67,7 @@ class _Endpoints:
         simulator = self.simulator
         try:
             body = await request.body()
-            prepared = simulator.prepare(body)
+            prepared = simulator.prepare(body, arrived=arrival(request.scope))
         except ApiError as error:
             return _error_response(error)
         except RecursionError:  # JSON nested deeper than the parser's recursion limit

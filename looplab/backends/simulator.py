@@ -4,9 +4,9 @@ HTTP-free: `looplab.backends.server` wraps it in Starlette. One `Simulator` per 
 it must be used from one event loop.
 
 Request lifecycle:
-1. `prepare(body)`: parse and validate (400/404 `ApiError`s), count prompt tokens, look up
-   the prefix cache, ask the policy for the reply, apply token limits, refuse at once with
-   429 if the queue is full.
+1. `prepare(body, arrived)`: parse and validate (400/404 `ApiError`s), count prompt
+   tokens, look up the prefix cache, ask the policy for the reply, apply token limits,
+   429 at once if the queue is full. Zero point: `arrived` (`guard.arrival`), or now.
 2. `stream(prepared)` / `complete(prepared)`: wait for a concurrency slot (the queue wait
    counts toward TTFT, as on a real server), compute the schedule from the request's
    arrival (or, if it queued, from the moment it got a slot), release tokens with the
@@ -99,14 +99,16 @@ class Simulator:
 
     # -- preparation -------------------------------------------------------------------
 
-    def prepare(self, body: bytes, transport: str = "http") -> PreparedCompletion:
-        """Validate and plan a request (see the module docstring); `transport` (`http`,
-        `websocket`) sets its per-call overhead.
+    def prepare(
+        self, body: bytes, transport: str = "http", arrived: float | None = None
+    ) -> PreparedCompletion:
+        """Validate and plan a request (see the module docstring), timed from `arrived` or
+        now; `transport` (`http`, `websocket`) sets its per-call overhead.
 
         Raises:
             ApiError: 400 (bad JSON, bad field, n>1, limits, context), 404 (model), 429.
         """
-        received = self.clock.now()
+        received = self.clock.now() if arrived is None or self.clock.virtual else arrived
         request = parse_request(body)
         policy = self._policy(request)
         messages = [m.model_dump(exclude_none=True) for m in request.messages]

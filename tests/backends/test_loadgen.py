@@ -43,3 +43,22 @@ def test_stock_client_is_measured_like_the_instrumented_one(fast_server: Simulat
         assert record is not None
         assert response.timing.sent <= record["received_clock_s"]
         assert record["received_clock_s"] <= response.timing.first_token
+
+
+def test_raw_client_is_measured_like_the_others(fast_server: SimulatorServer) -> None:
+    """The raw-socket client (the bench's server floor) reports every request with its
+    usage tokens, chunk times and the server's timing id, on kept-alive connections."""
+    with LoadGenerator(workers=1) as load:
+        spec = LoadSpec(fast_server.base_url, concurrency=2, rounds=3, client="raw", max_tokens=500)
+        result = load.run(spec)
+    assert len(result.responses) == 6
+    attach_server_timing(fast_server.base_url, result.responses)
+    for response in result.responses:
+        assert response.completion_tokens == 40
+        assert response.finish_reason == "stop"
+        assert response.timing.first_token is not None
+        assert response.visible_chunks == len(response.timing.chunk_times) >= 1
+        record = response.server_timing
+        assert record is not None
+        assert response.timing.sent <= record["received_clock_s"]
+        assert record["received_clock_s"] <= response.timing.first_token

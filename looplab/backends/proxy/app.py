@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
+from looplab.backends.guard import arrival
 from looplab.backends.inprocess import AppServer
 from looplab.backends.profile import LatencyProfile
 from looplab.backends.protocol import ApiError
@@ -42,7 +43,8 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
     """The ASGI app serving `proxy` (closes its upstream connections on shutdown)."""
 
     async def reply(endpoint: str, request: Request) -> Response:
-        answer = await proxy.handle(endpoint, await request.body(), request.headers)
+        body = await request.body()
+        answer = await proxy.handle(endpoint, body, request.headers, arrived=arrival(request.scope))
         return _response(answer)
 
     async def chat(request: Request) -> Response:

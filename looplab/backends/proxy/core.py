@@ -147,11 +147,17 @@ class Proxy:
     # -- entry ---------------------------------------------------------------------------
 
     async def handle(
-        self, endpoint: str, raw: bytes, headers: Mapping[str, str], transport: str = "http"
+        self,
+        endpoint: str,
+        raw: bytes,
+        headers: Mapping[str, str],
+        transport: str = "http",
+        arrived: float | None = None,
     ) -> Reply:
         """Answer one request to `endpoint` (`chat` or `responses`) that came by
-        `transport` (`http`; `websocket`: a turn on the Responses WebSocket)."""
-        received = self.clock.now()
+        `transport` (`http`; `websocket`: a turn on the Responses WebSocket), timed from
+        `arrived` (the server's read of its last byte, on a wall clock) or now."""
+        received = self.clock.now() if arrived is None else arrived
         call = CallRecord(
             request_id=secrets.token_hex(12),
             endpoint=endpoint,
@@ -165,11 +171,15 @@ class Proxy:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            plan = self._plan(endpoint, body, received, transport)
-            exchange = Exchange(endpoint, body, call, plan)
-            exchange.secrets = secret_values(headers, self._api_key)
-            source = self._source(exchange, headers)
+            found = secret_values(headers, self._api_key)
+            source = self._source(endpoint, body, call, headers)
+            # ask the upstream first: counting the prompt for the profile's schedule (which
+            # starts at `received` whenever it is computed) then overlaps the upstream's work
             await source.open()
+            exchange = Exchange(
+                endpoint, body, call, self._plan(endpoint, body, received, transport)
+            )
+            exchange.secrets = found
         except ApiError as error:
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self._remember(call)
@@ -185,9 +195,13 @@ class Proxy:
             return await self._stream(exchange, source)
         return await self._complete(exchange, source)
 
-    def _source(self, exchange: Exchange, headers: Mapping[str, str]) -> Source:
+    def _source(
+        self, endpoint: str, body: dict[str, Any], call: CallRecord, headers: Mapping[str, str]
+    ) -> Source:
         return choose_source(
-            exchange,
+            endpoint,
+            body,
+            call,
             headers,
             recording=self.recording,
             upstream=self.upstream,

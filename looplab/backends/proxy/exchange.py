@@ -10,6 +10,7 @@ streamed upstream's events into the exchange and its `GatedRecord` as they arriv
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -78,7 +79,9 @@ class Exchange:
 
 
 def choose_source(
-    exchange: Exchange,
+    endpoint: str,
+    body: dict[str, Any],
+    call: CallRecord,
     headers: Mapping[str, str],
     *,
     recording: Recording | None,
@@ -88,20 +91,19 @@ def choose_source(
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.
 
-    Sets `exchange.call.source` (`replay` or `upstream`) and, when the request departs
-    from the recording, `exchange.call.divergence`. `http` is called only when the
-    upstream is asked.
+    Sets `call.source` (`replay` or `upstream`) and, when the request departs from the
+    recording, `call.divergence`. `http` is called only when the upstream is asked. Needs
+    no schedule: the proxy asks the upstream before it plans one.
 
     Raises:
         ApiError: 400 `replay_miss` (not recorded, no upstream); 500 (neither configured).
     """
-    endpoint, body = exchange.endpoint, exchange.body
     if recording is not None:
         recorded, divergence = recording.lookup(endpoint, body)
         if divergence is not None:
-            exchange.call.divergence = divergence.as_dict()
+            call.divergence = divergence.as_dict()
         if recorded is not None:
-            exchange.call.source = "replay"
+            call.source = "replay"
             return RecordedSource(
                 int(recorded.get("status", 200)),
                 list(recorded.get("events") or []),
@@ -123,7 +125,7 @@ def choose_source(
             **(body.get("stream_options") or {}),
             "include_usage": True,
         }
-    exchange.call.source = "upstream"
+    call.source = "upstream"
     return HttpUpstream(
         http(),
         upstream + PROTOCOLS[endpoint].path,
@@ -160,7 +162,10 @@ async def read_events(
                     call.upstream_first_token = arrived
                 call.upstream_last_token = arrived
                 streamed_reasoning |= is_reasoning(item)
-                record.arrive(item.tokens, arrived)
+                if record.arrive(item.tokens, arrived):
+                    # the pacer waited for these (the upstream is the slower): let it release
+                    # them before the rest of a buffered burst is parsed (1.2 ms at 20x)
+                    await asyncio.sleep(0)
             usage = protocol.usage(item.data) if item.data is not None else None
             if usage is not None:
                 call.usage = usage

@@ -75,8 +75,9 @@ class GatedRecord(PacingRecord):
 
     # -- what the upstream does ----------------------------------------------------------
 
-    def arrive(self, tokens: list[int], t: float) -> None:
-        """Slots with these estimated token counts arrived at `t`."""
+    def arrive(self, tokens: list[int], t: float) -> bool:
+        """Slots with these estimated token counts arrived at `t`; True when the pacer was
+        waiting for them (the caller should let it run before reading on)."""
         first = not self.arrivals
         total = self.cum[-1] if self.cum else 0
         for count in tokens:
@@ -89,8 +90,10 @@ class GatedRecord(PacingRecord):
                 self.track.start += late
                 self.anchored_s = late
                 self._changed()
-        if self._waiting:
-            self._wake()
+        if not self._waiting:
+            return False
+        self._wake()
+        return True
 
     def released_first(self, actual: float) -> None:
         """The first slot went out at `actual`: if that was late (the proxy's own stall,
