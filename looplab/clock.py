@@ -41,7 +41,7 @@ class WallClock:
 
     asyncio wakes a sleeper up to ~1 ms late (epoll's millisecond timeout), never early;
     callers that pace tokens therefore release everything that is due at each wake-up
-    instead of assuming one wake-up per token (see `looplab.backends.pacing`).
+    instead of assuming one wake-up per token (see `looplab.backends.simulator.pacing`).
     """
 
     virtual = False

@@ -17,10 +17,10 @@ import sys
 import time
 
 from looplab.agents.runner import run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
-from looplab.backends.tokens import default_tokenizer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.cli.logs import configure_logging
 from looplab.tasks import list_tasks, load_task
 

@@ -40,7 +40,7 @@ WIRING = {"cli", "__main__"}
 
 
 def _unit(module: str) -> str:
-    """`looplab.backends.pacing` -> `backends`; `looplab.errors` -> `errors`."""
+    """`looplab.backends.simulator.pacing` -> `backends`; `looplab.errors` -> `errors`."""
     parts = module.split(".")
     return parts[1] if len(parts) > 1 else "looplab"
 

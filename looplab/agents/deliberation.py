@@ -20,7 +20,7 @@ from typing import Any
 from looplab.agents.config import CallConfig, RetryConfig
 from looplab.agents.records import AttemptRecord, ModelCallRecord, SideCall
 from looplab.agents.retry import complete_with_retries
-from looplab.backends.client import InstrumentedClient
+from looplab.backends.client.client import InstrumentedClient
 
 __all__ = ["PROMPTS", "due", "side_call"]
 

@@ -2,7 +2,7 @@
 
 `StepDispatcher` runs a step's tool calls with at most `limit` at once, in the reply's
 order. With streaming dispatch on, the client announces each call whose arguments are
-complete in the stream (`looplab.backends.assembly.StreamAssembler`) and the dispatcher
+complete in the stream (`looplab.backends.client.assembly.StreamAssembler`) and the dispatcher
 starts it at once, before the rest of the reply is decoded; the others start when the
 message is complete. A speculative result (`looplab.agents.speculation`) that matched
 the reply's first call takes that call's place.
@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from looplab.agents.records import ToolCallRecord
-from looplab.backends.assembly import ToolReady
+from looplab.backends.client.assembly import ToolReady
 from looplab.tools.base import ToolResult
 
 __all__ = ["CallOutcome", "RunCall", "StepDispatcher", "same_call"]

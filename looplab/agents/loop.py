@@ -39,7 +39,7 @@ from looplab.agents.images import drop_old_images, image_message
 from looplab.agents.records import ModelCallRecord, RunResult, StepRecord, ToolCallRecord
 from looplab.agents.retry import complete_with_retries
 from looplab.agents.speculation import Speculator
-from looplab.backends.client import InstrumentedClient, ToolReady
+from looplab.backends.client.client import InstrumentedClient, ToolReady
 from looplab.errors import BackendError
 from looplab.sandbox import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult

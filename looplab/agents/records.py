@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.backends.client import CallTiming, ModelResponse
+from looplab.backends.client.client import CallTiming, ModelResponse
 from looplab.sandbox import SandboxEvent
 
 __all__ = [

@@ -8,7 +8,7 @@ from typing import Any
 
 from looplab.agents.config import RetryConfig
 from looplab.agents.records import AttemptRecord
-from looplab.backends.client import InstrumentedClient, ModelResponse
+from looplab.backends.client.client import InstrumentedClient, ModelResponse
 from looplab.errors import BackendError
 
 __all__ = ["complete_with_retries", "retry_after_s"]

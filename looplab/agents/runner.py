@@ -41,7 +41,7 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.records import RunResult
 from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
-from looplab.backends.client import InstrumentedClient
+from looplab.backends.client.client import InstrumentedClient
 from looplab.errors import ConfigError, LooplabError, SandboxError
 from looplab.sandbox import Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession

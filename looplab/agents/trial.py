@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.sandbox import SandboxConfig
 from looplab.tasks import load_task
 

@@ -19,7 +19,7 @@ token), visible decode. Reasoning is decoded at the decode rate, so it scales wi
 against the simulator, `annotate_reasoning` takes the reasoning time from its schedule.
 
 Model timing from a profile comes from the one call-timing function,
-`looplab.backends.timing.TimingModel.plan` (its module docstring has the formula), fed
+`looplab.backends.profiles.timing.TimingModel.plan` (its module docstring has the formula), fed
 with the call's recorded prompt, cached, reasoning and visible token counts and the TTFT
 jitter's mean. Calls without token counts keep their recorded timing (and say so).
 """
@@ -33,8 +33,8 @@ from typing import Any
 
 from looplab.analysis.eager import apply_eager_setup
 from looplab.analysis.overlap import apply_overlap
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.timing import CallTokens, TimingModel
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import CallTokens, TimingModel
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
 

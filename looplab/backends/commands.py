@@ -55,12 +55,12 @@ def serve_command(
     """
     import uvicorn
 
-    from looplab.backends.guard import listening_socket
-    from looplab.backends.inprocess import uvicorn_config
-    from looplab.backends.pacing import PACERS
-    from looplab.backends.presets import resolve_profile
-    from looplab.backends.simulator import Simulator
-    from looplab.backends.timing import TimingModel
+    from looplab.backends.profiles.presets import resolve_profile
+    from looplab.backends.profiles.timing import TimingModel
+    from looplab.backends.simulator.guard import listening_socket
+    from looplab.backends.simulator.inprocess import uvicorn_config
+    from looplab.backends.simulator.model import Simulator
+    from looplab.backends.simulator.pacing import PACERS
 
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
@@ -93,8 +93,8 @@ def profiles_command(
     name: Annotated[str | None, typer.Argument(help="Show one preset in full.")] = None,
 ) -> None:
     """List the latency presets (or show one), with their sources and assumptions."""
-    from looplab.backends.presets import presets, resolve_profile
-    from looplab.backends.timing import TimingModel
+    from looplab.backends.profiles.presets import presets, resolve_profile
+    from looplab.backends.profiles.timing import TimingModel
 
     console = out_console()
     if name is not None:
@@ -124,7 +124,7 @@ def demo_command(
     ] = 3,
 ) -> None:
     """Stream the same conversation at slow-80 and fast-750 and print measured timings."""
-    from looplab.backends.demo import run_demo
+    from looplab.backends.bench.demo import run_demo
 
     results = {preset: asyncio.run(run_demo(preset, tokens, steps)) for preset in DEMO_PRESETS}
     table = Table(title=f"same {steps}-call conversation, {tokens} output tokens per call")
@@ -219,7 +219,7 @@ def fidelity_failures(cells: list[Any]) -> list[str]:
     |rate error| p50 <= 0.5% through every client; TTFT error p50 <= 2 ms through the
     raw client (`FLOOR_CLIENT`: the server's part; the other clients add their own
     request building and chunk parsing, printed as their excess over it)."""
-    from looplab.backends.loadgen import FLOOR_CLIENT
+    from looplab.backends.bench.loadgen import FLOOR_CLIENT
 
     failures = []
     for cell in cells:
@@ -236,7 +236,7 @@ def fidelity_failures(cells: list[Any]) -> list[str]:
 def client_overheads(cells: list[Any]) -> list[str]:
     """Per schedule cell through a client other than the raw one: its TTFT error p50
     minus the raw client's in the same (rate, streams), the client's own share."""
-    from looplab.backends.loadgen import FLOOR_CLIENT
+    from looplab.backends.bench.loadgen import FLOOR_CLIENT
 
     floor = {
         (c.target_tps, c.concurrency): c.ttft_error_ms_p50
@@ -289,7 +289,7 @@ def _bench_verdicts(cells: list[Any], concurrencies: list[int]) -> list[str]:
 
 
 def _serving_table(models: list[Any]) -> Table:
-    from looplab.backends.bench import SERVING_MODELS
+    from looplab.backends.bench.backend import SERVING_MODELS
 
     served = Table(title="serving models: error against each stream's intended schedule")
     for column in (
@@ -344,7 +344,7 @@ def bench_backend_command(
 ) -> None:
     """Pacing fidelity through three clients (raw HTTP, looplab's instrumented one and the
     stock openai client): schedule pacer vs naive baseline."""
-    from looplab.backends.bench import (
+    from looplab.backends.bench.backend import (
         prepare_cost,
         run_backend_bench,
         run_serving_bench,

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.bundled import bundled_tasks_dir
 from looplab.claims.implied import implied_value
 from looplab.claims.knobs import Retimer

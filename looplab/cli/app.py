@@ -17,7 +17,7 @@ import typer
 from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
-from looplab.backends import transport_commands
+from looplab.backends.bench import commands as transport_commands
 from looplab.backends.proxy import commands as proxy_commands
 from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging

@@ -30,7 +30,7 @@ from typing import Any, cast, get_args
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.profile import LatencyProfile
 
 __all__ = [
     "EXPERIMENT_SECTIONS",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.analysis.retime import profile_model_timing, retime_events, sweep_trace
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.clock import utc_now
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig

@@ -23,8 +23,8 @@ from typing import Literal, Protocol
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
 from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import LooplabError
 from looplab.experiments.axes import apply_to_config

@@ -146,7 +146,7 @@ def replay_command(
     ] = None,
 ) -> None:
     """Replay recorded runs at another latency profile, virtually or live."""
-    from looplab.backends.presets import resolve_profile
+    from looplab.backends.profiles.presets import resolve_profile
     from looplab.experiments.replay import default_output, replay_live, replay_virtual
     from looplab.traces.inputs import load_traces
     from looplab.traces.io import write_trace
@@ -253,7 +253,7 @@ def sweep_command(
     `--profile` gives everything but the decode rate and TTFT (prefill, stages, jitter);
     `-o FILE` writes the table as JSON (`-o -`: JSON on stdout, no table).
     """
-    from looplab.backends.presets import resolve_profile
+    from looplab.backends.profiles.presets import resolve_profile
     from looplab.experiments.sweep import run_sweep
     from looplab.traces.inputs import load_traces
 

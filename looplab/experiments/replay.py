@@ -17,10 +17,10 @@ from pathlib import Path
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
 from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig

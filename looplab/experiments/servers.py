@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
-from looplab.backends.client import EndpointConfig
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.client.client import EndpointConfig
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import VirtualClock
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.matrix import Cell

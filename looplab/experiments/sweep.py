@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from looplab.analysis.retime import SweepPoint, sweep_trace
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.traces.io import Trace
 
 __all__ = ["SweepRow", "SweepSummary", "is_timed", "run_sweep"]

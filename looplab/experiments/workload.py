@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Literal
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun
 from looplab.agents.workload.runner import run_workload_task
-from looplab.backends.client import InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import InstrumentedClient
 from looplab.backends.policies.workload import WorkloadPolicy
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
 from looplab.tasks.references import is_trace_driven

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.config import validate_model
 from looplab.errors import ConfigError, TraceError
 from looplab.experiments.config import ExperimentConfig

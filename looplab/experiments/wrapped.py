@@ -29,8 +29,8 @@ import shutil
 import threading
 from pathlib import Path
 
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.wrap import FAST_UPSTREAM, run_wrapped
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.wrapped_agent import WrappedAgent

@@ -9,9 +9,9 @@ import typing
 import pytest
 
 from looplab.agents.runner import AGENT_KINDS, TASK_KIND_AGENTS, agent_kind, run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError
 from looplab.experiments.config import AgentName
 from looplab.sandbox import SandboxConfig

@@ -13,11 +13,11 @@ from looplab.agents.dispatch import CallOutcome, StepDispatcher
 from looplab.agents.records import ToolCallRecord
 from looplab.agents.runner import TaskRun, run_task
 from looplab.agents.speculation import READ_ONLY_TOOLS, Speculator
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.presets import resolve_profile
-from looplab.backends.protocol import ChatRequest
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.protocol import ChatRequest
 from looplab.tasks import load_task
 from looplab.tools.base import ToolResult
 

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from looplab.agents.runner import run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.tasks import load_task
 
 

@@ -8,12 +8,12 @@ import pytest
 
 from looplab.agents.config import AgentConfig, RetryConfig
 from looplab.agents.runner import run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.scripted import ScriptedPolicy
-from looplab.backends.presets import resolve_profile
-from looplab.backends.protocol import ChatRequest
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.protocol import ChatRequest
 from looplab.tasks import load_task
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from looplab.backends.policies.scripted import latest_snapshot, resolve_refs
-from looplab.backends.protocol import ChatMessage
+from looplab.backends.simulator.protocol import ChatMessage
 from looplab.tasks import ScriptedCall, ScriptedStep
 
 SNAPSHOT = """Page: Shop (http://127.0.0.1:1/)

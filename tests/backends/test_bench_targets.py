@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from looplab.backends.bench import BackendBenchCell
+from looplab.backends.bench.backend import BackendBenchCell
 from looplab.backends.commands import client_overheads, fidelity_failures
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer, simulator_transport
-from looplab.backends.presets import resolve_profile
-from looplab.backends.simulator import Simulator
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer, simulator_transport
+from looplab.backends.simulator.model import Simulator
 from looplab.clock import VirtualClock
 from looplab.errors import BackendError, ConfigError
 
@@ -109,7 +109,7 @@ async def test_unknown_model_is_backend_error(fast_server: SimulatorServer) -> N
 def test_a_streamed_call_is_ready_when_its_object_closes_not_at_a_brace_in_a_string() -> None:
     """The assembler announces a call once its arguments' top-level object closes; braces
     and escaped quotes inside strings do not close it."""
-    from looplab.backends.assembly import StreamAssembler, ToolReady
+    from looplab.backends.client.assembly import StreamAssembler, ToolReady
 
     ready: list[ToolReady] = []
     assembler = StreamAssembler(ready.append)

@@ -9,8 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 FAST = ["decode_tps=5000", "ttft_s=0", "prefill_tps=null", "output_tokens=40"]
 
@@ -237,7 +237,7 @@ def test_megabyte_message_is_counted_not_refused() -> None:
 def test_long_text_is_counted_exactly_in_pieces() -> None:
     """Cutting before spaces keeps the count exact, and texts past the encoder's own input
     limit count like any other."""
-    from looplab.backends.tokens import CHUNK_CHARS, chunks, default_tokenizer
+    from looplab.backends.simulator.tokens import CHUNK_CHARS, chunks, default_tokenizer
 
     tokenizer = default_tokenizer()
     text = "alpha beta, gamma. " * (CHUNK_CHARS // 5)

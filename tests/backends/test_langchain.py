@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 
 @tool

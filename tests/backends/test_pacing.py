@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.pacing import NaivePacer, PacingRecord, Release, SchedulePacer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.pacing import NaivePacer, PacingRecord, Release, SchedulePacer
 from looplab.clock import VirtualClock, WallClock
 
 

@@ -6,9 +6,9 @@ import json
 
 import httpx2
 
-from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
-from looplab.backends.presets import resolve_profile
-from looplab.backends.simulator import Simulator
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.model import Simulator
+from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.clock import VirtualClock
 
 

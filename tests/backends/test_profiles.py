@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.presets import presets, resolve_profile
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.timing import TimingModel
+from looplab.backends.profiles.presets import presets, resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import TimingModel
 from looplab.distributions import LogNormal
 from looplab.errors import ConfigError
 
@@ -93,7 +93,7 @@ def test_limits_must_fit() -> None:
 def test_presets_are_data_files_with_their_sources() -> None:
     """Every preset is a YAML file named after it, with a source, loaded by the profile
     loader (so `--profile path/to/that.yaml` gives the same profile)."""
-    from looplab.backends.presets import PRESET_DIR
+    from looplab.backends.profiles.presets import PRESET_DIR
 
     files = sorted(PRESET_DIR.glob("*.yaml"))
     assert [f.stem for f in files] == sorted(presets())

@@ -7,7 +7,7 @@ from typing import Any
 
 import httpx2
 
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 
 def _events(server: SimulatorServer, body: dict[str, Any]) -> tuple[list[str], dict[str, str]]:

@@ -12,8 +12,8 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 FUNCTION_TOOL: dict[str, Any] = {
     "type": "function",

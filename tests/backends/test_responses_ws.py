@@ -10,10 +10,10 @@ import httpx2
 import openai
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.timing import CallTokens, TimingModel
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 OVERHEAD = ["request_overhead_s=0.25", "websocket_overhead_s=0.05"]
 PROFILE = ["decode_tps=400", "ttft_s=0", "prefill_tps=null", "output_tokens=20"]

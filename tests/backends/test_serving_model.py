@@ -10,11 +10,11 @@ import random
 
 import pytest
 
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import presets, resolve_profile
-from looplab.backends.simulator import Simulator
-from looplab.backends.timing import CallTokens, TimingModel
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import presets, resolve_profile
+from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.model import Simulator
 from looplab.clock import VirtualClock
 
 GPU = TimingModel.from_profile(presets()["gpu-frontier-batched-68"])

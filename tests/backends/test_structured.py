@@ -12,8 +12,8 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
 
-from looplab.backends.inprocess import SimulatorServer
 from looplab.backends.policies.schema_fill import fill_schema
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 
 class Step(BaseModel):

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, sweep_trace
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.simulator import Simulator
-from looplab.backends.timing import CallTokens, TimingModel, plan_call
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import CallTokens, TimingModel, plan_call
+from looplab.backends.simulator.model import Simulator
 from looplab.clock import VirtualClock
 from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.io import read_trace

@@ -8,11 +8,11 @@ from typing import Any
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.analysis.retime import compose_virtual_timeline
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.presets import resolve_profile
-from looplab.backends.protocol import ChatRequest
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.protocol import ChatRequest
 from looplab.clock import VirtualClock, utc_now
 from looplab.experiments.record import run_events
 from looplab.tasks import load_task

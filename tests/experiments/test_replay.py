@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.bench import synthetic_trace
 from looplab.experiments.config import ExperimentConfig

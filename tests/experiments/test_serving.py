@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import load_traces, replay_virtual

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.errors import LooplabError
 from looplab.experiments.config import ExperimentConfig

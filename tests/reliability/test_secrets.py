@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from looplab.backends.inprocess import AppServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.core import Proxy
+from looplab.backends.simulator.inprocess import AppServer
 from looplab.cli.main import main
 from looplab.errors import ConfigError
 

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.guard import MAX_BODY_BYTES
-from looplab.backends.inprocess import AppServer, SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import create_proxy_app
 from looplab.backends.proxy.core import Proxy
-from looplab.backends.server import create_app
-from looplab.backends.simulator import Simulator
+from looplab.backends.simulator.guard import MAX_BODY_BYTES
+from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.model import Simulator
+from looplab.backends.simulator.server import create_app
 
 pytestmark = [pytest.mark.reliability]
 

@@ -15,8 +15,8 @@ import httpx2
 import pytest
 import yaml
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.traces.store import ResultStore
 
 pytestmark = [pytest.mark.reliability]

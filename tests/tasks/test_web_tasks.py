@@ -9,10 +9,10 @@ import pytest
 
 from looplab.agents.runner import run_task
 from looplab.tasks import list_tasks, load_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.policies.scripted import ScriptedPolicy
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 WEB = list_tasks("web")

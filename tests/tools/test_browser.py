@@ -14,9 +14,9 @@ import pytest
 from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.chromium import require_chromium
 from looplab.errors import PrerequisiteError
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession

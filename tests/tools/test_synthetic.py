@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from looplab.backends.tokens import default_tokenizer
+from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.sandbox import SandboxEvent
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tools.base import ToolContext

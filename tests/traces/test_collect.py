@@ -21,8 +21,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from looplab.backends.inprocess import AppServer, SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
 from looplab.experiments.replay import replay_virtual
 from looplab.report.build import build_report
 from looplab.report.data.synthetic import write_synthetic_experiment

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.experiments.sweep import run_sweep
 from looplab.traces.corpus import (
     CONTENT_LIMIT,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.traces.importers import import_runs
 from looplab.traces.io import Trace
 from looplab.traces.mooncake import mooncake_rows

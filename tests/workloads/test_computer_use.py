@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, retime_events
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner

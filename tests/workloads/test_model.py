@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, retime_events
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.distributions import Categorical, Empirical, Mixture
 from looplab.errors import ConfigError
 from looplab.experiments.replay import replay_virtual

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from looplab.agents.workload.runner import run_workload_task
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.inprocess import SimulatorServer
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.workload import WorkloadPolicy
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import BackendError
 from looplab.traces.io import read_trace
 from looplab.workloads.resolve import WorkloadSettings

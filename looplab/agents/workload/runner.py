@@ -20,7 +20,7 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.runner import TaskRun
 from looplab.agents.workload.agent import SYSTEM_PROMPT, workload_prompt, workload_toolbox
-from looplab.backends.client import InstrumentedClient
+from looplab.backends.client.client import InstrumentedClient
 from looplab.sandbox import SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import owned_tempdir

@@ -11,9 +11,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.protocol import ChatRequest
-from looplab.backends.tokens import Tokenizer
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.simulator.protocol import ChatRequest
+from looplab.backends.simulator.tokens import Tokenizer
 
 __all__ = ["ModelPolicy", "PlannedToolCall", "PolicyContext", "Reply"]
 
@@ -86,7 +86,7 @@ class ModelPolicy(Protocol):
         """Return the next assistant message for `request`.
 
         Raises:
-            looplab.backends.protocol.ApiError: when the request cannot be answered by
+            looplab.backends.simulator.protocol.ApiError: when the request cannot be answered by
                 this policy (e.g. a replay policy past the end of its trace).
         """
         ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from looplab.backends.policies.base import PolicyContext, Reply
 from looplab.backends.policies.schema_fill import lorem_pieces
-from looplab.backends.protocol import ChatRequest
+from looplab.backends.simulator.protocol import ChatRequest
 
 __all__ = ["budget_reply", "thinking_budget"]
 

@@ -26,7 +26,7 @@ import secrets
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
 from looplab.backends.policies.schema_fill import WORDS, fill_schema, lorem_pieces, response_format
-from looplab.backends.protocol import ChatRequest, ToolSpec
+from looplab.backends.simulator.protocol import ChatRequest, ToolSpec
 
 __all__ = ["WORDS", "LoremPolicy", "lorem_pieces"]
 

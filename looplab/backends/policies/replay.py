@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.protocol import ApiError, ChatRequest
+from looplab.backends.simulator.protocol import ApiError, ChatRequest
 
 __all__ = ["RecordedReply", "ReplayPolicy"]
 

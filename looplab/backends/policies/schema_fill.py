@@ -19,7 +19,7 @@ import math
 import random
 from typing import Any
 
-from looplab.backends.protocol import ApiError, ChatRequest
+from looplab.backends.simulator.protocol import ApiError, ChatRequest
 
 __all__ = ["WORDS", "fill_schema", "lorem_pieces", "response_format"]
 

@@ -54,7 +54,7 @@ from typing import Any
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
 from looplab.backends.policies.lorem import lorem_pieces
-from looplab.backends.protocol import ChatMessage, ChatRequest
+from looplab.backends.simulator.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
     ScriptedCall,
     ScriptedStep,

@@ -38,8 +38,8 @@ import random
 from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.protocol import ApiError, ChatRequest
-from looplab.backends.tokens import REPLY_PRIMING_TOKENS
+from looplab.backends.simulator.protocol import ApiError, ChatRequest
+from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS
 from looplab.workloads.shape import SHAPE_MARKER, StepShape, TaskShape
 
 __all__ = ["WorkloadPolicy", "tool_arguments"]

@@ -8,7 +8,7 @@ TTFT (0 and 0.3 s), each concurrency (1/16/64 streams) and each client:
 - **proxy**: `looplab proxy` at the same profile in front of a `looplab serve` upstream
   20x faster with the given upstream TTFT, loaded the same way.
 
-Clients (`looplab.backends.loadgen.CLIENTS`): raw HTTP on a socket (the server's floor),
+Clients (`looplab.backends.bench.loadgen.CLIENTS`): raw HTTP on a socket (the server's floor),
 the instrumented client and the stock `openai.AsyncOpenAI`, all in the multi-process load
 generator with the same request shape (a non-trivial prompt, `max_tokens`, the usage
 chunk); at 64 streams also the stock client in a single process, so an error only it
@@ -36,15 +36,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from looplab.backends.bench import bench_profile_args, client_variants
-from looplab.backends.client import ModelResponse
-from looplab.backends.loadgen import (
+from looplab.backends.bench.backend import bench_profile_args, client_variants
+from looplab.backends.bench.loadgen import (
     FLOOR_CLIENT,
     LoadGenerator,
     LoadSpec,
     ServerProcess,
     attach_server_timing,
 )
+from looplab.backends.client.client import ModelResponse
 from looplab.errors import BackendError
 from looplab.stats import quantile
 

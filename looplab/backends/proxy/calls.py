@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from looplab.backends.client import StreamAssembler
+from looplab.backends.client.client import StreamAssembler
 from looplab.backends.proxy.events import Item, Usage
 
 __all__ = ["CallRecord", "assemble_message"]

@@ -137,11 +137,11 @@ def proxy_command(
     """
     import uvicorn
 
-    from looplab.backends.guard import listening_socket
-    from looplab.backends.inprocess import app_config
-    from looplab.backends.presets import resolve_profile
+    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.app import create_proxy_app
     from looplab.backends.proxy.core import Proxy
+    from looplab.backends.simulator.guard import listening_socket
+    from looplab.backends.simulator.inprocess import app_config
 
     _check(upstream, record, replay, policy=replay_policy)
     resolved = resolve_profile(profile, profile_set or [])
@@ -229,7 +229,7 @@ def wrap_command(
     estimated). Exits with the command's exit code.
     Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
-    from looplab.backends.presets import resolve_profile
+    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
 
     _check(upstream, record, replay, policy=replay_policy, builtin=True)

@@ -26,10 +26,8 @@ from typing import Any
 import httpx2
 import structlog
 
-from looplab.backends.pacing import SchedulePacer
-from looplab.backends.prefix_cache import PrefixCache
-from looplab.backends.profile import LatencyProfile
-from looplab.backends.protocol import ApiError
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import CallSchedule, TimingModel
 from looplab.backends.proxy.calls import CallRecord, assemble_message
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.exchange import (
@@ -52,8 +50,10 @@ from looplab.backends.proxy.replies import (
 from looplab.backends.proxy.schedule import plan_request, replan
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
 from looplab.backends.proxy.upstream import RecordedSource, Source, error_body
-from looplab.backends.timing import CallSchedule, TimingModel
-from looplab.backends.tokens import Tokenizer, default_tokenizer
+from looplab.backends.simulator.pacing import SchedulePacer
+from looplab.backends.simulator.prefix_cache import PrefixCache
+from looplab.backends.simulator.protocol import ApiError
+from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
 from looplab.errors import ConfigError
 from looplab.traces.scrub import remember_secret

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.backends.sse import dumps
-from looplab.backends.tokens import Tokenizer
+from looplab.backends.simulator.sse import dumps
+from looplab.backends.simulator.tokens import Tokenizer
 
 __all__ = ["PROTOCOLS", "Item", "Protocol", "SseParser", "Usage", "render"]
 

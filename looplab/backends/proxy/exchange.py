@@ -18,16 +18,16 @@ from typing import Any
 
 import httpx2
 
-from looplab.backends.protocol import ApiError, validate_chat
+from looplab.backends.profiles.timing import CallSchedule
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
 from looplab.backends.proxy.gate import GatedRecord
 from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recording
 from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
-from looplab.backends.responses import chat_body
-from looplab.backends.timing import CallSchedule
-from looplab.backends.tokens import Tokenizer
+from looplab.backends.simulator.protocol import ApiError, validate_chat
+from looplab.backends.simulator.responses import chat_body
+from looplab.backends.simulator.tokens import Tokenizer
 from looplab.clock import Clock
 from looplab.traces.scrub import remember_secret
 

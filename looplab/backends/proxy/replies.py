@@ -11,9 +11,9 @@ import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
-from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.calls import responses_message
 from looplab.backends.proxy.events import PROTOCOLS, Item, Usage
+from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
     "Cursor",

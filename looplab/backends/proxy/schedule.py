@@ -12,14 +12,14 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from looplab.backends.prefix_cache import PrefixCache, prefix_hashes
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.backends.profiles.timing import CallSchedule, CallTokens, TimingModel
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS
 from looplab.backends.proxy.store import request_hash
-from looplab.backends.responses import chat_body
-from looplab.backends.timing import CallSchedule, CallTokens, TimingModel
-from looplab.backends.tokens import REPLY_PRIMING_TOKENS, Tokenizer
+from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
+from looplab.backends.simulator.responses import chat_body
+from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer
 from looplab.distributions import rate_factor
 
 __all__ = ["plan_request", "replan"]

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import httpx2
 
-from looplab.backends.protocol import ApiError
+from looplab.backends.simulator.protocol import ApiError
 
 __all__ = ["HttpUpstream", "RecordedSource", "Source", "error_body", "passed_headers"]
 

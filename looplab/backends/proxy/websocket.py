@@ -1,6 +1,6 @@
 """The Responses WebSocket in front of the pacing proxy (`ws /v1/responses`).
 
-Same protocol as the simulator's (`looplab.backends.responses_ws`): one `response.create`
+Same protocol as the simulator's (`looplab.backends.simulator.responses_ws`): one `response.create`
 message per turn, the Responses stream events back as JSON text messages, turns in order.
 Each turn is forwarded upstream as a streamed `POST /v1/responses` (or answered from a
 recording) through `Proxy.handle`, so it is paced, recorded and traced exactly like an
@@ -22,10 +22,10 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from looplab.backends.protocol import ApiError
 from looplab.backends.proxy.core import Proxy, Reply
 from looplab.backends.proxy.events import SseParser
-from looplab.backends.responses_ws import (
+from looplab.backends.simulator.protocol import ApiError
+from looplab.backends.simulator.responses_ws import (
     TERMINAL,
     ConversationStore,
     annotate,
@@ -33,7 +33,7 @@ from looplab.backends.responses_ws import (
     error_event,
     stream_id_of,
 )
-from looplab.backends.sse import dumps
+from looplab.backends.simulator.sse import dumps
 
 __all__ = ["proxy_websocket"]
 

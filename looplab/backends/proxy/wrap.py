@@ -34,12 +34,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.app import ProxyServer, describe
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.store import Recording
 from looplab.backends.proxy.trace import wrap_events
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.traces.io import write_trace

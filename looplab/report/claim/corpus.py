@@ -18,8 +18,8 @@ from collections import defaultdict
 from collections.abc import Mapping
 
 from looplab.analysis.retime import sweep_trace
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.errors import LooplabError
 from looplab.report.claim.rows import ClaimRow, make_row
 from looplab.report.data.stats import bca_speedup, median

@@ -16,8 +16,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from looplab.backends.policies.lorem import lorem_pieces
-from looplab.backends.presets import resolve_profile
-from looplab.backends.timing import CallTokens, TimingModel
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.timing import CallTokens, TimingModel
 from looplab.layout import ExperimentDir
 from looplab.traces.schema import (
     ModelCallEvent,

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from looplab.analysis.retime import sweep_trace
-from looplab.backends.presets import resolve_profile
-from looplab.backends.profile import LatencyProfile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.profile import LatencyProfile
 from looplab.report.data.records import RunRecord
 from looplab.report.data.stats import median
 from looplab.report.views.group import GroupView

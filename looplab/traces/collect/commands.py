@@ -27,7 +27,7 @@ from looplab.traces.importers.build import build_run
 from looplab.traces.importers.source import BadValue
 
 if TYPE_CHECKING:
-    from looplab.backends.inprocess import AppServer
+    from looplab.backends.simulator.inprocess import AppServer
 
 __all__ = ["collect_command"]
 
@@ -121,7 +121,7 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
     Raises:
         ConfigError: the port cannot be bound (named, with the system's reason).
     """
-    from looplab.backends.inprocess import AppServer
+    from looplab.backends.simulator.inprocess import AppServer
 
     server = AppServer(
         receiver_app(collector), port=port, name="looplab-collect", max_body_bytes=max_body_bytes

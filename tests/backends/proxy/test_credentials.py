@@ -60,7 +60,7 @@ def test_api_key_env_replaces_the_clients_key(
     capturing_upstream: CapturingUpstream, tmp_path: Path
 ) -> None:
     """With --api-key-env the upstream gets that variable's key, not the client's."""
-    from looplab.backends.presets import resolve_profile
+    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.app import ProxyServer
 
     os.environ["LOOPLAB_TEST_UPSTREAM_KEY"] = SECRET

@@ -11,8 +11,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from looplab.backends.client import EndpointConfig, InstrumentedClient
-from looplab.backends.presets import resolve_profile
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 
 pytestmark = pytest.mark.live

@@ -8,9 +8,9 @@ import httpx2
 import openai
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
+from looplab.backends.simulator.inprocess import SimulatorServer
 
 PACE = ["decode_tps=400", "ttft_s=0.05", "prefill_tps=null"]
 OVERHEAD = ["request_overhead_s=0.2", "websocket_overhead_s=0.02"]

@@ -12,10 +12,10 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.follow import compare, session_root
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.traces.io import Trace, read_trace
 
 AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "clock_agent.py"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.inprocess import SimulatorServer
-from looplab.backends.presets import resolve_profile
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.traces.io import Trace, read_trace
 
 AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "openai_agents_fixer.py"

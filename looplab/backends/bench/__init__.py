@@ -1,0 +1,1 @@
+"""Benches and load: `looplab bench backend`, the load generators, `looplab demo`."""

@@ -1,0 +1,1 @@
+"""The instrumented client: one streamed call assembled and timed."""

@@ -1,0 +1,1 @@
+"""The simulated OpenAI-compatible model: request, plan, pacing, HTTP face."""
