@@ -1,7 +1,8 @@
 """The real AIPerf reads a `looplab export mooncake` file whole against `looplab serve`.
 
 Needs LOOPLAB_AIPERF_PYTHON: a Python (>= 3.10) with `aiperf` installed, e.g.
-`python3.12 -m venv /tmp/aiperf && /tmp/aiperf/bin/pip install aiperf`; skipped without it.
+`python3 -m venv /tmp/aiperf && /tmp/aiperf/bin/pip install aiperf` (CI does it in
+.ci/setup-aiperf.sh); skipped without it.
 AIPerf synthesizes prompts with a HuggingFace tokenizer; offline, the test trains a small
 byte-level BPE one with `tokenizers` (an aiperf dependency) into a private HF cache.
 """
