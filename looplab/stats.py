@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-__all__ = ["ks_critical", "ks_one_sample", "ks_two_sample", "median", "quantile"]
+__all__ = ["against_band", "ks_critical", "ks_one_sample", "ks_two_sample", "median", "quantile"]
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -82,3 +82,20 @@ def ks_critical(n: int, m: int | None = None, alpha_c: float = 1.358) -> float:
     if m is None:
         return alpha_c / math.sqrt(n)
     return alpha_c * math.sqrt((n + m) / (n * m))
+
+
+def against_band(lo: float, hi: float, point: float, band_lo: float, band_hi: float) -> str:
+    """Where a confidence interval [lo, hi] around `point` stands against a claimed band
+    [band_lo, band_hi] (a point claim when they are equal), on an axis where larger means
+    more: `below` / `above` (the whole CI outside the band), `inside` (the CI inside the
+    band, or a point claim inside the CI), `consistent` (the CI straddles a band edge
+    with the point inside the band), else `undecided`. Callers put it in their words."""
+    if hi < band_lo:
+        return "below"
+    if lo > band_hi:
+        return "above"
+    if band_lo <= lo and hi <= band_hi:
+        return "inside"
+    if band_lo == band_hi and lo <= band_lo <= hi:
+        return "inside"
+    return "consistent" if band_lo <= point <= band_hi else "undecided"

@@ -31,7 +31,7 @@ from looplab.claims.decompose import Decomposition, decompose, decomposition_jso
 from looplab.claims.evidence import Evidence, gather
 from looplab.claims.model import Claimed, ClaimEntry
 from looplab.report.data.stats import MIN_PAIRED_N, bca_median, bca_speedup
-from looplab.stats import median
+from looplab.stats import against_band, median
 
 __all__ = ["TOO_FEW", "ClaimCheck", "check_claim", "check_json", "verdict"]
 
@@ -81,13 +81,17 @@ def verdict(
         return "within the bound (the lab's best case allows it)"
     if claimed.up_to:
         return 'consistent with "up to"' if lo <= band_hi else "larger gain than claimed"
-    if hi < band_lo:
-        return "smaller gain than claimed"
-    if lo > band_hi:
-        return "larger gain than claimed"
-    if band_lo <= lo and hi <= band_hi:
-        return "supported"
-    return "consistent" if band_lo <= point <= band_hi else "undecided"
+    return _WORDS[against_band(lo, hi, point, band_lo, band_hi)]
+
+
+_WORDS = {
+    "below": "smaller gain than claimed",
+    "above": "larger gain than claimed",
+    "inside": "supported",
+    "consistent": "consistent",
+    "undecided": "undecided",
+}
+"""`looplab.stats.against_band` in the words of a claim check (gains: larger is more)."""
 
 
 def _predict(

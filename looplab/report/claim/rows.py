@@ -25,6 +25,7 @@ from looplab.claims.model import claim_entries
 from looplab.report.claim.click_views import ClickRow, click_json
 from looplab.report.data.stats import MIN_PAIRED_N
 from looplab.report.views.observations import ObservationRow, observation_json
+from looplab.stats import against_band
 
 __all__ = [
     "BAND_CLAIM",
@@ -178,16 +179,17 @@ def verdict(
     if ci is None:
         return TOO_FEW
     low_s, high_s = band(claim or band_claim())
-    lo, hi = ci
-    if hi < low_s:
-        return "slower than claimed"
-    if lo > high_s:
-        return "faster than claimed"
-    if low_s <= lo and hi <= high_s:
-        return "within the claim"
-    if lo <= low_s and high_s <= hi and low_s == high_s:
-        return "within the claim"  # a point claim inside the CI
-    return "consistent with the claim" if low_s <= speedup <= high_s else "undecided"
+    return _VERDICTS[against_band(ci[0], ci[1], speedup, low_s, high_s)]
+
+
+_VERDICTS = {
+    "below": "slower than claimed",
+    "above": "faster than claimed",
+    "inside": "within the claim",
+    "consistent": "consistent with the claim",
+    "undecided": "undecided",
+}
+"""`looplab.stats.against_band` in the claim panel's words (speedups)."""
 
 
 _PHRASES = {
