@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import openai
 
 from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.profiles.timing import Transport
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import BackendError
 
@@ -52,7 +54,7 @@ _MODEL = "looplab-lorem"
 class LoopRun:
     """One transport's run of the task; times in seconds."""
 
-    transport: str
+    transport: Transport
     calls: int
     task_s: float
     """Wall time of the whole task (model calls + tools)."""
@@ -83,6 +85,10 @@ def overhead_for_cut(run: LoopRun, cut: float, overhead_cut: float = 0.8) -> flo
         raise ValueError(f"a {cut:.0%} cut needs an overhead cut above {overhead_cut:.0%}")
     rest = run.task_s - run.calls * run.overhead_s  # the run without any overhead
     return cut * rest / (run.calls * (overhead_cut - cut))
+
+
+Loop = Callable[[openai.AsyncOpenAI, int, float], Awaitable[None]]
+"""One transport's task loop: (client, calls, tool seconds)."""
 
 
 async def _http_loop(client: openai.AsyncOpenAI, calls: int, tool_s: float) -> None:
@@ -161,7 +167,7 @@ def run_loop_bench(
     runs: list[LoopRun] = []
     with SimulatorServer(resolve_profile(profile, overrides or [])) as server:
         timing = server.simulator.timing
-        loops = {"http": _http_loop, "websocket": _ws_loop}
+        loops: dict[Transport, Loop] = {"http": _http_loop, "websocket": _ws_loop}
         for transport, loop in loops.items():
             task_s = asyncio.run(_timed(server.base_url, loop, calls, tool_s))
             runs.append(

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from looplab.backends.simulator.token_track import TokenTrack
 
@@ -60,6 +60,7 @@ __all__ = [
     "CallTokens",
     "TimingModel",
     "TokenTrack",
+    "Transport",
     "plan_call",
 ]
 # TokenTrack is re-exported: it is part of this function's answer (`CallSchedule.track`).
@@ -71,7 +72,10 @@ WEBSOCKET_OVERHEAD_SHARE = 0.2
 """`websocket_overhead_s` when a profile leaves it unset: this share of the HTTP overhead
 (OpenAI reported the persistent WebSocket cut per-round-trip overhead about 80%)."""
 
-TRANSPORTS: dict[str, str] = {
+Transport = Literal["http", "websocket"]
+"""How a call came: its own HTTP request, or a turn on an open Responses WebSocket."""
+
+TRANSPORTS: dict[Transport, str] = {
     "http": "a request of its own over HTTP (request_overhead_s)",
     "websocket": "a response.create on an open Responses WebSocket (websocket_overhead_s)",
 }
@@ -206,17 +210,17 @@ class TimingModel:
         line = count * a + b * (knee + last) * count / 2 if count > 0 else 0.0
         return floored * floor + line
 
-    def overhead_s(self, transport: str = "http") -> float:
+    def overhead_s(self, transport: Transport = "http") -> float:
         """Per-call API overhead of a call that came by `transport` (`TRANSPORTS`).
 
         Raises:
             ValueError: an unknown transport (the message lists the known ones).
         """
-        if transport == "http":
-            return self.request_overhead_s
-        if transport == "websocket":
-            return self.websocket_overhead_s
-        raise ValueError(f"unknown transport {transport!r}; choose one of: {', '.join(TRANSPORTS)}")
+        overheads = {"http": self.request_overhead_s, "websocket": self.websocket_overhead_s}
+        if transport not in overheads:
+            known = ", ".join(TRANSPORTS)
+            raise ValueError(f"unknown transport {transport!r}; choose one of: {known}")
+        return overheads[transport]
 
     @property
     def fixed_ttft_s(self) -> float:
@@ -246,7 +250,7 @@ class TimingModel:
         ttft_extra_s: float | None = None,
         decode_factor: float = 1.0,
         queue_s: float = 0.0,
-        transport: str = "http",
+        transport: Transport = "http",
     ) -> CallSchedule:
         """The intended schedule of one call (durations in closed form; `track` for times).
 
@@ -324,7 +328,7 @@ class CallSchedule:
     no visible token, -> the last reasoning token)."""
     decode_s: float
     """Visible decode: first -> last visible token."""
-    transport: str = "http"
+    transport: Transport = "http"
     """How the call came (`TRANSPORTS`); a re-plan keeps it."""
 
     @property

@@ -27,7 +27,7 @@ import httpx2
 import structlog
 
 from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule, TimingModel
+from looplab.backends.profiles.timing import CallSchedule, TimingModel, Transport
 from looplab.backends.proxy.calls import CallRecord, assemble_message
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.exchange import (
@@ -151,7 +151,7 @@ class Proxy:
         endpoint: str,
         raw: bytes,
         headers: Mapping[str, str],
-        transport: str = "http",
+        transport: Transport = "http",
         arrived: float | None = None,
     ) -> Reply:
         """Answer one request to `endpoint` (`chat` or `responses`) that came by
@@ -221,7 +221,7 @@ class Proxy:
     # -- the profile's schedule -----------------------------------------------------------
 
     def _plan(
-        self, endpoint: str, body: dict[str, Any], received: float, transport: str
+        self, endpoint: str, body: dict[str, Any], received: float, transport: Transport
     ) -> CallSchedule:
         return plan_request(
             self.timing,

@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule, CallTokens, TimingModel
+from looplab.backends.profiles.timing import CallSchedule, CallTokens, TimingModel, Transport
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS
 from looplab.backends.proxy.store import request_hash
@@ -35,7 +35,7 @@ def plan_request(
     *,
     received: float,
     streams: int,
-    transport: str = "http",
+    transport: Transport = "http",
 ) -> CallSchedule:
     """The schedule of one request before its reply is known (see the module docstring);
     `transport` (`http`, `websocket`) sets its per-call overhead."""

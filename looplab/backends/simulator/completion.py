@@ -18,7 +18,7 @@ from typing import Any
 
 from looplab.backends.policies import Reply
 from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule
+from looplab.backends.profiles.timing import CallSchedule, Transport
 from looplab.backends.simulator.pacing import Release
 from looplab.backends.simulator.protocol import ApiError, ChatRequest
 from looplab.backends.simulator.sse import ChunkWriter
@@ -54,7 +54,7 @@ class PreparedCompletion:
     ttft_extra_s: float
     """This request's TTFT jitter draw."""
     drop_after: int | None = None
-    transport: str = "http"
+    transport: Transport = "http"
     """How the request came: `http` (a request of its own) or `websocket` (a
     `response.create` on an open connection); sets its per-call overhead."""
     plan: CallSchedule | None = None

@@ -26,7 +26,7 @@ import structlog
 
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
 from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.backends.profiles.timing import CallTokens, TimingModel, Transport
 from looplab.backends.simulator.admission import Admission, QueueFull
 from looplab.backends.simulator.completion import (
     PreparedCompletion,
@@ -106,7 +106,7 @@ class Simulator:
     # -- preparation -------------------------------------------------------------------
 
     def prepare(
-        self, body: bytes, transport: str = "http", arrived: float | None = None
+        self, body: bytes, transport: Transport = "http", arrived: float | None = None
     ) -> PreparedCompletion:
         """Validate and plan a request (see the module docstring), timed from `arrived` or
         now; `transport` (`http`, `websocket`) sets its per-call overhead.
