@@ -4,7 +4,6 @@ once, replayed at fast-750 with the tool re-run: strict misses, tolerant complet
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,24 +15,10 @@ from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.follow import compare, session_root
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.traces.io import Trace, read_trace
+
+from .wrapped import decode_rate, only_trace, run_wrap
 
 AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "clock_agent.py"
-
-
-def _wrap(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "looplab", "--no-log-file", "wrap", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=120)
-
-
-def _trace(directory: Path) -> Trace:
-    (path,) = directory.glob("*.jsonl")
-    return read_trace(path)
-
-
-def _decode_rate(trace: Trace) -> float:
-    calls = [c for c in trace.model_calls() if c.decode_s and (c.output_tokens or 0) > 1]
-    return sum((c.output_tokens or 0) - 1 for c in calls) / sum(c.decode_s or 0 for c in calls)
 
 
 def test_clock_agent_strict_misses_tolerant_completes(
@@ -43,7 +28,7 @@ def test_clock_agent_strict_misses_tolerant_completes(
     tolerant serves all 4 steps and reports steps 1-3 (the tool message's time) as divergent."""
     store = tmp_path / "rec"
     agent = [sys.executable, str(AGENT), "4"]
-    recorded = _wrap(
+    recorded = run_wrap(
         tmp_path,
         "-p",
         "fast-750",
@@ -61,7 +46,7 @@ def test_clock_agent_strict_misses_tolerant_completes(
     assert len(times) == 3 and all(float(t) > 0 for t in times)
     assert len((store / "index.jsonl").read_text().splitlines()) == 4
 
-    strict = _wrap(
+    strict = run_wrap(
         tmp_path,
         "-p",
         "fast-750",
@@ -76,7 +61,7 @@ def test_clock_agent_strict_misses_tolerant_completes(
     assert "API error 400" in strict.stdout and "replay_miss" in strict.stdout
     assert "step 1: expected" in strict.stdout and "not in the recording" in strict.stdout
 
-    tolerant = _wrap(
+    tolerant = run_wrap(
         tmp_path,
         "-p",
         "fast-750",
@@ -92,7 +77,7 @@ def test_clock_agent_strict_misses_tolerant_completes(
     assert tolerant.returncode == 0, tolerant.stdout + tolerant.stderr[-3000:]
     assert "steps: 4" in tolerant.stdout
     assert "replay (tolerant): 3 divergence(s) from the recording" in tolerant.stderr
-    trace = _trace(tmp_path / "tolerant")
+    trace = only_trace(tmp_path / "tolerant")
     assert trace.complete and trace.end is not None and trace.end.steps == 4
     assert trace.header.backend["replay_policy"] == "tolerant"
     divergences = trace.header.backend["divergences"]
@@ -103,7 +88,7 @@ def test_clock_agent_strict_misses_tolerant_completes(
         assert d["field"] == "messages[2].content" and d["message_index"] == 2
         assert 0.3 < d["similarity"] < 1.0
         assert 0.0 < d["shared_prefix"] < 1.0
-    assert _decode_rate(trace) == pytest.approx(750, rel=0.03)
+    assert decode_rate(trace) == pytest.approx(750, rel=0.03)
 
 
 async def _ask(base_url: str, content: str) -> str:
@@ -167,7 +152,7 @@ def test_compare_names_the_first_difference() -> None:
 
 def test_unknown_policy_is_refused(tmp_path: Path) -> None:
     """--replay-policy with an unknown name, or without --replay, exits 2 naming the flag."""
-    bad = _wrap(tmp_path, "--replay", str(tmp_path), "--replay-policy", "lenient", "--", "true")
+    bad = run_wrap(tmp_path, "--replay", str(tmp_path), "--replay-policy", "lenient", "--", "true")
     assert bad.returncode == 2 and "--replay-policy" in bad.stderr and "tolerant" in bad.stderr
-    alone = _wrap(tmp_path, "--replay-policy", "tolerant", "--", "true")
+    alone = run_wrap(tmp_path, "--replay-policy", "tolerant", "--", "true")
     assert alone.returncode == 2 and "needs --replay" in alone.stderr

@@ -13,7 +13,8 @@ import pytest
 
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.traces.io import Trace, read_trace
+
+from .wrapped import decode_rate, only_trace, run_wrap
 
 AGENT = Path(__file__).resolve().parents[2] / "fixtures" / "agents" / "openai_agents_fixer.py"
 
@@ -28,38 +29,22 @@ def agent_upstream() -> Iterator[SimulatorServer]:
         yield server
 
 
-def _wrap(tmp: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "looplab", "--no-log-file", "wrap", *args]
-    return subprocess.run(command, cwd=tmp, capture_output=True, text=True, timeout=120)
-
-
-def _trace(directory: Path) -> Trace:
-    (path,) = directory.glob("*.jsonl")
-    return read_trace(path)
-
-
-def _decode_rate(trace: Trace) -> float:
-    """Decode rate over the run: sum of (streamed tokens - 1) / sum of decode times."""
-    calls = [c for c in trace.model_calls() if c.decode_s and (c.output_tokens or 0) > 1]
-    return sum((c.output_tokens or 0) - 1 for c in calls) / sum(c.decode_s or 0 for c in calls)
-
-
 def test_foreign_agent_at_slow_80_and_fast_750(
     agent_upstream: SimulatorServer, tmp_path: Path
 ) -> None:
     """The Agents SDK runs through wrap at both speeds; traces match the rates; report compares."""
     rates = {"slow-80": 80.0, "fast-750": 750.0}
     for name in rates:
-        done = _wrap(tmp_path, "-p", name, "--upstream", agent_upstream.base_url,
+        done = run_wrap(tmp_path, "-p", name, "--upstream", agent_upstream.base_url,
                      "-o", str(tmp_path / name), "--", sys.executable, str(AGENT))  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         assert "answer words: 400" in done.stdout
     for name, rate in rates.items():
-        trace = _trace(tmp_path / name)
+        trace = only_trace(tmp_path / name)
         assert trace.header.source == "wrap" and trace.complete
         assert trace.header.cell["backend"] == name
         assert trace.end is not None and trace.end.exit_code == 0 and trace.end.steps >= 2
-        assert _decode_rate(trace) == pytest.approx(rate, rel=0.01)
+        assert decode_rate(trace) == pytest.approx(rate, rel=0.01)
         assert any(c.name == "read_file" for c in trace.tool_calls())
         assert all(c.estimated for c in trace.tool_calls())
     report = tmp_path / "report.html"
@@ -83,19 +68,19 @@ def test_recording_replays_the_agent_without_upstream(
 ) -> None:
     """An agent run recorded once replays at another speed with no upstream, no divergence."""
     store = tmp_path / "rec"
-    recorded = _wrap(tmp_path, "-p", "fast-750", "--upstream", agent_upstream.base_url,
+    recorded = run_wrap(tmp_path, "-p", "fast-750", "--upstream", agent_upstream.base_url,
                      "--record", str(store), "-o", str(tmp_path / "recorded"),
                      "--", sys.executable, str(AGENT))  # fmt: skip
     assert recorded.returncode == 0, recorded.stderr[-3000:]
     for rate in (400,):
         out = tmp_path / f"replay-{rate}"
-        done = _wrap(tmp_path, "-p", "fast-750", "--profile-set", f"decode_tps={rate}",
+        done = run_wrap(tmp_path, "-p", "fast-750", "--profile-set", f"decode_tps={rate}",
                      "--replay", str(store), "-o", str(out),
                      "--", sys.executable, str(AGENT))  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
         assert "divergence" not in done.stderr
         # the 1% requirement is the foreign-agent test's; a replay's rate within 3%
-        assert _decode_rate(_trace(out)) == pytest.approx(rate, rel=0.03)
+        assert decode_rate(only_trace(out)) == pytest.approx(rate, rel=0.03)
 
 
 def test_exit_code_passes_and_nothing_is_left_running(
@@ -103,10 +88,10 @@ def test_exit_code_passes_and_nothing_is_left_running(
 ) -> None:
     """wrap exits with the command's status; its background children and the proxy are gone."""
     script = "sleep 300 & echo $! > child.pid; echo $OPENAI_BASE_URL > url; exit 3"
-    done = _wrap(tmp_path, "--upstream", agent_upstream.base_url, "-o", str(tmp_path / "t"),
+    done = run_wrap(tmp_path, "--upstream", agent_upstream.base_url, "-o", str(tmp_path / "t"),
                  "--", "sh", "-c", script)  # fmt: skip
     assert done.returncode == 3
-    trace = _trace(tmp_path / "t")
+    trace = only_trace(tmp_path / "t")
     assert trace.end is not None and trace.end.exit_code == 3 and trace.end.steps == 0
     child = int((tmp_path / "child.pid").read_text())
     with pytest.raises(ProcessLookupError):
@@ -120,11 +105,11 @@ def test_wrap_without_upstream_runs_the_builtin_simulator(tmp_path: Path) -> Non
     """No --upstream: the built-in simulator answers a real model name (the trace says which
     policy), the proxy sets the pace (never "upstream slower"), tool arguments are kept, and
     the gap after the final text answer is the agent's own time, not a tool."""
-    done = _wrap(tmp_path, "-p", "fast-750", "-o", str(tmp_path / "t"),
+    done = run_wrap(tmp_path, "-p", "fast-750", "-o", str(tmp_path / "t"),
                  "--", sys.executable, str(AGENT), "gpt-4o-mini")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "upstream slower on 0 call(s)" in done.stderr
-    trace = _trace(tmp_path / "t")
+    trace = only_trace(tmp_path / "t")
     assert trace.header.backend["upstream"] == "built-in simulator"
     assert trace.header.backend["policies"] == {"gpt-4o-mini": "looplab-lorem"}
     assert any("gpt-4o-mini by looplab-lorem" in note for note in trace.header.notes)
@@ -136,11 +121,11 @@ def test_wrap_without_upstream_runs_the_builtin_simulator(tmp_path: Path) -> Non
     assert trace.end is not None and trace.end.tool_s == pytest.approx(
         sum(s.tool_s for s in trace.steps())
     )
-    assert _decode_rate(trace) == pytest.approx(750.0, rel=0.05)  # the proxy sets the pace
+    assert decode_rate(trace) == pytest.approx(750.0, rel=0.05)  # the proxy sets the pace
 
 
 def test_replay_record_without_upstream_is_a_usage_error(tmp_path: Path) -> None:
     """--record needs an --upstream to record from (exit 2, the flag named)."""
-    done = _wrap(tmp_path, "--record", str(tmp_path / "rec"), "--", "true")
+    done = run_wrap(tmp_path, "--record", str(tmp_path / "rec"), "--", "true")
     assert done.returncode == 2
     assert "--record" in done.stderr
