@@ -99,3 +99,20 @@ def test_oversized_body_is_413_before_it_is_read(port: int) -> None:
     assert error["code"] == "request_too_large"
     assert str(MAX_BODY_BYTES) in error["message"]
     assert _post(port, json.dumps(ASK).encode()).startswith(b"HTTP/1.1 200")
+
+
+def test_a_client_hanging_up_mid_body_is_quiet(
+    port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A client that closes before its body is read leaves no traceback; serving goes on."""
+    with caplog.at_level("WARNING"):
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port)) as conn:
+                conn.sendall(HALF_SENT)
+                time.sleep(0.05)  # the handler is reading the body when the client goes
+        time.sleep(0.3)
+        answer = _post(port, json.dumps(ASK).encode())
+    assert b" 200 " in answer.split(b"\r\n", 1)[0]
+    logged = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    assert "Exception in ASGI application" not in logged
+    assert "ClientDisconnect" not in logged

@@ -18,6 +18,12 @@ that completed the request (its last byte), in the ASGI scope under `ARRIVED_KEY
 when their handler runs: on a busy event loop the handler starts one task hop, the
 routing and the body hand-off later, and every stream's pacing callbacks queued ahead of
 it delay it further; that wait is the server's and counts toward TTFT.
+
+And it has one rule for a client that **hangs up before its request body is read**
+(`client_gone`, registered by every app under `GONE_HANDLERS`): there is nobody left to
+answer, so the handler returns a 499 nobody reads instead of letting starlette's
+`ClientDisconnect` reach uvicorn, which prints a traceback (a Ctrl-C of `looplab run`
+mid-request printed one on the console).
 """
 
 from __future__ import annotations
@@ -29,14 +35,18 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import Response
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = [
     "ARRIVED_KEY",
+    "GONE_HANDLERS",
     "MAX_BODY_BYTES",
     "READ_TIMEOUT_S",
     "GuardedHttpProtocol",
     "arrival",
+    "client_gone",
     "guarded_protocol",
     "listening_socket",
 ]
@@ -47,6 +57,15 @@ READ_TIMEOUT_S = 15.0
 """Seconds a connection has to send a whole request (idle or half-sent: closed)."""
 ARRIVED_KEY = "looplab.arrived_s"
 """ASGI scope key of the request's arrival (`time.perf_counter()` seconds)."""
+
+
+async def client_gone(request: Request, exc: Exception) -> Response:
+    """The client hung up mid-request: a 499 (nginx's "client closed request") nobody reads."""
+    return Response(status_code=499)
+
+
+GONE_HANDLERS: Mapping[Any, Any] = {ClientDisconnect: client_gone}
+"""Exception handlers every app registers so a hang-up is quiet, not a traceback."""
 
 
 def arrival(scope: Mapping[str, Any]) -> float | None:

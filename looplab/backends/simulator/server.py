@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from looplab.backends.simulator.guard import arrival
+from looplab.backends.simulator.guard import GONE_HANDLERS, arrival
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.responses_stream import responses_endpoint
@@ -52,7 +52,9 @@ def create_app(simulator: Simulator) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        exception_handlers={404: _not_found, 405: _wrong_method, 500: _server_error},
+        exception_handlers={
+            404: _not_found, 405: _wrong_method, 500: _server_error, **GONE_HANDLERS
+        },
     )
 
 
