@@ -101,9 +101,7 @@ def test_oversized_body_is_413_before_it_is_read(port: int) -> None:
     assert _post(port, json.dumps(ASK).encode()).startswith(b"HTTP/1.1 200")
 
 
-def test_a_client_hanging_up_mid_body_is_quiet(
-    port: int, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_a_client_hanging_up_mid_body_is_quiet(port: int, caplog: pytest.LogCaptureFixture) -> None:
     """A client that closes before its body is read leaves no traceback; serving goes on."""
     with caplog.at_level("WARNING"):
         for _ in range(5):

@@ -54,7 +54,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
         return await reply("responses", request)
 
     async def models(request: Request) -> Response:
-        seen = sorted({c.model for c in proxy.calls if c.model})
+        seen = sorted({c.model for c in proxy.history.calls if c.model})
         data = [{"id": m, "object": "model", "created": 0, "owned_by": "upstream"} for m in seen]
         if proxy.upstream is not None:
             client = proxy.http_client()
@@ -77,12 +77,12 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
                 "divergences": len(proxy.recording.divergences) if proxy.recording else 0,
                 "record": str(proxy.recorder.directory) if proxy.recorder else None,
                 "active": proxy.active,
-                "calls": len(proxy.calls),
+                "calls": len(proxy.history.calls),
             }
         )
 
     async def timing(request: Request) -> Response:
-        record = proxy.timings.get(request.path_params["request_id"])
+        record = proxy.history.timings.get(request.path_params["request_id"])
         if record is None:
             error = ApiError(404, "No timing for that request id.", code="not_found")
             return JSONResponse(error.body(), status_code=404)
@@ -167,7 +167,7 @@ class ProxyServer(AppServer):
 
 def describe(proxy: Proxy) -> dict[str, Any]:
     """What the proxy did, for people: calls, sources, upstream-slower calls, divergences."""
-    calls = proxy.calls
+    calls = proxy.history.calls
     slower = [c for c in calls if c.upstream_slower]
     out: dict[str, Any] = {
         "calls": len(calls),

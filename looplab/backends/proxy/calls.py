@@ -1,4 +1,5 @@
-"""`CallRecord`: what the proxy measured of one exchange (for `wrap`'s trace and timing).
+"""`CallRecord`: what the proxy measured of one exchange (for `wrap`'s trace and timing);
+`CallLog`: the proxy's recent calls; `reply_headers`: what a reply says about its call.
 
 Times are clock seconds (`time.perf_counter()`), measured at the proxy: `received` when
 the client's request arrived, `first_token` / `last_token` when the first and last token
@@ -8,14 +9,22 @@ are when the upstream delivered them (the upstream's own pace, before re-timing)
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+import structlog
+
 from looplab.backends.client.client import StreamAssembler
 from looplab.backends.proxy.events import Item, Usage
 
-__all__ = ["CallRecord", "assemble_message"]
+__all__ = ["HISTORY", "CallLog", "CallRecord", "assemble_message", "reply_headers"]
+
+log = structlog.get_logger(__name__)
+
+HISTORY = 10_000
+"""Calls a proxy remembers (older ones are forgotten: a long-lived proxy's memory is flat)."""
 
 
 @dataclass
@@ -68,6 +77,46 @@ class CallRecord:
             out[f"{key}_s"] = None if value is None else value - base
         out["received_wall"] = self.received_wall.isoformat()
         return out
+
+
+class CallLog:
+    """The proxy's last `limit` calls: in order (`calls`, for `wrap`'s trace and `/health`)
+    and as JSON by request id (`timings`, the timing endpoint's answers)."""
+
+    def __init__(self, limit: int = HISTORY) -> None:
+        self.limit = limit
+        self.calls: list[CallRecord] = []
+        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def add(self, call: CallRecord) -> None:
+        """Remember a finished call (forgetting the oldest past `limit`) and log it."""
+        self.calls.append(call)
+        self.timings[call.request_id] = call.as_dict()
+        while len(self.timings) > self.limit:
+            self.timings.popitem(last=False)
+        if len(self.calls) > self.limit:
+            del self.calls[: len(self.calls) - self.limit]
+        log.debug(
+            "proxy.call",
+            request_id=call.request_id,
+            endpoint=call.endpoint,
+            status=call.status,
+            source=call.source,
+            upstream_slower=call.upstream_slower,
+        )
+
+
+def reply_headers(call: CallRecord, profile_name: str) -> dict[str, str]:
+    """The `x-looplab-*` headers of a reply: its request id, the profile, where it came
+    from and, when the upstream set the pace, where (`ttft`, `decode`)."""
+    headers = {
+        "x-looplab-request-id": call.request_id,
+        "x-looplab-profile": profile_name,
+        "x-looplab-source": call.source,
+    }
+    if call.upstream_slower:
+        headers["x-looplab-upstream-slower"] = ",".join(call.upstream_slower)
+    return headers
 
 
 def assemble_message(endpoint: str, items: list[Item]) -> tuple[dict[str, Any], str | None]:

@@ -17,24 +17,23 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections import OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import structlog
 
 from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.profiles.timing import CallSchedule, TimingModel, Transport
-from looplab.backends.proxy.calls import CallRecord, assemble_message
+from looplab.backends.proxy.calls import CallLog, CallRecord, assemble_message, reply_headers
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.exchange import (
     Exchange,
     checked_body,
     choose_source,
     read_events,
+    record_exchange,
     secret_values,
 )
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
@@ -48,7 +47,7 @@ from looplab.backends.proxy.replies import (
     usage_of_events,
 )
 from looplab.backends.proxy.schedule import plan_request, replan
-from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
+from looplab.backends.proxy.store import Recorder, Recording
 from looplab.backends.proxy.upstream import RecordedSource, Source, error_body
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
@@ -60,10 +59,6 @@ from looplab.traces.scrub import remember_secret
 from looplab.urls import url_problem
 
 __all__ = ["Proxy", "Reply"]
-
-log = structlog.get_logger(__name__)
-
-_HISTORY = 10_000
 
 
 @dataclass
@@ -127,8 +122,7 @@ class Proxy:
         self.active = 0
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
-        self.calls: list[CallRecord] = []
-        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.history = CallLog()
         self._http: httpx2.AsyncClient | None = None
 
     def warm_up(self) -> None:
@@ -182,7 +176,7 @@ class Proxy:
             exchange.secrets = found
         except ApiError as error:
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
-            self._remember(call)
+            self.history.add(call)
             return Reply(
                 error.status,
                 {**error.headers, **self._headers(call)},
@@ -246,7 +240,7 @@ class Proxy:
         body = error_body(source.status, raw)
         call.error = str(body["error"].get("message"))[:500]
         call.end = self.clock.now()
-        self._remember(call)
+        self.history.add(call)
         self._record(exchange, source, body=body)
         headers = {**source.headers, **self._headers(call)}
         return Reply(source.status, headers, json.dumps(body).encode())
@@ -277,7 +271,7 @@ class Proxy:
             call.last_token = max(due, arrived)
         finally:
             self.active -= 1
-        self._remember(call)
+        self.history.add(call)
         self._record(exchange, source, body=body)
         headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
         return Reply(call.status, headers, raw)
@@ -376,7 +370,7 @@ class Proxy:
         call.pacing = record.summary()
         if record.arrivals:
             call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
-        self._remember(call)
+        self.history.add(call)
         self._record(exchange, source)
 
     def _load_changed(self, now: float) -> None:
@@ -390,43 +384,9 @@ class Proxy:
     # -- bookkeeping ---------------------------------------------------------------------
 
     def _headers(self, call: CallRecord) -> dict[str, str]:
-        headers = {
-            "x-looplab-request-id": call.request_id,
-            "x-looplab-profile": self.profile.name,
-            "x-looplab-source": call.source,
-        }
-        if call.upstream_slower:
-            headers["x-looplab-upstream-slower"] = ",".join(call.upstream_slower)
-        return headers
-
-    def _remember(self, call: CallRecord) -> None:
-        self.calls.append(call)
-        self.timings[call.request_id] = call.as_dict()
-        while len(self.timings) > _HISTORY:
-            self.timings.popitem(last=False)
-        if len(self.calls) > _HISTORY:
-            del self.calls[: len(self.calls) - _HISTORY]
-        log.debug(
-            "proxy.call",
-            request_id=call.request_id,
-            endpoint=call.endpoint,
-            status=call.status,
-            source=call.source,
-            upstream_slower=call.upstream_slower,
-        )
+        return reply_headers(call, self.profile.name)
 
     def _record(
         self, exchange: Exchange, source: Source, body: dict[str, Any] | None = None
     ) -> None:
-        """Store the exchange when recording (upstream replies only)."""
-        if self.recorder is not None and exchange.call.source == "upstream":
-            items = None if body is not None else exchange.items
-            entry = exchange_entry(
-                exchange.endpoint,
-                exchange.body,
-                exchange.call,
-                source.sent,
-                items=items,
-                reply=body,
-            )
-            self.recorder.add(scrub_entry(entry, exchange.secrets))
+        record_exchange(self.recorder, exchange, source, body)

@@ -23,7 +23,7 @@ from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
 from looplab.backends.proxy.gate import GatedRecord
 from looplab.backends.proxy.replies import is_reasoning, json_object
-from looplab.backends.proxy.store import Recording
+from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
 from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
 from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
@@ -31,7 +31,14 @@ from looplab.backends.simulator.tokens import Tokenizer
 from looplab.clock import Clock
 from looplab.traces.scrub import remember_secret
 
-__all__ = ["Exchange", "checked_body", "choose_source", "read_events", "secret_values"]
+__all__ = [
+    "Exchange",
+    "checked_body",
+    "choose_source",
+    "read_events",
+    "record_exchange",
+    "secret_values",
+]
 
 SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "proxy-authorization")
 """Request headers whose values are credentials (never written anywhere)."""
@@ -176,3 +183,24 @@ async def read_events(
     finally:
         call.upstream_end = clock.now()
         record.finish()
+
+
+def record_exchange(
+    recorder: Recorder | None,
+    exchange: Exchange,
+    source: Source,
+    body: dict[str, Any] | None = None,
+) -> None:
+    """Store `exchange` (scrubbed) when recording; upstream replies only. `body`: the
+    whole reply of a non-streamed or error exchange (else its streamed items are kept)."""
+    if recorder is not None and exchange.call.source == "upstream":
+        items = None if body is not None else exchange.items
+        entry = exchange_entry(
+            exchange.endpoint,
+            exchange.body,
+            exchange.call,
+            source.sent,
+            items=items,
+            reply=body,
+        )
+        recorder.add(scrub_entry(entry, exchange.secrets))

@@ -164,7 +164,7 @@ def run_wrapped(
         if builtin is not None:
             builtin.stop()
     exit_code = code if code >= 0 else 128 - code
-    calls = list(server.proxy.calls)
+    calls = list(server.proxy.history.calls)
     header = _header(
         run_id,
         profile,

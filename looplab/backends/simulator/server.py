@@ -53,7 +53,10 @@ def create_app(simulator: Simulator) -> Starlette:
     return Starlette(
         routes=routes,
         exception_handlers={
-            404: _not_found, 405: _wrong_method, 500: _server_error, **GONE_HANDLERS
+            404: _not_found,
+            405: _wrong_method,
+            500: _server_error,
+            **GONE_HANDLERS,
         },
     )
 

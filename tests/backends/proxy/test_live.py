@@ -34,7 +34,7 @@ async def test_real_api_paced_to_a_slow_profile(tmp_path: Path) -> None:
         endpoint = EndpointConfig(base_url=proxy.base_url, model=MODEL)
         async with InstrumentedClient(endpoint) as client:
             response = await client.complete(QUESTION, max_completion_tokens=200)
-        call = proxy.proxy.calls[-1]
+        call = proxy.proxy.history.calls[-1]
     assert response.completion_tokens and response.completion_tokens > 20
     assert call.upstream_slower == [] or "ttft" in call.upstream_slower
     assert response.decode_rate_tps == pytest.approx(40, rel=0.05)

@@ -45,7 +45,7 @@ async def test_stream_is_paced_to_the_profile(upstream: SimulatorServer) -> None
         async with InstrumentedClient(endpoint) as client:
             await client.complete([{"role": "user", "content": "warm"}])
             response = await client.complete([{"role": "user", "content": "Explain."}])
-        call = proxy.proxy.calls[-1]
+        call = proxy.proxy.history.calls[-1]
     assert response.completion_tokens == 120
     # at the client (same process as both servers, so GIL-shared): loosely
     assert response.decode_rate_tps == pytest.approx(400, rel=0.05)
@@ -69,7 +69,7 @@ async def test_first_token_never_before_the_upstreams(upstream: SimulatorServer)
         async for _ in raw.parse():
             pass
         await client.close()
-        call = proxy.proxy.calls[-1]
+        call = proxy.proxy.history.calls[-1]
         async with httpx2.AsyncClient() as http:
             body = {"model": "looplab-lorem", "messages": QUESTION, "stream": True}
             text = (await http.post(proxy.base_url + "/chat/completions", json=body)).text
@@ -93,7 +93,7 @@ async def test_slower_upstream_decode_is_reported(upstream: SimulatorServer) -> 
                 "stream": True}  # fmt: skip
         async with httpx2.AsyncClient() as http:
             reply = await http.post(proxy.base_url + "/chat/completions", json=body)
-        call = proxy.proxy.calls[-1]
+        call = proxy.proxy.history.calls[-1]
     assert ": looplab upstream-slower decode" in reply.text
     assert "decode" in call.upstream_slower
     assert call.first_token is not None and call.last_token is not None
@@ -108,7 +108,7 @@ async def test_non_streaming_reply_is_held_to_the_profile(upstream: SimulatorSer
             model="looplab-lorem", messages=[{"role": "user", "content": "x"}]
         )
         await client.close()
-        call = proxy.proxy.calls[-1]
+        call = proxy.proxy.history.calls[-1]
     assert completion.usage is not None and completion.usage.completion_tokens == 120
     assert call.end is not None
     assert call.end - call.received == pytest.approx(0.15 + 119 / 400, abs=0.02)
@@ -168,7 +168,7 @@ async def test_responses_api_is_paced_too(upstream: SimulatorServer) -> None:
         async with client.responses.stream(model="looplab-lorem", input="Go.", tools=[tool]) as s:
             final = await s.get_final_response()
         await client.close()
-        first = proxy.proxy.calls[1]
+        first = proxy.proxy.history.calls[1]
     assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
     assert final.output[-1].type == "function_call"
     assert first.usage.completion == 120

@@ -41,7 +41,7 @@ async def test_proxy_paces_a_websocket_conversation(upstream: SimulatorServer) -
             )
             _, missing = await _turn(connection, input="x", previous_response_id="resp_nope")
         await client.close()
-        calls = proxy.proxy.calls
+        calls = proxy.proxy.history.calls
         async with httpx2.AsyncClient() as http:
             base = proxy.base_url.removesuffix("/v1")
             rid = calls[0].request_id

@@ -76,7 +76,7 @@ async def test_recording_replays_at_two_speeds_without_upstream(
         profile = resolve_profile("slow-80", [f"decode_tps={rate}", "ttft_s=0.05"])
         with ProxyServer(profile, replay=store) as replayer:
             replayed = await _session(replayer.base_url)
-            calls = list(replayer.proxy.calls)
+            calls = list(replayer.proxy.history.calls)
             assert replayer.proxy.recording is not None
             assert replayer.proxy.recording.divergences == []
         assert replayed == recorded
@@ -109,7 +109,7 @@ async def test_unrecorded_request_is_a_clear_error_or_goes_upstream(
         client = openai.AsyncOpenAI(base_url=both.base_url, api_key="k", max_retries=0)
         answer = await client.chat.completions.create(model="looplab-lorem", messages=question)
         await client.close()
-        assert both.proxy.calls[-1].source == "upstream"
+        assert both.proxy.history.calls[-1].source == "upstream"
     assert answer.choices[0].message.content
 
 
@@ -151,6 +151,6 @@ async def test_replay_decodes_hidden_reasoning_at_the_profiles_rate(tmp_path: Pa
         stream = await client.responses.create(model="looplab-lorem", input="Think.", stream=True)
         [event async for event in stream]
         await client.close()
-        (call,) = replayer.proxy.calls
+        (call,) = replayer.proxy.history.calls
     assert call.usage.reasoning == 40 and call.first_token is not None
     assert call.first_token - call.received == pytest.approx(0.05 + 40 / 400, abs=0.01)
