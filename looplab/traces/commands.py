@@ -155,12 +155,22 @@ def export_mooncake_command(
             "--stagger-s", min=0.0, help="Seconds between one session's start and the next's."
         ),
     ] = 0.0,
+    sessions: Annotated[
+        bool,
+        typer.Option(
+            "--sessions",
+            help="Closed-loop multi-turn sessions (session_id; delay = the agent's time "
+            "between a reply and its next call; input_length = what each turn adds) "
+            "instead of open-loop timestamped requests with hash_ids.",
+        ),
+    ] = False,
 ) -> None:
     """Export traces (or sessions drawn from a workload model) as a Mooncake-style request
     trace for serving benchmarks (AIPerf's mooncake_trace): one line per model call with
     timestamp (ms; tool gaps between calls kept), input_length, output_length and hash_ids
-    (prompt-prefix blocks, shared where the agent's prompt reuses an earlier one's prefix)."""
-    from looplab.traces.mooncake import mooncake_rows
+    (prompt-prefix blocks, shared where the agent's prompt reuses an earlier one's prefix);
+    with --sessions, one closed-loop multi-turn session per trace."""
+    from looplab.traces.mooncake import mooncake_rows, mooncake_sessions
 
     if workload is not None and inputs:
         raise ConfigError("give TRACES or --workload, not both", field="--workload")
@@ -171,13 +181,21 @@ def export_mooncake_command(
         if workload is not None
         else load_traces(inputs or [])
     )
-    export = mooncake_rows(traces, block_tokens=block_tokens, stagger_s=stagger_s)
+    if sessions:
+        export = mooncake_sessions(traces, stagger_s=stagger_s)
+    else:
+        export = mooncake_rows(traces, block_tokens=block_tokens, stagger_s=stagger_s)
     text = "".join(json.dumps(row) + "\n" for row in export.rows)
     if write_output(output, text):
         reuse = export.reused_blocks / export.blocks if export.blocks else 0.0
+        shape = (
+            f"{export.compacted} compacted prompts sent as 1-token turns"
+            if sessions
+            else f"{export.blocks} blocks, {reuse:.0%} reused"
+        )
         out_console().print(
             f"{len(traces)} session(s), {len(export.rows)} requests ({export.skipped} without "
-            f"prompt tokens left out), {export.blocks} blocks, {reuse:.0%} reused -> {output}"
+            f"prompt tokens left out), {shape} -> {output}"
         )
 
 

@@ -20,6 +20,20 @@ as shared. A block keeps its predecessor's id when the shared prefix covers the 
 block and the predecessor had that full block; every other block gets a new id. Sessions
 (traces) never share ids. Calls without a prompt token count are left out (counted in
 `MooncakeExport.skipped`).
+
+`mooncake_sessions(traces)` gives the same calls as closed-loop multi-turn sessions (AIPerf's
+multi-turn `mooncake_trace`: a turn is sent only after the previous turn's reply, then its
+`delay`), which is how an agent's calls depend on each other:
+
+- `session_id`: the trace's run id; the first turn has `timestamp` (the session's start,
+  `stagger_s` x its index), each later turn `delay`: integer ms from the previous call's
+  end to this call's start (the agent's tool and harness time);
+- `input_length`: what the turn adds to the conversation (AIPerf accumulates the turns and
+  the live replies): the first turn's whole prompt, then the prompt less the previous
+  prompt and reply (at least 1). A call whose prompt is shorter than that (the context was
+  cut or compacted) cannot be a delta: it is sent with 1 new token and counted in
+  `MooncakeExport.compacted` (the benchmark's context then runs longer than the agent's);
+- `output_length` as above; no `hash_ids` (the accumulated conversation is the prefix).
 """
 
 from __future__ import annotations
@@ -32,7 +46,13 @@ from typing import Any
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent
 
-__all__ = ["BLOCK_TOKENS", "MooncakeExport", "mooncake_rows", "shared_prefix"]
+__all__ = [
+    "BLOCK_TOKENS",
+    "MooncakeExport",
+    "mooncake_rows",
+    "mooncake_sessions",
+    "shared_prefix",
+]
 
 BLOCK_TOKENS = 512
 """Mooncake's block size (tokens per hash id)."""
@@ -49,6 +69,8 @@ class MooncakeExport:
     """Blocks whose id an earlier request of the session had (prefix reuse)."""
     blocks: int = 0
     """All blocks."""
+    compacted: int = 0
+    """Sessions: calls whose prompt shrank (sent as a 1-token delta; module docstring)."""
 
 
 def shared_prefix(previous: ModelCallEvent | None, call: ModelCallEvent) -> int:
@@ -102,4 +124,35 @@ def mooncake_rows(
             )
             previous, previous_ids = call, ids
     out.rows.sort(key=lambda r: r["timestamp"])
+    return out
+
+
+def mooncake_sessions(traces: Sequence[Trace], *, stagger_s: float = 0.0) -> MooncakeExport:
+    """One closed-loop multi-turn session per trace, its turns in call order (module doc).
+
+    Args:
+        traces: the sessions, in order.
+        stagger_s: seconds between one session's start and the next's.
+    """
+    out = MooncakeExport()
+    for index, trace in enumerate(traces):
+        previous: ModelCallEvent | None = None
+        for call in sorted(trace.model_calls(), key=lambda c: c.start):
+            if call.prompt_tokens is None:
+                out.skipped += 1
+                continue
+            row: dict[str, Any] = {"session_id": trace.header.run_id}
+            if previous is None:
+                row["timestamp"] = round(index * stagger_s * 1000)
+                added = call.prompt_tokens
+            else:
+                row["delay"] = max(0, round((call.start - previous.end) * 1000))
+                context = (previous.prompt_tokens or 0) + (previous.completion_tokens or 0)
+                added = call.prompt_tokens - context
+                if added < 0:
+                    out.compacted += 1
+            row["input_length"] = max(1, added)
+            row["output_length"] = max(1, call.completion_tokens or 1)
+            out.rows.append(row)
+            previous = call
     return out

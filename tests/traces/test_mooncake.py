@@ -81,3 +81,35 @@ def test_export_from_a_workload_model(tmp_path: Path) -> None:
     assert all(r["hash_ids"][0] in {rows[0]["hash_ids"][0], rows[1]["hash_ids"][0]} for r in later)
     both = CliRunner().invoke(app, [*args, str(out), "-o", str(out)])
     assert both.exit_code != 0 and "not both" in f"{both.output}{both.exception}"
+
+
+def test_sessions_are_closed_loop_turns(external: Path, tmp_path: Path) -> None:
+    """`export mooncake --sessions`: one session per trace; the first turn is the whole
+    prompt at the session's start, each later turn what it adds to the conversation after
+    `delay` ms (the trace's gap from the previous call's end), so the turns rebuild every
+    prompt that grew by appending."""
+    directory = _traces(external, tmp_path)
+    out = tmp_path / "sessions.jsonl"
+    done = CliRunner().invoke(
+        app,
+        ["--no-log-file", "export", "mooncake", str(directory), "--sessions", "-o", str(out)],
+    )
+    assert done.exit_code == 0, done.output
+    assert "compacted prompts" in done.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    traces = load_traces([directory])
+    assert len({r["session_id"] for r in rows}) == len(traces) > 1
+    for trace in traces:
+        turns = [r for r in rows if r["session_id"] == trace.header.run_id]
+        calls = sorted((c for c in trace.model_calls() if c.prompt_tokens), key=lambda c: c.start)
+        assert len(turns) == len(calls) > 3
+        assert set(turns[0]) == {"session_id", "timestamp", "input_length", "output_length"}
+        assert turns[0]["input_length"] == calls[0].prompt_tokens
+        context = 0
+        for turn, before, call in zip(turns[1:], calls, calls[1:], strict=False):
+            assert set(turn) == {"session_id", "delay", "input_length", "output_length"}
+            assert turn["delay"] == max(0, round((call.start - before.end) * 1000))
+            context = (before.prompt_tokens or 0) + (before.completion_tokens or 0)
+            if call.prompt_tokens and call.prompt_tokens > context:
+                assert context + turn["input_length"] == call.prompt_tokens
+        assert any(t["delay"] > 0 for t in turns[1:])

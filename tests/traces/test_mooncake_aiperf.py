@@ -9,6 +9,7 @@ byte-level BPE one with `tokenizers` (an aiperf dependency) into a private HF ca
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -20,7 +21,7 @@ from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.traces.importers import import_runs
 from looplab.traces.io import Trace
-from looplab.traces.mooncake import mooncake_rows
+from looplab.traces.mooncake import mooncake_rows, mooncake_sessions
 
 _TOKENIZER = """
 import json, os, sys
@@ -41,14 +42,17 @@ json.dump({"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|endofte
 """
 
 
-def test_aiperf_reads_every_request(external: Path, tmp_path: Path) -> None:
-    """AIPerf's mooncake_trace loader sends every exported request to the simulator, 0 errors."""
+@pytest.mark.parametrize("sessions", [False, True], ids=["requests", "sessions"])
+def test_aiperf_reads_every_request(external: Path, tmp_path: Path, sessions: bool) -> None:
+    """AIPerf's mooncake_trace loader sends every exported request to the simulator, 0
+    errors: open-loop timestamped requests, and closed-loop multi-turn sessions (their
+    delays capped at 20 ms so the test takes seconds)."""
     python = os.environ.get("LOOPLAB_AIPERF_PYTHON")
     if not python:
         pytest.skip("LOOPLAB_AIPERF_PYTHON not set (a Python with aiperf installed)")
     _, runs = import_runs("openhands", external / "openhands" / "multi_swe_bench_output.jsonl")
     trace = Trace(header=runs[0].header, events=runs[0].events)
-    rows = mooncake_rows([trace]).rows
+    rows = mooncake_sessions([trace]).rows if sessions else mooncake_rows([trace]).rows
     dataset = tmp_path / "trace.jsonl"
     dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
     repo = tmp_path / "hf" / "hub" / "models--local--tok"
@@ -84,9 +88,20 @@ def test_aiperf_reads_every_request(external: Path, tmp_path: Path) -> None:
             "--ui",
             "none",
         ]
+        if sessions:
+            command += ["--inter-turn-delay-cap-seconds", "0.02"]
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
     lines = (tmp_path / "out" / "profile_export.jsonl").read_text().splitlines()
     records = [json.loads(line) for line in lines]
     assert len(records) == len(rows) > 20
     assert not [r for r in records if r.get("error")]
+    if sessions:  # one conversation, its turns in order, each sent after the last reply
+        meta = [r["metadata"] for r in records]
+        assert {m["conversation_id"] for m in meta} == {trace.header.run_id}
+        assert sorted(m["turn_index"] for m in meta) == list(range(len(rows)))
+        by_turn = sorted(meta, key=lambda m: m["turn_index"])
+        assert all(
+            later["request_start_ns"] >= earlier["request_end_ns"]
+            for earlier, later in itertools.pairwise(by_turn)
+        )
