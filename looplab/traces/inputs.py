@@ -1,5 +1,6 @@
-"""The one way every command finds traces: a trace file, a directory of traces, or an
-experiment directory (its `traces/*.jsonl`).
+"""The one way every command finds traces: a trace file, a directory of traces, an
+experiment directory (its `traces/*.jsonl`), or a directory of those one level down (the
+shipped `corpus/`, one folder per harness; a folder of experiments).
 
 Only regular files named `*.jsonl` (or `*.jsonl.gz`, compressed) count (a FIFO or socket
 named like a trace is skipped, never opened); `traces/incomplete/` is never searched.
@@ -22,26 +23,38 @@ def _regular_traces(directory: Path) -> list[Path]:
     return sorted(p for p in found if p.is_file())
 
 
+def _directory_traces(directory: Path) -> list[Path]:
+    """The traces of an experiment directory (`traces/`), else of the directory itself."""
+    for candidate in (ExperimentDir(directory).traces, directory):
+        if candidate.is_dir():
+            files = _regular_traces(candidate)
+            if files:
+                return files
+    return []
+
+
 def find_trace_files(path: Path, *, flag: str = "TRACES") -> list[Path]:
     """The trace files of one input path.
 
     Args:
-        path: a trace file, a directory holding `*.jsonl` traces, or an experiment
-            directory holding `traces/*.jsonl`.
+        path: a trace file, a directory holding `*.jsonl` traces, an experiment
+            directory holding `traces/*.jsonl`, or a directory whose sub-directories
+            are such directories (one level down, in name order).
         flag: the argument's name in the command, used in error messages.
 
     Raises:
         ConfigError: no such path, not a regular file, or a directory without traces.
     """
     if path.is_dir():
-        for candidate in (ExperimentDir(path).traces, path):
-            if candidate.is_dir():
-                files = _regular_traces(candidate)
-                if files:
-                    return files
+        files = _directory_traces(path)
+        if not files:
+            for sub in sorted(p for p in path.iterdir() if p.is_dir()):
+                files += _directory_traces(sub)
+        if files:
+            return files
         raise ConfigError(
-            f"{path}: no traces here (expected a trace file, *.jsonl traces, "
-            "or an experiment directory with traces/*.jsonl)",
+            f"{path}: no traces here (expected a trace file, *.jsonl traces, an "
+            "experiment directory with traces/*.jsonl, or a directory of those)",
             field=flag,
         )
     if not path.exists():

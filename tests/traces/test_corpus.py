@@ -17,7 +17,7 @@ from looplab.traces.corpus import (
     select,
 )
 from looplab.traces.importers import import_runs, write_runs
-from looplab.traces.inputs import load_traces
+from looplab.traces.inputs import find_trace_files, load_traces
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent, ToolCallEvent
 
@@ -38,6 +38,20 @@ def test_index_matches_the_files_and_names_every_source() -> None:
         "codex": 1,
     }
     assert sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) < 2_000_000
+
+
+def test_the_corpus_root_is_an_input_of_every_trace_command(tmp_path: Path) -> None:
+    """The corpus root (one folder per harness) gives every indexed trace, in name order;
+    a folder of experiments gives their finished traces, never `traces/incomplete/`."""
+    root = corpus_dir()
+    found = find_trace_files(root)
+    assert [str(p.relative_to(root)) for p in found] == sorted(r.file for r in list_corpus())
+    for name in ("a", "b"):
+        traces = tmp_path / name / "traces"
+        (traces / "incomplete").mkdir(parents=True)
+        (traces / f"{name}.jsonl").write_text("{}\n")
+        (traces / "incomplete" / f"{name}.0.jsonl").write_text("{}\n")
+    assert [p.name for p in find_trace_files(tmp_path)] == ["a.jsonl", "b.jsonl"]
 
 
 def test_select_by_harness_and_model_and_load() -> None:
