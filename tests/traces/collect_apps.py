@@ -7,6 +7,8 @@ the real OTLP/HTTP exporter (opentelemetry-exporter-otlp-proto-http) to a URL.
   tool call) instrumented by openinference-instrumentation-openai, inside an AGENT span.
 - `agents_sdk_app`: an OpenAI Agents SDK agent with a function tool, traced by
   openinference-instrumentation-openai-agents.
+- `langchain_app`: a LangChain tool-calling loop (`ChatOpenAI.bind_tools`, streamed, a
+  `@tool`) instrumented by openinference-instrumentation-langchain, inside an AGENT span.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExport
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from pydantic import SecretStr
 
 TOOLS: list[Any] = [
     {
@@ -108,6 +111,53 @@ def openinference_openai_app(provider: TracerProvider, base_url: str, steps: int
                         )
                         ran += 1
         client.close()
+    finally:
+        instrumentor.uninstrument()
+    return ran
+
+
+def langchain_app(provider: TracerProvider, base_url: str, steps: int) -> int:
+    """A LangChain loop: a streamed `ChatOpenAI` with one bound `@tool`, each tool call run
+    with `tool.invoke`, inside an AGENT span; LangChain instrumented by OpenInference (LLM
+    and TOOL spans) for the duration.
+
+    Returns:
+        The number of tool calls it ran.
+    """
+    from langchain_core.messages import BaseMessage, HumanMessage
+    from langchain_core.tools import tool
+    from langchain_openai import ChatOpenAI
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    @tool
+    def run(cmd: str) -> str:
+        """Run a shell command."""
+        return "1 passed"
+
+    instrumentor = LangChainInstrumentor()
+    instrumentor.instrument(tracer_provider=provider)
+    tracer = provider.get_tracer("a-langchain-app")
+    ran = 0
+    try:
+        chat = ChatOpenAI(
+            base_url=base_url,
+            api_key=SecretStr("unused"),
+            model="looplab-lorem",
+            streaming=True,
+            stream_usage=True,
+        )
+        model = chat.bind_tools([run])
+        messages: list[BaseMessage] = [HumanMessage("fix the bug")]
+        kind = {"openinference.span.kind": "AGENT", "agent.name": "lc-agent"}
+        with tracer.start_as_current_span("lc-agent", attributes=kind):
+            for _ in range(steps):
+                reply = model.invoke(messages)
+                messages.append(reply)
+                if not reply.tool_calls:
+                    break
+                for call in reply.tool_calls:
+                    messages.append(run.invoke(call))
+                    ran += 1
     finally:
         instrumentor.uninstrument()
     return ran

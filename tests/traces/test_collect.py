@@ -39,6 +39,7 @@ from .collect_apps import (
     agents_sdk_app,
     exporting,
     genai_spans,
+    langchain_app,
     openinference_openai_app,
 )
 
@@ -134,6 +135,27 @@ def test_agents_sdk_app(
     )
     assert "model_call.first_token" in trace.header.absent  # the SDK's spans carry none
     assert replay_virtual(trace, resolve_profile("slow-80", [])).end is not None
+
+
+def test_langchain_app(
+    receiver: tuple[Collector, str], simulator: SimulatorServer, tmp_path: Path
+) -> None:
+    """A LangChain tool-calling loop traced by OpenInference's LangChain instrumentation:
+    one run, every ChatOpenAI call and tool run, tokens as the simulator counted them, and
+    it re-times slower at 80 tok/s."""
+    pytest.importorskip("openinference.instrumentation.langchain", reason="needs the dev extra")
+    collector, url = receiver
+    with exporting(url, "lc-app") as provider:
+        tools = langchain_app(provider, simulator.base_url, steps=4)
+    (trace,) = _runs(collector, tmp_path)
+    assert trace.header.run_id.startswith("lc-agent")
+    assert tools >= 1 and [t.name for t in trace.tool_calls()] == ["run"] * tools
+    assert len(trace.model_calls()) == tools + 1  # the last call answers in text
+    assert [(c.prompt_tokens, c.completion_tokens) for c in trace.model_calls()] == (
+        _simulator_usage(simulator)
+    )
+    slow = replay_virtual(trace, resolve_profile("slow-80", []))
+    assert slow.end is not None and trace.end is not None and slow.end.end > trace.end.end
 
 
 def test_looplab_export_round_trips(receiver: tuple[Collector, str], tmp_path: Path) -> None:
