@@ -1,6 +1,7 @@
 """What `looplab run` prints and writes when its cells end (or are interrupted).
 
-The per-backend summary, the knob table, `report.html` in the output directory, the
+The per-backend summary, the knob table (with the WebSocket's saving next to OpenAI's
+claim when `backend.transport` is an axis), `report.html` in the output directory, the
 reference verdict (`ENVIRONMENT BROKEN`), failed cells, and whether anything was measured.
 """
 
@@ -116,6 +117,28 @@ def _print_knobs(records: list[Any]) -> None:
     rows = knob_rows(records)
     if rows:
         out_console().print(knob_table(rows))
+        _print_transport(rows)
+
+
+def _print_transport(rows: list[Any]) -> None:
+    """Per backend, how much shorter the WebSocket made the task (the `transport` row:
+    `backend.transport: websocket` against `http`), next to OpenAI's published claim."""
+    from looplab.claims.model import get_claim
+
+    cut = [r for r in rows if r.label == "transport" and r.saving is not None]
+    if not cut:
+        return
+    claim = get_claim("responses-websocket")
+    claimed = claim.claimed
+    for row in cut:
+        ci = f" (95% CI {row.saving_ci[0]:.1%}..{row.saving_ci[1]:.1%})" if row.saving_ci else ""
+        out_console().print(
+            f"{row.backend}: the Responses WebSocket made the task {row.saving:.1%} shorter "
+            f"than HTTP{ci}, median over {row.tasks} task(s); OpenAI ({claim.source.date}): "
+            f"{claimed.text} ({claimed.low:.0%}..{claimed.high:.0%}; looplab claims check "
+            f"{claim.name})",
+            highlight=False,
+        )
 
 
 def _print_summary(groups: list[Any]) -> None:

@@ -126,10 +126,11 @@ class InstrumentedClient:
         self._socket = ResponsesSocket(self._client, endpoint.model, endpoint.timeout_s)
 
     @property
-    def websocket_connections(self) -> int:
-        """Responses WebSockets opened so far (0 over HTTP; 1 for a run without broken
-        turns over the WebSocket)."""
-        return self._socket.opened
+    def websocket(self) -> ResponsesSocket:
+        """The client's Responses WebSocket (`transport: websocket`): `opened` counts its
+        connections (0 over HTTP, 1 for a run without broken turns), `continued` the turns
+        sent with `previous_response_id`."""
+        return self._socket
 
     async def close(self) -> None:
         """Close the WebSocket (if open) and the underlying HTTP connections."""

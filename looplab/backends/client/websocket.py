@@ -68,6 +68,8 @@ class ResponsesSocket:
         self._history: list[dict[str, Any]] = []
         self.opened = 0
         """Connections opened so far (1 for a run whose turns all succeeded)."""
+        self.continued = 0
+        """Turns sent with `previous_response_id` (only their new input items)."""
 
     @property
     def _where(self) -> str:
@@ -123,6 +125,8 @@ class ResponsesSocket:
                     request_id=response.get("id"),
                     status=last.get("status") if isinstance(last.get("status"), int) else None,
                 )
+            if extends:
+                self.continued += 1
             self._previous = str(response.get("id") or "") or None
             self._history = items + input_items([assembler.response(timing, None).message])
             return self._previous
