@@ -117,28 +117,23 @@ def _print_knobs(records: list[Any]) -> None:
     rows = knob_rows(records)
     if rows:
         out_console().print(knob_table(rows))
-        _print_transport(rows)
+        _print_transport(records)
 
 
-def _print_transport(rows: list[Any]) -> None:
-    """Per backend, how much shorter the WebSocket made the task (the `transport` row:
-    `backend.transport: websocket` against `http`), next to OpenAI's published claim."""
+def _print_transport(records: list[Any]) -> None:
+    """Per backend, how much shorter the WebSocket made the task than HTTP (runs with a
+    `backend.transport` axis), next to OpenAI's published claim."""
     from looplab.claims.model import get_claim
+    from looplab.experiments.transport_line import transport_lines
 
-    cut = [r for r in rows if r.label == "transport" and r.saving is not None]
-    if not cut:
-        return
     claim = get_claim("responses-websocket")
-    claimed = claim.claimed
-    for row in cut:
-        ci = f" (95% CI {row.saving_ci[0]:.1%}..{row.saving_ci[1]:.1%})" if row.saving_ci else ""
-        out_console().print(
-            f"{row.backend}: the Responses WebSocket made the task {row.saving:.1%} shorter "
-            f"than HTTP{ci}, median over {row.tasks} task(s); OpenAI ({claim.source.date}): "
-            f"{claimed.text} ({claimed.low:.0%}..{claimed.high:.0%}; looplab claims check "
-            f"{claim.name})",
-            highlight=False,
-        )
+    c = claim.claimed
+    claimed = (
+        f"OpenAI ({claim.source.date}): {c.text} ({c.low:.0%}..{c.high:.0%}; "
+        f"looplab claims check {claim.name})"
+    )
+    for line in transport_lines(records, claimed):
+        out_console().print(line, highlight=False)
 
 
 def _print_summary(groups: list[Any]) -> None:

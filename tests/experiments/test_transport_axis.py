@@ -19,6 +19,8 @@ from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
+from looplab.experiments.transport_line import transport_savings
+from looplab.report.data.records import load_runs
 from looplab.tasks import load_task
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent
@@ -72,7 +74,8 @@ def test_virtual_clock_prices_each_call_by_its_transport(
     small_config: dict[str, Any], tmp_path: Path
 ) -> None:
     """A virtual-clock run with the transport axis: the trace says the transport of every
-    call, and each WebSocket call is 0.16 s shorter (0.2 s HTTP overhead cut to 0.04 s)."""
+    call, each WebSocket call is 0.16 s shorter (0.2 s HTTP overhead cut to 0.04 s), and
+    the printed saving with tools held is that cut over the HTTP task time."""
     small_config["backends"] = [
         {"name": "fast", "profile": "fast-750", "overrides": {"decode_tps": 5000, **OVERHEAD}}
     ]
@@ -88,6 +91,10 @@ def test_virtual_clock_prices_each_call_by_its_transport(
         calls[transport] = trace.model_calls()
         assert {c.transport for c in calls[transport]} == {transport}
         assert trace.header.backend.get("transport", "http") == transport
+    (saving,) = transport_savings(load_runs([runner.directory]))
+    http_s = saving.http_s
+    assert saving.pairs == 1
+    assert saving.saving_tools_held == pytest.approx(0.16 * len(calls["http"]) / http_s, abs=0.01)
     http, ws = calls["http"], calls["websocket"]
     assert [c.completion_tokens for c in ws] == [c.completion_tokens for c in http]
     for over_ws, over_http in zip(ws, http, strict=True):
