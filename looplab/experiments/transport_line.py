@@ -78,8 +78,12 @@ def transport_lines(records: Sequence[RunRecord], claimed: str) -> list[str]:
     """One sentence per backend (`transport_savings`), each ending with `claimed`."""
     return [
         f"{s.backend}: over the Responses WebSocket the task took {s.websocket_s:.2f} s "
-        f"against {s.http_s:.2f} s over HTTP: {s.saving:.1%} shorter "
-        f"({s.saving_tools_held:.1%} with the tools' run-to-run change taken out), "
+        f"against {s.http_s:.2f} s over HTTP: {_shorter(s.saving)} "
+        f"({_shorter(s.saving_tools_held)} with the tools' run-to-run change taken out), "
         f"median of {s.pairs} paired run(s); {claimed}"
         for s in transport_savings(records)
     ]
+
+
+def _shorter(saving: float) -> str:
+    return f"{saving:.1%} shorter" if saving >= 0 else f"{-saving:.1%} longer"
