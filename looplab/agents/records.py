@@ -9,7 +9,7 @@ once), and `overhead_s` is what is left of its wall time (routing, bookkeeping).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from looplab.backends.client.client import CallTiming, ModelResponse
 from looplab.sandbox import SandboxEvent
@@ -48,6 +48,8 @@ class ModelCallRecord:
     completion_tokens: int | None
     reasoning_tokens: int | None
     request_id: str | None
+    transport: Literal["http", "websocket"] = "http"
+    """How the call went (`ModelResponse.transport`)."""
 
     @classmethod
     def from_response(cls, response: ModelResponse) -> ModelCallRecord:
@@ -60,6 +62,7 @@ class ModelCallRecord:
             completion_tokens=response.completion_tokens,
             reasoning_tokens=response.reasoning_tokens,
             request_id=response.request_id,
+            transport=response.transport,
         )
 
     @property

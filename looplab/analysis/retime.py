@@ -21,7 +21,9 @@ against the simulator, `annotate_reasoning` takes the reasoning time from its sc
 Model timing from a profile comes from the one call-timing function,
 `looplab.backends.profiles.timing.TimingModel.plan` (its module docstring has the formula), fed
 with the call's recorded prompt, cached, reasoning and visible token counts and the TTFT
-jitter's mean. Calls without token counts keep their recorded timing (and say so).
+jitter's mean, each call paying the per-call overhead of its recorded `transport`
+(`request_overhead_s` over HTTP, `websocket_overhead_s` on a WebSocket). Calls without
+token counts keep their recorded timing (and say so).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ __all__ = [
     "compose_virtual_timeline",
     "profile_model_timing",
     "retime_events",
+    "simulator_record",
     "sweep_trace",
 ]
 
@@ -156,7 +159,7 @@ def compose_virtual_timeline(
     """
 
     def timing(call: ModelCallEvent) -> ModelTiming | None:
-        record = timings.get(call.request_id or "")
+        record = simulator_record(timings, call)
         if record is None or "ttft_s" not in record:
             return None
         return ModelTiming(
@@ -181,11 +184,20 @@ def annotate_reasoning(
     """
     out: list[TraceEvent] = []
     for event in events:
-        record = timings.get(event.request_id or "") if isinstance(event, ModelCallEvent) else None
+        record = simulator_record(timings, event) if isinstance(event, ModelCallEvent) else None
         if isinstance(event, ModelCallEvent) and event.reasoning_tokens and record:
             event = event.model_copy(update={"reasoning_s": float(record["reasoning_s"])})
         out.append(event)
     return out
+
+
+def simulator_record(
+    timings: Mapping[str, Mapping[str, Any]], call: ModelCallEvent
+) -> Mapping[str, Any] | None:
+    """The simulator's timing record of `call`: by its request id, or, for a Responses
+    turn (over the WebSocket its id is the response's, `resp_<request id>`), by that."""
+    request_id = call.request_id or ""
+    return timings.get(request_id) or timings.get(request_id.removeprefix("resp_"))
 
 
 def call_tokens(call: ModelCallEvent) -> CallTokens | None:
@@ -209,7 +221,7 @@ def profile_model_timing(profile: LatencyProfile) -> TimingFn:
         tokens = call_tokens(call)
         if tokens is None:
             return None
-        plan = model.plan(tokens)
+        plan = model.plan(tokens, transport=call.transport)
         return ModelTiming(ttft_s=plan.ttft_s, reasoning_s=plan.reasoning_s, decode_s=plan.decode_s)
 
     return timing
@@ -268,7 +280,7 @@ def sweep_trace(
     for rate in rates:
         for ttft in ttfts:
             at = model.with_(decode_tps=rate, ttft_s=ttft)
-            plans = [at.plan(tokens) for _, tokens in shapes]
+            plans = [at.plan(tokens, transport=c.transport) for c, tokens in shapes]
             decode = sum(p.decode_s for p in plans)
             reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)

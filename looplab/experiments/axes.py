@@ -11,7 +11,8 @@ variants:                               # or: explicit combinations (each x the 
 
 A path is dotted: `agent.*`, `sandbox.*`, `budgets.*`, `workload.*` name fields of the
 experiment's sections, `backend.profile.*` a latency-profile field (applied as one more
-profile override of every backend), `backend.policy` the simulated policy. Paths and
+profile override of every backend), `backend.policy` the simulated policy,
+`backend.transport` how the agents call the backend (`http`, `websocket`). Paths and
 values are checked against the pydantic models before anything runs; a bad one is an
 error naming the path and what is allowed.
 
@@ -47,7 +48,7 @@ Variant = tuple[tuple[str, Any], ...]
 
 EXPERIMENT_SECTIONS = ("agent", "sandbox", "budgets", "workload")
 """Top-level sections of `ExperimentConfig` whose fields can be axes."""
-BACKEND_FIELDS = ("policy",)
+BACKEND_FIELDS = ("policy", "transport")
 """`BackendSpec` fields that can be axes (`backend.<field>`)."""
 
 
@@ -213,7 +214,9 @@ def apply_to_backend(backend: Any, variant: Variant) -> Any:
             overrides[path.removeprefix("backend.profile.")] = value
         elif path.startswith("backend."):
             fields[path.removeprefix("backend.")] = value
-    if backend.kind == "real" or (overrides == backend.overrides and not fields):
+    if backend.kind == "real":  # no profile: only its own fields (the transport) apply
+        overrides = dict(backend.overrides)
+    if overrides == backend.overrides and not fields:
         return backend
     return backend.model_copy(update={"overrides": overrides, **fields})
 

@@ -263,6 +263,7 @@ def _header(
             "kind": cell.backend.kind,
             "name": cell.backend.name,
             "base_url": endpoint.base_url,
+            **({"transport": endpoint.transport} if endpoint.transport != "http" else {}),
         },
         sandbox={"kind": config.sandbox.kind},
         clock=cell_clock(config, cell.task),

@@ -24,6 +24,7 @@ from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.backends.policies import POLICIES
+from looplab.backends.profiles.timing import Transport
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
@@ -80,6 +81,11 @@ class BackendSpec(StrictModel):
     """Real: model id."""
     api_key_env: str | None = None
     """Real: environment variable holding the key (never the key itself)."""
+    transport: Transport = "http"
+    """How the bundled agents call it: `http` (a streamed chat completion per call) or
+    `websocket` (turns on one persistent Responses WebSocket per run; each call pays the
+    profile's `websocket_overhead_s` instead of `request_overhead_s`). An axis:
+    `backend.transport: [http, websocket]`. Wrapped agents bring their own transport."""
 
     _name = field_validator("name")(path_component)
 

@@ -1,6 +1,7 @@
 """What `looplab run` prints and writes when its cells end (or are interrupted).
 
-The per-backend summary, the knob table, `report.html` in the output directory, the
+The per-backend summary, the knob table (with the WebSocket's saving next to OpenAI's
+claim when `backend.transport` is an axis), `report.html` in the output directory, the
 reference verdict (`ENVIRONMENT BROKEN`), failed cells, and whether anything was measured.
 """
 
@@ -116,6 +117,23 @@ def _print_knobs(records: list[Any]) -> None:
     rows = knob_rows(records)
     if rows:
         out_console().print(knob_table(rows))
+        _print_transport(records)
+
+
+def _print_transport(records: list[Any]) -> None:
+    """Per backend, how much shorter the WebSocket made the task than HTTP (runs with a
+    `backend.transport` axis), next to OpenAI's published claim."""
+    from looplab.claims.model import get_claim
+    from looplab.experiments.transport_line import transport_lines
+
+    claim = get_claim("responses-websocket")
+    c = claim.claimed
+    claimed = (
+        f"OpenAI ({claim.source.date}): {c.text} ({c.low:.0%}..{c.high:.0%}; "
+        f"looplab claims check {claim.name})"
+    )
+    for line in transport_lines(records, claimed):
+        out_console().print(line, highlight=False)
 
 
 def _print_summary(groups: list[Any]) -> None:

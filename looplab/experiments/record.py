@@ -246,6 +246,7 @@ def _timed_call(
         message=message,
         attempts=attempts,
         purpose=purpose,
+        transport=response.transport,
     )
 
 

@@ -1,7 +1,7 @@
 """Simulated backends of an experiment: profiles resolved per cell, servers shared by cells.
 
-One `SimulatorServer` per (backend, resolved profile, clock) serves every cell of that
-key (a cell's seed, the experiment seed + its repetition, is a profile field); the pool
+One `SimulatorServer` per (backend, resolved profile, clock, transport) serves every cell
+of that key (a cell's seed, the experiment seed + its repetition, is a profile field); the pool
 starts servers on first use and stops them all at the end. A real backend needs no
 server: its endpoint is the config's. Overrides travel as typed values from the config
 to the profile (`resolve_profile(values=...)`), never as `key=value` strings.
@@ -46,14 +46,17 @@ class ServerKey:
     profile: LatencyProfile
     """The resolved profile (overrides and seed applied), compared by value."""
     virtual: bool
+    transport: str = "http"
+    """Each transport its own server: cells of one never warm the other's prefix cache."""
 
     def __hash__(self) -> int:
-        return hash((self.backend, self.profile.model_dump_json(), self.virtual))
+        return hash((self.backend, self.profile.model_dump_json(), self.virtual, self.transport))
 
 
 class ServerPool:
-    """Simulator servers keyed by (backend name, resolved profile, clock): backends of one
-    name that differ in a profile field (an axis) or seed get their own server.
+    """Simulator servers keyed by (backend name, resolved profile, clock, transport):
+    backends of one name that differ in a profile field (an axis), seed or transport get
+    their own server.
 
     Args:
         virtual: serve on a `VirtualClock` (each server its own) instead of wall time.
@@ -72,7 +75,7 @@ class ServerPool:
         virtual = self.virtual if virtual is None else virtual
         profile = backend_profile(backend, seed)
         assert profile is not None, "a real backend has no simulator"
-        key = ServerKey(backend.name, profile, virtual)
+        key = ServerKey(backend.name, profile, virtual, backend.transport)
         async with self._lock:
             if key not in self._servers:
                 server = SimulatorServer(profile, clock=VirtualClock() if virtual else None)
@@ -90,12 +93,18 @@ class ServerPool:
             assert backend.base_url is not None
             assert backend.model is not None
             endpoint = EndpointConfig(
-                base_url=backend.base_url, model=backend.model, api_key_env=backend.api_key_env
+                base_url=backend.base_url,
+                model=backend.model,
+                api_key_env=backend.api_key_env,
+                transport=backend.transport,
             )
             return endpoint, None
         server = await self.server(backend, cell.seed, virtual=virtual)
         model = WORKLOAD_MODEL if is_trace_driven(cell.task) else f"looplab-{backend.policy}"
-        return EndpointConfig(base_url=server.base_url, model=model), server
+        endpoint = EndpointConfig(
+            base_url=server.base_url, model=model, transport=backend.transport
+        )
+        return endpoint, server
 
     async def stop(self) -> None:
         """Stop every server (idempotent)."""

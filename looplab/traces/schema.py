@@ -189,6 +189,10 @@ class ModelCallEvent(_Event):
     """The assistant message (content, tool_calls) as sent back into the conversation."""
     attempts: list[Attempt] = Field(default_factory=list)
     """Failed attempts before this call succeeded (or all attempts, if it never did)."""
+    transport: Literal["http", "websocket"] = "http"
+    """How the call went: `http`, its own streamed request; `websocket`, a turn on a
+    persistent Responses WebSocket. Re-timing prices its per-call overhead by it
+    (`request_overhead_s` or `websocket_overhead_s`); traces without it are `http`."""
 
     @property
     def ttft_s(self) -> float | None:

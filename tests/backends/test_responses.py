@@ -14,6 +14,7 @@ import pytest
 
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.responses import chat_body
 
 FUNCTION_TOOL: dict[str, Any] = {
     "type": "function",
@@ -132,3 +133,28 @@ def test_openai_agents_default_model_works(fast_server: SimulatorServer, tmp_pat
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "FINAL 40" in done.stdout
+
+
+def test_a_turns_message_and_its_calls_are_one_assistant_message() -> None:
+    """Input items of one assistant turn (its text, then its function calls, as a replayed
+    reply has them) become one chat message with that text and those tool_calls, so a
+    policy that counts assistant turns counts it once; `strict: false` is chat's default."""
+    chat = chat_body(
+        {
+            "model": "m",
+            "input": [
+                {"type": "message", "role": "user", "content": "Fix it."},
+                {"type": "message", "role": "assistant", "content": "Reading."},
+                {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": "{}"},
+                {"type": "function_call", "call_id": "c2", "name": "run", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": "x"},
+            ],
+            "tools": [{**FUNCTION_TOOL, "strict": False}],
+        }
+    )
+    roles = [m["role"] for m in chat["messages"]]
+    assert roles == ["user", "assistant", "tool"]
+    assistant = chat["messages"][1]
+    assert assistant["content"] == "Reading."
+    assert [c["id"] for c in assistant["tool_calls"]] == ["c1", "c2"]
+    assert "strict" not in chat["tools"][0]["function"]

@@ -13,7 +13,7 @@ import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 __all__ = ["CallTiming", "ModelResponse", "StreamAssembler", "ToolReady"]
 
@@ -105,6 +105,8 @@ class ModelResponse:
     """Characters streamed (text, reasoning, tool names and arguments)."""
     looplab_request_id: str | None = None
     """The `x-looplab-request-id` header (simulator or proxy): the timing endpoint's id."""
+    transport: Literal["http", "websocket"] = "http"
+    """How the call went: a streamed HTTP request, or a turn on a Responses WebSocket."""
 
     @property
     def output_tokens(self) -> int | None:

@@ -34,6 +34,8 @@ import openai
 from pydantic import Field
 
 from looplab.backends.client.assembly import CallTiming, ModelResponse, StreamAssembler, ToolReady
+from looplab.backends.client.websocket import ResponsesSocket
+from looplab.backends.profiles.timing import Transport
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
 from looplab.traces.scrub import remember_secret
@@ -67,11 +69,16 @@ class EndpointConfig(StrictModel):
     Costs one more HTTP request per call, made after the stream ends but before
     `complete()` returns, so it lands in the caller's step time: for benchmarks and
     fidelity checks, not for agent runs (the experiment runner reads the in-process
-    simulator's records directly)."""
+    simulator's records directly). HTTP only (a WebSocket turn has no request id to ask by)."""
+    transport: Transport = "http"
+    """`http`: each call a streamed chat completion; `websocket`: each call a turn on one
+    persistent Responses WebSocket of the client (`looplab.backends.client.websocket`),
+    sending only the new input items when the conversation extends the previous turn's."""
 
 
 class InstrumentedClient:
-    """Streams chat completions through `openai.AsyncOpenAI` and times them.
+    """Streams chat completions through `openai.AsyncOpenAI` and times them; with
+    `endpoint.transport: websocket` every call is a turn on one Responses WebSocket.
 
     Args:
         endpoint: where to send requests.
@@ -116,10 +123,21 @@ class InstrumentedClient:
             max_retries=endpoint.max_retries,
             http_client=http_client,
         )
+        self._socket = ResponsesSocket(self._client, endpoint.model, endpoint.timeout_s)
+
+    @property
+    def websocket(self) -> ResponsesSocket:
+        """The client's Responses WebSocket (`transport: websocket`): `opened` counts its
+        connections (0 over HTTP, 1 for a run without broken turns), `continued` the turns
+        sent with `previous_response_id`."""
+        return self._socket
 
     async def close(self) -> None:
-        """Close the underlying HTTP connections."""
-        await self._client.close()
+        """Close the WebSocket (if open) and the underlying HTTP connections."""
+        try:
+            await self._socket.close()
+        finally:
+            await self._client.close()
 
     async def __aenter__(self) -> InstrumentedClient:
         return self
@@ -145,7 +163,9 @@ class InstrumentedClient:
             on_tool_ready: called (inside the stream, must not block) with each tool call
                 whose arguments are complete before the reply ends (`StreamAssembler`).
             **params: other chat-completion parameters (`max_completion_tokens`, ...);
-                `extra_body` fields join the request body as they are.
+                `extra_body` fields join the request body as they are. Over the
+                WebSocket they become `response.create` fields
+                (`looplab.backends.client.responses_items`).
 
         Raises:
             BackendError: on any API or transport error, with status and request id.
@@ -164,12 +184,17 @@ class InstrumentedClient:
         if self._observer is not None:
             self._observer("model")
         try:
-            headers = await self._stream(body, extra, timing, assembler)
+            if self.endpoint.transport == "websocket":
+                response_id = await self._socket.turn(messages, tools, params, timing, assembler)
+                headers: Any = {"x-request-id": response_id}
+            else:
+                headers = await self._stream(body, extra, timing, assembler)
         finally:
             _CURRENT_TIMING.reset(token)
             if self._observer is not None:
                 self._observer("idle")
         response = assembler.response(timing, headers.get("x-request-id"))
+        response.transport = self.endpoint.transport
         looplab_id = headers.get("x-looplab-request-id")
         response.looplab_request_id = looplab_id
         if looplab_id and self.endpoint.fetch_server_timing:

@@ -10,7 +10,8 @@ written back as Responses objects (`response_object`) or events
 | `instructions`                              | a leading `system` message                |
 | `input` text, or `message` items            | `user` / `assistant` / `system` messages  |
 | `input_image` parts (`image_url`, `detail`)  | `image_url` content parts                 |
-| `function_call` items                       | an assistant message's `tool_calls`       |
+| `function_call` items                       | `tool_calls` of the assistant message     |
+|                                             | just before them (or of a new one)        |
 | `function_call_output` items                | `tool` messages                           |
 | `reasoning` items                           | dropped (their tokens were counted)       |
 | `tools` (function tools)                    | `tools`                                   |
@@ -98,8 +99,9 @@ def _messages(value: Any) -> list[dict[str, Any]]:
                 },
             }
             last = out[-1] if out else None
-            if last is not None and last["role"] == "assistant" and "tool_calls" in last:
-                last["tool_calls"].append(call)
+            # calls after the turn's message (or earlier calls) are that one assistant turn
+            if last is not None and last["role"] == "assistant":
+                last.setdefault("tool_calls", []).append(call)
             else:
                 out.append({"role": "assistant", "content": None, "tool_calls": [call]})
         elif kind == "function_call_output":
@@ -154,6 +156,8 @@ def _tool(tool: Any, index: int) -> dict[str, Any]:
             code="unsupported_value",
         )
     function = {k: tool[k] for k in ("name", "description", "parameters", "strict") if k in tool}
+    if function.get("strict") is False:  # chat's default: the same tool as one without it
+        del function["strict"]
     return {"type": "function", "function": function}
 
 
