@@ -60,6 +60,7 @@ def test_the_builder_constructs_every_event_kind() -> None:
 
 
 def _builder(inferred: bool = False) -> EventBuilder:
+    """A builder whose run axis starts at clock 100 s, 2026-01-01 UTC."""
     wall0 = datetime(2026, 1, 1, tzinfo=UTC)
     return EventBuilder("r", RunAxis(100.0, wall0), inferred=inferred)
 
