@@ -1,24 +1,32 @@
-"""The shared instrumented agent loop: a LangGraph state graph of a model node and a tools node.
+"""The shared instrumented agent loop: one LangGraph node, one step per superstep.
 
 ```
-START -> model --(tool calls)--> tools --(continue)--> model ...
-           |                       |
-           +--(no tool calls, limit, backend error)--> END
-                                   +--(finish tool, limit)--> END
+START -> step --(go on)--> step --> ...
+           +--(answer, finish, limit, backend error)--> END
 ```
 
-- **model**: one streamed call through the `InstrumentedClient` (TTFT, decode, tokens and
-  finish reason recorded), with the conversation, the tool schemas and the system prompt;
-  backend failures are retried per `RetryConfig`, and when retries run out the run ends
-  with `backend_error` (recorded, not raised).
-- **tools**: every requested call goes through the `ToolBox`, so an unknown tool, bad JSON,
-  arguments off the schema or a raising tool become `ERROR:` results the model can read.
-  Calls of one step run through a `StepDispatcher` (`dispatch.py`): at most
-  `max_parallel_tools` at once (all with `parallel_tool_calls`), started while the reply
-  still streams with `streaming_dispatch`; with `speculation` a likely read-only call
-  runs during the model call and is used when it matches (`speculation.py`).
-- **limits**: `max_steps`, `token_budget` and `wall_time_budget_s` are checked before each
-  model call; reaching one ends the run with that reason.
+A step reads in one screen (`AgentLoop._step`): **limits** (`max_steps`, `token_budget`,
+`wall_time_budget_s`, checked before each step; reaching one ends the run with that
+reason), **query** (one streamed call through the `InstrumentedClient`, TTFT, decode, tokens
+and finish reason recorded, after a planning call when one is due; backend failures are
+retried per `RetryConfig`, and when retries run out the run ends with `backend_error`,
+recorded, not raised), **execute** (every requested call through the `ToolBox`, so an
+unknown tool, bad JSON, arguments off the schema or a raising tool become `ERROR:` results
+the model can read; calls run through a `StepDispatcher` (`dispatch.py`): at most
+`max_parallel_tools` at once, started while the reply still streams with
+`streaming_dispatch`; with `speculation` a likely read-only call runs during the model call
+and is used when it matches, `speculation.py`), **observe** (the results, and the browser's
+screenshots, appended to the conversation; a reflection call when one is due) and
+**record** (the step's `StepRecord`: model phase, tools, side calls, its end).
+
+Why LangGraph, and where it earns its place: the run is a state graph whose state (the
+conversation and the end reason) changes once per step, so what LangGraph offers attaches
+at step boundaries without touching the loop: a checkpointer (`compile(checkpointer=...)`)
+to persist and resume a run after any step, `astream` for one state update per step, and
+`interrupt_before=["step"]` to approve each step. looplab itself runs `ainvoke` and uses
+none of these yet; the single node keeps them a one-line change. There is no second node
+per step, so LangGraph's superstep budget is derived from `max_steps` (`superstep_limit`),
+not padded: a run is always stopped by its own limits, never by LangGraph's.
 
 The graph is the same for every agent; agents differ in system prompt and tools.
 """
@@ -45,7 +53,7 @@ from looplab.sandbox import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult
 from looplab.tools.registry import ToolBox
 
-__all__ = ["AgentLoop", "LoopState"]
+__all__ = ["AgentLoop", "LoopState", "superstep_limit"]
 
 
 class LoopState(TypedDict):
@@ -53,6 +61,13 @@ class LoopState(TypedDict):
 
     messages: list[dict[str, Any]]
     end_reason: str | None
+
+
+def superstep_limit(max_steps: int) -> int:
+    """LangGraph's recursion limit for a run of at most `max_steps` steps: the step node
+    runs once per step and once more to find a limit reached, and LangGraph counts the
+    input as a superstep too; so the budget never binds before `max_steps` does."""
+    return max_steps + 2
 
 
 class AgentLoop:
@@ -103,11 +118,9 @@ class AgentLoop:
             else None
         )
         graph = StateGraph(LoopState)
-        graph.add_node("model", self._model_node)
-        graph.add_node("tools", self._tools_node)
-        graph.add_edge(START, "model")
-        graph.add_conditional_edges("model", self._after_model, ["tools", END])
-        graph.add_conditional_edges("tools", self._after_tools, ["model", END])
+        graph.add_node("step", self._step)
+        graph.add_edge(START, "step")
+        graph.add_conditional_edges("step", _go_on, ["step", END])
         self._graph = graph.compile()
 
     def record_sandbox_event(self, event: SandboxEvent) -> None:
@@ -127,7 +140,7 @@ class AgentLoop:
         ]
         self._started = time.perf_counter()
         state: LoopState = {"messages": messages, "end_reason": None}
-        limit = 2 * self.config.max_steps + 10
+        limit = superstep_limit(self.config.max_steps)
         final = await self._graph.ainvoke(state, config={"recursion_limit": limit})
         ended = self.steps[-1].ended if self.steps else time.perf_counter()
         stats = await self._knob_stats()
@@ -191,24 +204,34 @@ class AgentLoop:
             return "wall_time_budget"
         return None
 
-    async def _model_node(self, state: LoopState) -> dict[str, Any]:
+    async def _step(self, state: LoopState) -> dict[str, Any]:
+        """One step: query the model, execute its tool calls, observe their results, record."""
         reason = self._limit_reached()
         if reason is not None:
             return {"end_reason": reason}
         step = StepRecord(index=len(self.steps), started=time.perf_counter())
         self.steps.append(step)
-        params: dict[str, Any] = {}
-        if self.config.max_completion_tokens is not None:
-            params["max_completion_tokens"] = self.config.max_completion_tokens
-        if self.config.temperature is not None:
-            params["temperature"] = self.config.temperature
-        params["parallel_tool_calls"] = self.config.tool_limit() > 1
-        self._dispatcher = self._new_dispatcher()
-        if self.config.streaming_dispatch or self._speculator is not None:
-            params["on_tool_ready"] = self._on_tool_ready
+        messages, reply, end = await self._query(step, state["messages"])
+        if reply is None:
+            return {"messages": messages, "end_reason": end}
+        messages, end = await self._execute(step, [*messages, reply], reply)
+        messages, end = await self._observe(step, messages, end)
+        step.ended = time.perf_counter()
+        return {"messages": messages, "end_reason": end}
+
+    async def _query(
+        self, step: StepRecord, messages: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, str | None]:
+        """The step's model call (after a planning call when one is due), recorded.
+
+        Returns:
+            The conversation, the reply with tool calls to run (None when the step ends
+            here), and the end reason: `backend_error`, or `answer` (a reply without tool
+            calls, then already in the conversation), or None (go on with the tools).
+        """
+        params = self._call_params()
         if self._speculator is not None:
             self._speculator.start(self.steps[-2].tools if len(self.steps) > 1 else [])
-        messages = state["messages"]
         try:
             if due(self.config.planner, step.index):
                 messages = await self._side_call(step, messages, "planner")
@@ -223,7 +246,7 @@ class AgentLoop:
         except BackendError as exc:
             step.model_ended = step.ended = time.perf_counter()
             self._error = str(exc)
-            return {"messages": messages, "end_reason": "backend_error"}
+            return messages, None, "backend_error"
         step.model = ModelCallRecord.from_response(response)
         self._tokens += (response.prompt_tokens or 0) + (response.completion_tokens or 0)
         step.model_ended = step.ended = time.perf_counter()
@@ -232,17 +255,33 @@ class AgentLoop:
         if self._speculator is not None:
             calls = message.get("tool_calls") or []
             self._speculator.resolve(calls[0] if calls else None, self._dispatcher)
-        end = None if message.get("tool_calls") else "answer"
-        return {"messages": [*messages, message], "end_reason": end}
+        if not message.get("tool_calls"):
+            return [*messages, message], None, "answer"
+        return messages, message, None
 
-    def _after_model(self, state: LoopState) -> str:
-        return END if state["end_reason"] else "tools"
+    def _call_params(self) -> dict[str, Any]:
+        """The model call's parameters; a fresh dispatcher for the step's tool calls."""
+        params: dict[str, Any] = {}
+        if self.config.max_completion_tokens is not None:
+            params["max_completion_tokens"] = self.config.max_completion_tokens
+        if self.config.temperature is not None:
+            params["temperature"] = self.config.temperature
+        params["parallel_tool_calls"] = self.config.tool_limit() > 1
+        self._dispatcher = self._new_dispatcher()
+        if self.config.streaming_dispatch or self._speculator is not None:
+            params["on_tool_ready"] = self._on_tool_ready
+        return params
 
-    async def _tools_node(self, state: LoopState) -> dict[str, Any]:
-        step = self.steps[-1]
-        calls: list[dict[str, Any]] = state["messages"][-1].get("tool_calls") or []
+    async def _execute(
+        self, step: StepRecord, messages: list[dict[str, Any]], reply: dict[str, Any]
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Run the reply's tool calls (see `StepDispatcher`) and append their results.
+
+        Returns:
+            The conversation and `finish` when the finish tool succeeded (else None).
+        """
+        calls: list[dict[str, Any]] = reply.get("tool_calls") or []
         outcomes = await self._dispatcher.finish(calls, self._streamed_chars)
-        messages = list(state["messages"])
         finished = False
         images: list[bytes] = []
         for call, (record, result) in zip(calls, outcomes, strict=True):
@@ -256,8 +295,14 @@ class AgentLoop:
         shown = image_message(images)
         if shown is not None:
             messages = drop_old_images([*messages, shown], self.config.images_kept)
-        end = "finish" if finished else None
-        if not finished and due(self.config.reflection, step.index):
+        return messages, "finish" if finished else None
+
+    async def _observe(
+        self, step: StepRecord, messages: list[dict[str, Any]], end: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """After the results: a reflection call when one is due, then the emulated harness
+        time of a trace-driven run."""
+        if end is None and due(self.config.reflection, step.index):
             try:
                 messages = await self._side_call(step, messages, "reflection")
             except BackendError as exc:
@@ -267,8 +312,7 @@ class AgentLoop:
             pause = self.harness_time_s(step.index)
             if pause > 0:
                 await asyncio.sleep(pause)
-        step.ended = time.perf_counter()
-        return {"messages": messages, "end_reason": end}
+        return messages, end
 
     async def _side_call(
         self, step: StepRecord, messages: list[dict[str, Any]], purpose: str
@@ -294,9 +338,6 @@ class AgentLoop:
         record = call.record
         self._tokens += (record.prompt_tokens or 0) + (record.completion_tokens or 0)
         return [*messages, said]
-
-    def _after_tools(self, state: LoopState) -> str:
-        return END if state["end_reason"] else "model"
 
     async def _context(self) -> ToolContext:
         """The tools' context; with a pending setup, waits for it (the wait is recorded)."""
@@ -337,3 +378,8 @@ class AgentLoop:
             observation=result.observation,
         )
         return record, result
+
+
+def _go_on(state: LoopState) -> str:
+    """Another step, unless the last one ended the run."""
+    return END if state["end_reason"] else "step"

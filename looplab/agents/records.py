@@ -2,8 +2,9 @@
 
 All times are seconds on `time.perf_counter()`'s axis. A step is one model call plus the
 tool calls it asked for; its `model_s` covers the whole model phase (retries and their
-waits included), its `tool_s` the whole tools phase (wall time, so parallel calls count
-once), and `overhead_s` is what is left of its wall time (routing, bookkeeping).
+waits included), its `tool_s` the tools' time after it (parallel calls count once), and
+`overhead_s` is what is left of its wall time (routing, bookkeeping): the trace builder's
+formula (`looplab.traces.build.split`), so records and traces split a step alike.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any, Literal
 
 from looplab.backends.client.client import CallTiming, ModelResponse
 from looplab.sandbox import SandboxEvent
+from looplab.traces.build.split import StepSplit, step_split
 
 __all__ = [
     "AttemptRecord",
@@ -148,21 +150,30 @@ class StepRecord:
     """Planning (before the action call) and reflection (after the tools) calls."""
 
     @property
+    def split(self) -> StepSplit:
+        """The step's model / tool / overhead split, by the traces' one formula
+        (`looplab.traces.build.split.step_split`): the model phase is step start -> reply
+        assembled (retries and a planning call included) plus the reflection calls after
+        the tools; tool time is the union of the calls' spans outside it (tool time hidden
+        behind the model phase, streamed or speculative calls, is not counted), so model +
+        tools + overhead add up to the step's wall time."""
+        return step_split(
+            self.started,
+            self.ended,
+            (self.started, self.model_ended),
+            [(t.started, t.ended) for t in self.tools],
+            [(c.started, c.ended) for c in self.side_calls],
+        )
+
+    @property
     def model_s(self) -> float:
-        """Model phase: step start -> reply assembled (retries and a planning call
-        included), plus the reflection calls after the tools."""
-        after = sum(c.duration_s for c in self.side_calls if c.started >= self.model_ended)
-        return self.model_ended - self.started + after
+        """Model phase (see `split`)."""
+        return self.split.model_s
 
     @property
     def tool_s(self) -> float:
-        """Tools phase wall time (first tool start -> last tool end); tool time hidden
-        behind the model phase (streamed or speculative calls) is not counted, so model +
-        tools + overhead still add up to the step's wall time."""
-        if not self.tools:
-            return 0.0
-        first = max(min(t.started for t in self.tools), self.model_ended)
-        return max(0.0, max(t.ended for t in self.tools) - first)
+        """Tools phase: the union of the tool calls' spans after the model phase."""
+        return self.split.tool_s
 
     @property
     def wall_s(self) -> float:
@@ -172,7 +183,7 @@ class StepRecord:
     @property
     def overhead_s(self) -> float:
         """Wall time that is neither model nor tool time."""
-        return self.wall_s - self.model_s - self.tool_s
+        return self.split.overhead_s
 
     def phases(self) -> dict[str, float]:
         """The finer split: browser phases summed over the tools (`act`, `page_wait`,

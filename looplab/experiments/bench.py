@@ -26,15 +26,11 @@ from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.layout import ExperimentDir
 from looplab.stats import quantile
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
+from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.io import Trace, read_trace
-from looplab.traces.schema import (
-    ModelCallEvent,
-    RunEndEvent,
-    StepEvent,
-    ToolCallEvent,
-    TraceEvent,
-    TraceHeader,
-)
+from looplab.traces.schema import ToolCallEvent, TraceEvent, TraceHeader
 
 __all__ = ["ReplayBench", "run_replay_bench", "synthetic_trace"]
 
@@ -53,46 +49,29 @@ class ReplayBench:
 
 def synthetic_trace(steps: int, run_id: str = "synthetic") -> Trace:
     """A trace of `steps` TraceLab-median steps (model 4.9 s-ish, tools 0.1 s)."""
+    builder = EventBuilder(run_id, RunAxis(0.0))
     events: list[TraceEvent] = []
     t = 0.0
     prefix = 20_000
     for step in range(steps):
         prompt = prefix + 875
         start = t
-        events.append(
-            ModelCallEvent(
-                run_id=run_id,
-                step=step,
-                start=start,
-                end=start + 3.0,
-                sent=start + 0.001,
-                first_token=start + 0.5,
-                last_token=start + 2.99,
-                prompt_tokens=prompt,
-                cached_tokens=prefix,
-                completion_tokens=214,
-                reasoning_tokens=0,
-            )
+        call = ModelDraft(
+            start=start,
+            end=start + 3.0,
+            sent=start + 0.001,
+            first_token=start + 0.5,
+            last_token=start + 2.99,
+            prompt_tokens=prompt,
+            cached_tokens=prefix,
+            completion_tokens=214,
+            reasoning_tokens=0,
         )
-        events.append(
-            ToolCallEvent(
-                run_id=run_id, step=step, start=start + 3.001, end=start + 3.1, name="run_shell"
-            )
-        )
-        events.append(
-            StepEvent(
-                run_id=run_id,
-                step=step,
-                start=start,
-                end=start + 3.102,
-                model_s=3.0,
-                tool_s=0.099,
-                overhead_s=0.003,
-            )
-        )
+        tool = ToolDraft(name="run_shell", start=start + 3.001, end=start + 3.1)
         t = start + 3.102
+        events += builder.step(step, StepDraft(model=call, tools=[tool], start=start, end=t))
         prefix = prompt + 214
-    events.append(RunEndEvent(run_id=run_id, start=0.0, end=t, end_reason="finish", steps=steps))
+    events.append(builder.run_end(RunEndDraft(end_reason="finish", end_time=t)))
     header = TraceHeader(run_id=run_id, created=utc_now())
     return Trace(header=header, events=events)
 

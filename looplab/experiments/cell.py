@@ -38,8 +38,10 @@ from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
 from looplab.layout import trace_path
 from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
 from looplab.traces.io import TraceWriter
-from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceEvent, TraceHeader
+from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader
 from looplab.workloads.shape import TaskShape
 
 __all__ = [
@@ -151,9 +153,8 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
         writer = context.open_trace(path, header)
         stack.callback(writer.close)
         origin_wall = utc_now()
-        writer.write(
-            RunStartEvent(run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=cell.task)
-        )
+        # the origin's clock time is known once the run has ended: its wall time now
+        writer.write(EventBuilder(run_id, RunAxis(None, origin_wall)).run_start(task=cell.task))
         client = await stack.enter_async_context(
             InstrumentedClient(endpoint, observer=context.observer(cell.id))
         )

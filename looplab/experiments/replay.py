@@ -24,9 +24,11 @@ from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.sandbox import SandboxConfig
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
-from looplab.traces.schema import RunStartEvent, TraceEvent
+from looplab.traces.schema import TraceEvent
 
 __all__ = [
     "Divergence",
@@ -106,7 +108,7 @@ async def replay_live(
         )
         recorded = annotate_reasoning(recorded, server.simulator.timings)
     events: list[TraceEvent] = [
-        RunStartEvent(run_id=run_id, wall_time=origin_wall, start=0.0, end=0.0, task=task_id),
+        EventBuilder(run_id, RunAxis(None, origin_wall)).run_start(task=task_id),
         *recorded,
     ]
     header = trace.header.model_copy(

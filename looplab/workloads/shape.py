@@ -39,12 +39,12 @@ from pydantic import Field
 
 from looplab.config import StrictModel
 from looplab.errors import TraceError
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
+from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
     ModelCallEvent,
-    RunEndEvent,
-    RunStartEvent,
-    StepEvent,
     ToolCallEvent,
     TraceEvent,
     TraceHeader,
@@ -286,51 +286,26 @@ def shape_trace(shape: TaskShape, run_id: str | None = None) -> Trace:
     """
     run = run_id or f"shape-{shape.id}"
     created = datetime(2000, 1, 1, tzinfo=UTC)
-    events: list[TraceEvent] = [RunStartEvent(run_id=run, start=0.0, end=0.0, task=shape.id)]
+    builder = EventBuilder(run, RunAxis(0.0))
+    events: list[TraceEvent] = [builder.run_start(task=shape.id)]
     t = 0.0
     for index, step in enumerate(shape.steps):
         start = t
-        completion = step.output_tokens + (step.reasoning_tokens or 0)
-        events.append(
-            ModelCallEvent(
-                run_id=run,
-                step=index,
-                start=t,
-                end=t,
-                prompt_tokens=step.prompt_tokens,
-                cached_tokens=step.cached_tokens,
-                completion_tokens=completion,
-                reasoning_tokens=step.reasoning_tokens,
-            )
+        call = ModelDraft(
+            start=t,
+            end=t,
+            prompt_tokens=step.prompt_tokens,
+            cached_tokens=step.cached_tokens,
+            completion_tokens=step.output_tokens + (step.reasoning_tokens or 0),
+            reasoning_tokens=step.reasoning_tokens,
         )
+        tools = []
         for tool in step.tools:
-            events.append(
-                ToolCallEvent(run_id=run, step=index, start=t, end=t + tool.total_s, name=tool.name)
-            )
+            tools.append(ToolDraft(name=tool.name, start=t, end=t + tool.total_s))
             t += tool.total_s
         t += step.other_s
-        events.append(
-            StepEvent(
-                run_id=run,
-                step=index,
-                start=start,
-                end=t,
-                model_s=0.0,
-                tool_s=step.tool_s,
-                overhead_s=step.other_s,
-            )
-        )
-    events.append(
-        RunEndEvent(
-            run_id=run,
-            start=0.0,
-            end=t,
-            end_reason="finish",
-            steps=len(shape.steps),
-            model_s=0.0,
-            tool_s=sum(s.tool_s for s in shape.steps),
-        )
-    )
+        events += builder.step(index, StepDraft(model=call, tools=tools, start=start, end=t))
+    events.append(builder.run_end(RunEndDraft(end_reason="finish", end_time=t)))
     header = TraceHeader(
         run_id=run,
         created=created,

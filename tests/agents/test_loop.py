@@ -39,11 +39,24 @@ class MalformedPolicy:
         return Reply(tool_calls=[call], reasoning_tokens=0)
 
 
+class ReadingPolicy:
+    """Calls a tool at every step and never finishes (for the step limit)."""
+
+    name = "reading"
+
+    def reply(self, request: ChatRequest, context: PolicyContext) -> Reply:
+        """One `read_file` call per step."""
+        step = sum(1 for m in request.messages if m.role == "assistant")
+        arguments = context.tokenizer.split('{"path": "pager.py"}')
+        return Reply(tool_calls=[PlannedToolCall(f"call_{step}", "read_file", arguments)])
+
+
 @pytest.fixture
 def server() -> Iterator[SimulatorServer]:
-    """A fast simulator with the malformed policy added."""
+    """A fast simulator with the malformed and reading policies added."""
     with SimulatorServer(resolve_profile("fast-750", FAST)) as running:
         running.simulator.policies["looplab-malformed"] = MalformedPolicy()
+        running.simulator.policies["looplab-reading"] = ReadingPolicy()
         yield running
 
 
@@ -89,6 +102,20 @@ async def test_step_limit_ends_the_run_with_its_reason(server: SimulatorServer) 
     assert run.result.end_reason == "step_limit"
     assert len(run.result.steps) == 2
     assert not run.solved
+
+
+async def test_a_long_run_is_stopped_by_its_step_limit_not_by_langgraph(
+    server: SimulatorServer,
+) -> None:
+    """30 steps (LangGraph's default budget is 25 supersteps): the loop's own limit ends
+    the run, with every step made; the graph's budget is derived from max_steps."""
+    async with _client(server, "looplab-reading") as client:
+        run = await run_task(
+            load_task("coding/nbugs-2"), client, agent_config=AgentConfig(max_steps=30)
+        )
+    assert run.result.end_reason == "step_limit"
+    assert len(run.result.steps) == 30
+    assert all(len(step.tools) == 1 for step in run.result.steps)
 
 
 async def test_token_budget_ends_the_run(server: SimulatorServer) -> None:

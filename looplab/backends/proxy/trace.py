@@ -1,6 +1,7 @@
 """The trace of a wrapped agent run (`looplab wrap`): model calls measured at the proxy.
 
-`wrap_events(calls, ...)` turns the proxy's `CallRecord`s into looplab-1 events:
+`wrap_events(calls, ...)` turns the proxy's `CallRecord`s into looplab-1 events, through the
+trace builder (`looplab.traces.build`, which computes each step's split and the totals):
 
 - run axis zero = the first model request the proxy received; the run ends when the
   command exited (`run_end.exit_code`);
@@ -23,20 +24,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import Any
 
 from looplab.backends.proxy.calls import CallRecord
-from looplab.traces.schema import (
-    Attempt,
-    ModelCallEvent,
-    RunEndEvent,
-    RunStartEvent,
-    StepEvent,
-    ToolCallEvent,
-    TraceEvent,
-)
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
+from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.schema import Attempt, TraceEvent
 
 __all__ = ["AGENT_NOTE", "GAP_NOTE", "wrap_events"]
 
@@ -71,97 +65,48 @@ def wrap_events(
         profile: the profile name stamped on each model call.
     """
     ordered = sorted(calls, key=lambda c: c.received)
-    axis = _Axis(
+    axis = RunAxis(
         ordered[0].received if ordered else exited, ordered[0].received_wall if ordered else None
     )
-    events: list[TraceEvent] = [
-        RunStartEvent(
-            run_id=run_id, wall_time=axis.wall(0.0), start=0.0, end=0.0, task=task, prompt=prompt
-        )
-    ]
+    builder = EventBuilder(run_id, axis)
+    events: list[TraceEvent] = [builder.run_start(task=task, prompt=prompt)]
     pending: list[Attempt] = []
-    model_total = tool_total = 0.0
-    step = 0
     for index, call in enumerate(ordered):
         end = call.end if call.end is not None else call.received
         if call.status >= 300 or call.error is not None:
-            pending.append(_attempt(call, end, axis))
+            pending.append(
+                builder.attempt(call.received, end, call.error or "error", call.status or None)
+            )
             continue
         following = next((c.received for c in ordered[index + 1 :]), exited)
-        model = _model_call(run_id, step, call, end, axis, profile, pending)
-        gap_events, gap, tools = _gap(run_id, step, call, end, following, axis)
-        events += [model, *gap_events]
+        model = _model_call(call, end, profile, pending)
+        events += builder.step(builder.totals.steps, _step(call, model, following))
         pending = []
-        model_total += end - call.received
-        tool_total += gap if tools else 0.0
-        step += 1
-    events.append(
-        RunEndEvent(
-            run_id=run_id,
-            wall_time=axis.wall(0.0),
-            start=0.0,
-            end=max(0.0, exited - axis.origin),
-            end_reason="exit",
-            steps=step,
-            model_s=model_total,
-            tool_s=tool_total,
-            error=None if exit_code == 0 else f"the command exited with status {exit_code}",
-            exit_code=exit_code,
-            estimated={"tool_s": GAP_NOTE},
-        )
+    error = None if exit_code == 0 else f"the command exited with status {exit_code}"
+    end_draft = RunEndDraft(
+        end_reason="exit",
+        end_time=exited,
+        error=error,
+        exit_code=exit_code,
+        estimated={"tool_s": GAP_NOTE},
     )
+    events.append(builder.run_end(end_draft))
     return events
 
 
 _UNSTREAMED = "not streamed: the profile's schedule for the call's tokens"
 
 
-@dataclass(frozen=True)
-class _Axis:
-    """The run's time axis: zero at `origin` (clock seconds), which was `wall0` (UTC)."""
-
-    origin: float
-    wall0: datetime | None
-
-    def rel(self, t: float | None) -> float | None:
-        """Clock seconds -> run seconds (None stays None)."""
-        return None if t is None else t - self.origin
-
-    def wall(self, t: float) -> datetime | None:
-        """Run seconds -> wall time (None without any call)."""
-        return None if self.wall0 is None else self.wall0 + timedelta(seconds=t)
-
-
-def _attempt(call: CallRecord, end: float, axis: _Axis) -> Attempt:
-    """A failed call, as an attempt of the next successful one."""
-    return Attempt(
-        start=call.received - axis.origin,
-        end=end - axis.origin,
-        error=call.error or "error",
-        status=call.status or None,
-    )
-
-
 def _model_call(
-    run_id: str,
-    step: int,
-    call: CallRecord,
-    end: float,
-    axis: _Axis,
-    profile: str | None,
-    attempts: list[Attempt],
-) -> ModelCallEvent:
-    """A successful call's `model_call` event, with the failed calls before it."""
-    start = call.received - axis.origin
-    return ModelCallEvent(
-        run_id=run_id,
-        step=step,
-        wall_time=axis.wall(start),
-        start=start,
-        end=end - axis.origin,
-        sent=start,
-        first_token=axis.rel(call.first_token),
-        last_token=axis.rel(call.last_token),
+    call: CallRecord, end: float, profile: str | None, attempts: list[Attempt]
+) -> ModelDraft:
+    """A successful call, with the failed calls before it."""
+    return ModelDraft(
+        start=call.received,
+        end=end,
+        sent=call.received,
+        first_token=call.first_token,
+        last_token=call.last_token,
         prompt_tokens=call.usage.prompt,
         cached_tokens=call.usage.cached,
         completion_tokens=call.usage.completion,
@@ -186,31 +131,22 @@ def _tool_arguments(tool_calls: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def _gap(
-    run_id: str, step: int, call: CallRecord, end: float, following: float, axis: _Axis
-) -> tuple[list[TraceEvent], float, bool]:
-    """The gap after a call: the tools the model asked for plus the harness (a `tool_call`
-    event), or, when it asked for none, the agent's own time (the step's overhead).
-
-    Returns:
-        The events, the gap in seconds, and whether it holds tool calls.
-    """
-    start = call.received - axis.origin
-    gap_end = max(end, following) - axis.origin
-    gap = gap_end - (end - axis.origin)
+def _step(call: CallRecord, model: ModelDraft, following: float) -> StepDraft:
+    """The call and the gap after it: the tools the model asked for plus the harness (a
+    `tool_call` item), or, when it asked for none, the agent's own time (the step's
+    overhead)."""
+    assert model.end is not None
+    gap_end = max(model.end, following)
     tool_calls = list((call.message or {}).get("tool_calls") or [])
     names = [str((t.get("function") or {}).get("name", "?")) for t in tool_calls]
-    events: list[TraceEvent] = []
-    if gap > 0 and names:
-        events.append(
-            ToolCallEvent(
-                run_id=run_id,
-                step=step,
-                wall_time=axis.wall(end - axis.origin),
-                start=end - axis.origin,
+    tools: list[ToolDraft] = []
+    if gap_end > model.end and names:
+        tools.append(
+            ToolDraft(
+                name="+".join(names),
+                start=model.end,
                 end=gap_end,
                 call_id=str(tool_calls[0].get("id")) if len(tool_calls) == 1 else None,
-                name="+".join(names),
                 arguments=_tool_arguments(tool_calls),
                 estimated={"start": GAP_NOTE, "end": GAP_NOTE},
             )
@@ -220,17 +156,4 @@ def _gap(
         if names
         else {"overhead_s": AGENT_NOTE}
     )
-    events.append(
-        StepEvent(
-            run_id=run_id,
-            step=step,
-            wall_time=axis.wall(start),
-            start=start,
-            end=gap_end,
-            model_s=end - call.received,
-            tool_s=gap if names else 0.0,
-            overhead_s=0.0 if names else gap,
-            estimated=split,
-        )
-    )
-    return events, gap, bool(names)
+    return StepDraft(model=model, tools=tools, start=call.received, end=gap_end, estimated=split)

@@ -19,14 +19,10 @@ from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.profiles.timing import CallTokens, TimingModel
 from looplab.layout import ExperimentDir
-from looplab.traces.schema import (
-    ModelCallEvent,
-    RunEndEvent,
-    RunStartEvent,
-    StepEvent,
-    ToolCallEvent,
-    TraceHeader,
-)
+from looplab.traces.build.axis import RunAxis
+from looplab.traces.build.builder import EventBuilder
+from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.schema import TraceHeader
 
 __all__ = ["write_synthetic_experiment"]
 
@@ -77,11 +73,11 @@ def _run(
     steps = 2 + 2 * bugs + rng.randint(0, 2)
     header = _header(run_id, created, profile_name, task, repetition)
     text = random.Random(f"{cell}-text")  # content never shifts the timings' draws
+    builder = EventBuilder(run_id, RunAxis(0.0))
     events: list[str] = [header.model_dump_json()]
-    events.append(RunStartEvent(run_id=run_id, start=0.0, end=0.0, task=task).model_dump_json())
+    events.append(builder.run_start(task=task).model_dump_json())
     t = 0.0
     prompt = 1000
-    model_total = tool_total = 0.0
     for step in range(steps):
         start = t
         completion = max(2, int(rng.lognormvariate(5.37, 0.6)))
@@ -91,57 +87,29 @@ def _run(
         first = sent + plan.first_visible_s
         last = first + plan.decode_s
         end = last + 0.0005
-        events.append(
-            ModelCallEvent(
-                run_id=run_id,
-                step=step,
-                start=start,
-                end=end,
-                sent=sent,
-                first_token=first,
-                last_token=last,
-                prompt_tokens=prompt + uncached,
-                cached_tokens=prompt,
-                completion_tokens=completion,
-                reasoning_tokens=0,
-                finish_reason="tool_calls",
-                profile=profile_name,
-                message={"role": "assistant", "content": _lorem(text, completion // 2)},
-            ).model_dump_json()
+        call = ModelDraft(
+            start=start,
+            end=end,
+            sent=sent,
+            first_token=first,
+            last_token=last,
+            prompt_tokens=prompt + uncached,
+            cached_tokens=prompt,
+            completion_tokens=completion,
+            reasoning_tokens=0,
+            finish_reason="tool_calls",
+            profile=profile_name,
+            message={"role": "assistant", "content": _lorem(text, completion // 2)},
         )
         prompt += uncached + completion
-        t = end + 0.001
-        tools_start = t
-        calls, t = _tool_calls(rng, text, run_id, step, t)
-        events.extend(calls)
-        model_s, tool_s = end - start, t - tools_start
+        tools, t = _tool_calls(rng, text, step, end + 0.001)
         t += 0.0008
-        model_total += model_s
-        tool_total += tool_s
-        events.append(
-            StepEvent(
-                run_id=run_id,
-                step=step,
-                start=start,
-                end=t,
-                model_s=model_s,
-                tool_s=tool_s,
-                overhead_s=(t - start) - model_s - tool_s,
-            ).model_dump_json()
-        )
-    events.append(
-        RunEndEvent(
-            run_id=run_id,
-            start=0.0,
-            end=t,
-            end_reason="finish",
-            success=rng.random() > 0.05,
-            steps=steps,
-            model_s=model_total,
-            tool_s=tool_total,
-            sandbox_start_s=0.15,
-        ).model_dump_json()
+        draft = StepDraft(model=call, tools=tools, start=start, end=t)
+        events.extend(e.model_dump_json() for e in builder.step(step, draft))
+    outcome = RunEndDraft(
+        end_reason="finish", end_time=t, success=rng.random() > 0.05, sandbox_start_s=0.15
     )
+    events.append(builder.run_end(outcome).model_dump_json())
     return events
 
 
@@ -164,31 +132,30 @@ def _header(
 
 
 def _tool_calls(
-    rng: random.Random, text: random.Random, run_id: str, step: int, t: float
-) -> tuple[list[str], float]:
-    """One or two tool calls from `t` on; the events and when the last one ended."""
-    events = []
+    rng: random.Random, text: random.Random, step: int, t: float
+) -> tuple[list[ToolDraft], float]:
+    """One or two tool calls from `t` on, one after another; the calls and when the last
+    one ended."""
+    tools = []
     for call in range(rng.choice((1, 1, 2))):
         duration = rng.choice((0.001, 0.05, 0.4, 1.2)) * rng.uniform(0.5, 1.5)
         name = ("read_file", "edit_file", "run_tests", "browse")[rng.randint(0, 3)]
         output = _lorem(text, text.randint(20, 600))
-        events.append(
-            ToolCallEvent(
-                run_id=run_id,
-                step=step,
+        tools.append(
+            ToolDraft(
+                name=name,
                 start=t,
                 end=t + duration,
                 call_id=f"c{step}_{call}",
-                name=name,
                 arguments=json.dumps({"path": f"src/module_{step}.py", "note": _lorem(text, 8)}),
                 ok=True,
                 exit_code=0,
                 output=output,
                 output_chars=len(output),
-            ).model_dump_json()
+            )
         )
         t += duration
-    return events, t
+    return tools, t
 
 
 def _lorem(rng: random.Random, words: int) -> str:

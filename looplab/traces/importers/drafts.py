@@ -2,7 +2,8 @@
 
 An importer reads its format into a `RunDraft`: steps of one model call plus the tool calls
 (and sandbox operations) it led to, every time an absolute epoch second (`None` where the
-source had none), every derived value named in the draft's `estimated` with how.
+source had none), every derived value named in the draft's `estimated` with how. The step
+items are the trace builder's own (`looplab.traces.build.items`), re-exported here.
 """
 
 from __future__ import annotations
@@ -12,72 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from looplab.traces.build.items import ModelDraft, SandboxDraft, StepDraft, ToolDraft
+
 __all__ = ["ModelDraft", "RunDraft", "SandboxDraft", "StepDraft", "ToolDraft"]
-
-
-@dataclass
-class ModelDraft:
-    """One model call with absolute times (epoch seconds) or None."""
-
-    start: float | None = None
-    end: float | None = None
-    sent: float | None = None
-    first_token: float | None = None
-    last_token: float | None = None
-    prompt_tokens: int | None = None
-    cached_tokens: int | None = None
-    completion_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    finish_reason: str | None = None
-    model: str | None = None
-    request_id: str | None = None
-    message: dict[str, Any] | None = None
-    estimated: dict[str, str] = field(default_factory=dict)
-    duration_measured: bool = False
-    """True when end - start is a measured duration even if the placement is estimated."""
-
-
-@dataclass
-class ToolDraft:
-    """One tool call with absolute times (epoch seconds) or None."""
-
-    name: str
-    start: float | None = None
-    end: float | None = None
-    call_id: str | None = None
-    arguments: str = ""
-    ok: bool | None = None
-    exit_code: int | None = None
-    error: str | None = None
-    output: str | None = None
-    output_chars: int | None = None
-    estimated: dict[str, str] = field(default_factory=dict)
-    duration_measured: bool = False
-    """True when end - start is a measured duration even if the placement is estimated."""
-    duration: float | None = None
-    """A measured duration without times (start and end None): placed after the previous
-    item on the run axis (SWE-agent's `execution_time`)."""
-
-
-@dataclass
-class SandboxDraft:
-    """One sandbox operation with absolute times (epoch seconds) or None."""
-
-    op: str
-    start: float | None = None
-    end: float | None = None
-    sandbox_id: str | None = None
-    detail: str = ""
-    estimated: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass
-class StepDraft:
-    """One model call and the tool calls / sandbox operations it led to."""
-
-    model: ModelDraft | None = None
-    tools: list[ToolDraft] = field(default_factory=list)
-    sandbox: list[SandboxDraft] = field(default_factory=list)
 
 
 @dataclass

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.build.axis import BadValue
+from looplab.traces.build.builder import OUTPUT_LIMIT
 
 __all__ = [
     "HEAD_BYTES",
@@ -41,9 +43,6 @@ __all__ = [
     "source_digest",
 ]
 
-OUTPUT_LIMIT = 64 * 1024
-"""Tool outputs are cut to this many characters (the schema's contract)."""
-
 HEAD_BYTES = 64 * 1024
 """How much of a file `sniff` may read: detection never parses a whole file."""
 
@@ -55,13 +54,6 @@ _MAX_COUNT = 10**15
 """Token counts and exit codes above this are not counts but damage."""
 _MIN_EPOCH, _MAX_EPOCH = 0.0, 253_402_300_799.0
 """1970-01-01 .. 9999-12-31: what a datetime can hold."""
-
-
-class BadValue(ValueError):
-    """A value of the source that cannot be what its field claims (NaN, 1e400, ...).
-
-    Raised where the file path is not at hand; the registry adds it (`TraceError`).
-    """
 
 
 def read_text(path: Path) -> str:
