@@ -19,7 +19,7 @@ LAYERS: list[set[str]] = [
         "stats",
         "bundled",
         "extras",
-        "sandbox",
+        "sandbox_contract",
         "chromium",
         "tasks",
         "urls",

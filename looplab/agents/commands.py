@@ -10,7 +10,7 @@ from rich.table import Table
 
 from looplab.console import ProfileSetOpt, out_console
 from looplab.errors import ConfigError
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 
 __all__ = ["try_command"]
 

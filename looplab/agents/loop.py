@@ -49,7 +49,7 @@ from looplab.agents.retry import complete_with_retries
 from looplab.agents.speculation import Speculator
 from looplab.backends.client.client import InstrumentedClient, ToolReady
 from looplab.errors import BackendError
-from looplab.sandbox import SandboxEvent
+from looplab.sandbox_contract import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult
 from looplab.tools.registry import ToolBox
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from looplab.backends.client.client import CallTiming, ModelResponse
-from looplab.sandbox import SandboxEvent
+from looplab.sandbox_contract import SandboxEvent
 from looplab.traces.build.split import StepSplit, step_split
 
 __all__ = [

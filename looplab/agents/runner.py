@@ -43,7 +43,7 @@ from looplab.agents.records import RunResult
 from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
 from looplab.backends.client.client import InstrumentedClient
 from looplab.errors import ConfigError, LooplabError, SandboxError
-from looplab.sandbox import Sandbox, SandboxConfig, SandboxEvent
+from looplab.sandbox_contract import Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import mark_owned

@@ -16,7 +16,7 @@ import socket
 from dataclasses import dataclass, field
 
 from looplab.errors import SandboxError
-from looplab.sandbox import Sandbox
+from looplab.sandbox_contract import Sandbox
 from looplab.sandboxes.groups import parse_stop_report, stop_groups_argv
 from looplab.tasks import ServiceSpec
 

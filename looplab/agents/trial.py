@@ -14,7 +14,7 @@ from looplab.agents.runner import TaskRun, run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.tasks import load_task
 
 __all__ = ["TrialRow", "run_trial"]

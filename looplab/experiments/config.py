@@ -29,7 +29,7 @@ from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.urls import api_root
 from looplab.workloads.resolve import WorkloadSettings
 

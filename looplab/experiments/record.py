@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from looplab.agents.records import ModelCallRecord, RunResult, SideCall, StepRecord, ToolCallRecord
 from looplab.agents.runner import TaskRun
-from looplab.sandbox import SandboxEvent
+from looplab.sandbox_contract import SandboxEvent
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import OUTPUT_LIMIT, EventBuilder
 from looplab.traces.build.items import ModelDraft, RunEndDraft, SandboxDraft, StepDraft, ToolDraft

@@ -23,7 +23,7 @@ from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
 from looplab.traces.inputs import load_traces

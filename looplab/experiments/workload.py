@@ -20,7 +20,7 @@ from looplab.backends.client.client import InstrumentedClient
 from looplab.backends.policies.workload import WorkloadPolicy
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.tasks.references import is_trace_driven
 from looplab.workloads.resolve import WorkloadSettings, load_shape
 from looplab.workloads.shape import TaskShape

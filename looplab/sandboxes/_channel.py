@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import SandboxError
-from looplab.sandbox import ExecResult
+from looplab.sandbox_contract import ExecResult
 from looplab.sandboxes._support import render_output
 
 __all__ = [

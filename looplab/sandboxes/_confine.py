@@ -27,7 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.sandbox import SandboxConfig, parse_size
+from looplab.sandbox_contract import SandboxConfig, parse_size
 from looplab.sandboxes._channel import helper_source
 from looplab.sandboxes._inside import SANDBOX_ENV, kill_until_gone, marked, tree_of
 from looplab.sandboxes.cgroup import SandboxCgroup

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from looplab.errors import PrerequisiteError, SandboxError
-from looplab.sandbox import ExecResult, SandboxConfig, parse_size
+from looplab.sandbox_contract import ExecResult, SandboxConfig, parse_size
 from looplab.sandboxes._channel import helper_source
 from looplab.sandboxes._support import CappedOutput
 from looplab.sandboxes.owner import owner_label

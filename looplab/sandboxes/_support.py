@@ -6,7 +6,13 @@ import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
-from looplab.sandbox import TRUNCATION_MARKER, DetailValue, EventKind, EventSink, SandboxEvent
+from looplab.sandbox_contract import (
+    TRUNCATION_MARKER,
+    DetailValue,
+    EventKind,
+    EventSink,
+    SandboxEvent,
+)
 
 __all__ = ["CappedOutput", "EventClock", "exit_status", "render_output"]
 

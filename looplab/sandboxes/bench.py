@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from looplab.sandbox import Sandbox, SandboxConfig
+from looplab.sandbox_contract import Sandbox, SandboxConfig
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.pool import SandboxPool
 

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from looplab.errors import SandboxError
-from looplab.sandbox import EventSink, ExecResult, SandboxConfig
+from looplab.sandbox_contract import EventSink, ExecResult, SandboxConfig
 from looplab.sandboxes._channel import (
     DockerFrames,
     HelperChannel,
@@ -196,7 +196,7 @@ class DockerSandbox:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
-        """Run a command in the workspace (see `looplab.sandbox.Sandbox.exec`)."""
+        """Run a command in the workspace (see `looplab.sandbox_contract.Sandbox.exec`)."""
         self._check_open()
         begun = EventClock.start()
         relative = workspace_relative(cwd or ".", WORKDIR, sandbox_id=self.id)

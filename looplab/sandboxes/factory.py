@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from looplab.errors import ConfigError
-from looplab.sandbox import EventSink, Sandbox, SandboxConfig
+from looplab.sandbox_contract import EventSink, Sandbox, SandboxConfig
 
 __all__ = ["SANDBOX_KINDS", "SandboxOpener", "open_sandbox"]
 

@@ -34,7 +34,7 @@ from types import TracebackType
 from typing import Self
 
 from looplab.errors import PrerequisiteError, SandboxError
-from looplab.sandbox import EventSink, ExecResult, SandboxConfig
+from looplab.sandbox_contract import EventSink, ExecResult, SandboxConfig
 from looplab.sandboxes._channel import HelperChannel, command_argv, run_command
 from looplab.sandboxes._confine import SANDBOX_WORKDIR, Confinement, chown_tree
 from looplab.sandboxes._paths import resolve_on_host, workspace_relative
@@ -197,7 +197,7 @@ class LocalSandbox:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
     ) -> ExecResult:
-        """Run a command in the workspace (see `looplab.sandbox.Sandbox.exec`)."""
+        """Run a command in the workspace (see `looplab.sandbox_contract.Sandbox.exec`)."""
         self._check_open()
         begun = EventClock.start()
         relative = workspace_relative(cwd or ".", self.workdir, sandbox_id=self.id)

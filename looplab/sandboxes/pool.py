@@ -13,7 +13,7 @@ import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from looplab.sandbox import EventSink, Sandbox
+from looplab.sandbox_contract import EventSink, Sandbox
 from looplab.sandboxes._support import EventClock
 
 __all__ = ["SandboxFactory", "SandboxPool", "copy_into"]

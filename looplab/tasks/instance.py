@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.errors import ConfigError
-from looplab.sandbox import Sandbox
+from looplab.sandbox_contract import Sandbox
 from looplab.tasks.discovery import list_tasks, read_task, resolve_task_name
 from looplab.tasks.solution import Solution, substitute
 from looplab.tasks.spec import CheckSpec, FamilyParameter, Limits, ServiceSpec, TaskSpec

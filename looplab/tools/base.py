@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from looplab.sandbox import Sandbox
+from looplab.sandbox_contract import Sandbox
 
 __all__ = [
     "OUTPUT_LIMIT_CHARS",

@@ -14,7 +14,7 @@ from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError
 from looplab.experiments.config import AgentName
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes.leftovers import find_owned
 from looplab.tasks import load_task
 

@@ -14,7 +14,7 @@ from looplab.agents.services import start_services
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes.docker import DockerSandbox
 from looplab.tasks import list_tasks, load_task
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from looplab.errors import SandboxError
-from looplab.sandbox import TRUNCATION_MARKER, Sandbox, SandboxConfig, SandboxEvent
+from looplab.sandbox_contract import TRUNCATION_MARKER, Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
 
 KINDS = ["local", pytest.param("docker", marks=pytest.mark.docker)]

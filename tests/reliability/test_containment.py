@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from looplab.sandbox import Sandbox, SandboxConfig
+from looplab.sandbox_contract import Sandbox, SandboxConfig
 from looplab.sandboxes.factory import open_sandbox
 
 pytestmark = [pytest.mark.reliability]

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from looplab.agents.services import stop_services
 from looplab.errors import ConfigError
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes._confine import bwrap_args
 from looplab.sandboxes._inside import OWNER_ENV, marked
 from looplab.sandboxes.cgroup import SandboxCgroup, cgroup_plan

@@ -24,7 +24,7 @@ KINDS = [
 
 _CRASHING_RUN = """
 import asyncio, os, signal, sys
-from looplab.sandbox import SandboxConfig
+from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes.docker import DockerSandbox
 
 async def main():

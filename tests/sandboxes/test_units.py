@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from looplab.errors import SandboxError
-from looplab.sandbox import SandboxConfig, parse_size
+from looplab.sandbox_contract import SandboxConfig, parse_size
 from looplab.sandboxes._paths import resolve_on_host, workspace_relative
 from looplab.sandboxes._support import CappedOutput, exit_status
 from looplab.sandboxes.image import DOCKERFILE, IMAGE_ENV, IMAGE_USER, IMAGE_WORKDIR, inputs_hash

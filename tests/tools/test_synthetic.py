@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from looplab.backends.simulator.tokens import default_tokenizer
-from looplab.sandbox import SandboxEvent
+from looplab.sandbox_contract import SandboxEvent
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tools.base import ToolContext
 from looplab.tools.registry import ToolBox

@@ -94,7 +94,7 @@ async def test_policy_refuses_unknown_shapes_and_extra_steps(fixtures: Path) -> 
 @pytest.mark.docker
 async def test_recorded_run_plays_in_a_docker_sandbox(fixtures: Path) -> None:
     """The same trace-driven run works in a DockerSandbox: tools work in the container."""
-    from looplab.sandbox import SandboxConfig
+    from looplab.sandbox_contract import SandboxConfig
 
     shape = shape_from_trace(read_trace(fixtures / "imported" / "inspect-browser.jsonl"))
     shape = shape.scaled(tool_scale=0.05, other_scale=0.0)

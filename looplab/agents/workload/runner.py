@@ -21,7 +21,7 @@ from looplab.agents.loop import AgentLoop
 from looplab.agents.runner import TaskRun
 from looplab.agents.workload.agent import SYSTEM_PROMPT, workload_prompt, workload_toolbox
 from looplab.backends.client.client import InstrumentedClient
-from looplab.sandbox import SandboxConfig, SandboxEvent
+from looplab.sandbox_contract import SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import owned_tempdir
 from looplab.tasks import CheckResult
