@@ -88,6 +88,6 @@ async def test_a_held_handler_does_not_delay_the_first_token(path: str) -> None:
     received = (
         next(reversed(recorder.timings.values()))["received_clock_s"]
         if path == "serve"
-        else recorder.calls[-1].received
+        else recorder.history.calls[-1].received
     )
     assert start <= received < start + HELD_S / 2
