@@ -72,9 +72,11 @@ async def test_websocket_assembles_the_same_replies_as_http(server: SimulatorSer
         assert client.websocket.continued == 2
     assert [_shape(r) for r in over_ws] == [_shape(r) for r in over_http]
     assert all(r.message["tool_calls"] for r in over_ws)
-    for ws, http in zip(over_ws, over_http, strict=True):
+    for turn, (ws, http) in enumerate(zip(over_ws, over_http, strict=True)):
         assert ws.prompt_tokens is not None and http.prompt_tokens is not None
-        assert abs(ws.prompt_tokens - http.prompt_tokens) <= 4
+        # each earlier turn put a random hex call id in the prompt twice (the call and its
+        # result), whose token count varies by a few: 5 apart was seen at turn 2 of 3
+        assert abs(ws.prompt_tokens - http.prompt_tokens) <= 4 + 6 * turn
     assert {r.transport for r in over_http} == {"http"}
     assert {r.transport for r in over_ws} == {"websocket"}
     assert all(r.request_id and r.request_id.startswith("resp_") for r in over_ws)
