@@ -96,6 +96,23 @@ async def test_websocket_ttft_pays_the_websocket_overhead(server: SimulatorServe
     assert record["transport"] == "websocket" and record["overhead_s"] == 0.02
 
 
+async def test_each_transport_streams_at_its_per_token_framing() -> None:
+    """With 2 ms of per-token framing over HTTP (70% of it, 1.4 ms, on the WebSocket) at
+    5000 tok/s, the client sees 1 / 2.2 ms = 455 tok/s over HTTP and 1 / 1.6 ms = 625 tok/s
+    over the WebSocket (the simulator's pacing, through the real openai client)."""
+    framing = ["token_overhead_s=0.002", "output_tokens=120"]
+    profile = resolve_profile("fast-750", [*FAST, *framing])
+    with SimulatorServer(profile) as framed:
+        rates = {}
+        for transport in ("http", "websocket"):
+            async with _client(framed, transport) as client:
+                await client.complete([{"role": "user", "content": "warm up"}])
+                reply = await client.complete([{"role": "user", "content": "Explain."}])
+            rates[transport] = reply.decode_rate_tps
+    assert rates["http"] == pytest.approx(1 / 0.0022, rel=0.08)
+    assert rates["websocket"] == pytest.approx(1 / 0.0016, rel=0.08)
+
+
 async def test_tools_are_announced_while_the_reply_streams_over_both(
     server: SimulatorServer,
 ) -> None:

@@ -114,3 +114,23 @@ def test_timing_model_reads_every_timing_field_of_the_profile() -> None:
     assert model.ttft_jitter_mean_s == pytest.approx(0.05)
     assert model.prefill_tps == 5000
     assert isinstance(PROFILE, LatencyProfile)
+
+
+def test_per_token_framing_is_paid_by_the_calls_transport() -> None:
+    """`token_overhead_s` follows every completion token after the first over HTTP, 70% of
+    it on a WebSocket by default (or `websocket_token_overhead_s`); the token track agrees."""
+    framed = PROFILE.model_copy(update={"token_overhead_s": 0.001})
+    tokens = CallTokens(prompt=100, reasoning=40, output=101)
+    model = TimingModel.from_profile(framed)
+    http, ws = (model.plan(tokens, transport=t) for t in ("http", "websocket"))
+    assert http.reasoning_s == pytest.approx(40 * (1 / 400 + 0.001))
+    assert http.decode_s == pytest.approx(100 * (1 / 400 + 0.001))
+    assert ws.decode_s == pytest.approx(100 * (1 / 400 + 0.0007))
+    assert http.ttft_s == ws.ttft_s == pytest.approx(plan_call(PROFILE, tokens).ttft_s)
+    track = ws.track(0.0)
+    assert track.time_of(140) - track.time_of(40) == pytest.approx(ws.decode_s)
+    own = framed.model_copy(update={"websocket_token_overhead_s": 0.0})
+    assert TimingModel.from_profile(own).plan(tokens, transport="websocket").decode_s == (
+        pytest.approx(plan_call(PROFILE, tokens).decode_s)
+    )
+    assert model.frame_s == 0.0  # the profile's model is unframed; each plan frames its own

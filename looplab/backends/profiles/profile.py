@@ -12,6 +12,7 @@ queue wait (concurrency limit)                     -- measured, not computed
 + prefill of the uncached prompt tokens            -- prefix-cache hits are not prefilled
 = first token of the reply (hidden reasoning first, then visible)
 then token k >= 1 (reasoning included) after token_s(context + k, streams)
+     + token_overhead_s (HTTP) / websocket_token_overhead_s   -- per-token framing
 ```
 
 The serving model (all neutral by default: a constant rate, linear prefill):
@@ -127,6 +128,14 @@ class LatencyProfile(StrictModel):
     """The same overhead for a `response.create` on an open Responses WebSocket (state kept
     on the connection); None: 20% of `request_overhead_s`, the ~80% cut per round trip
     OpenAI reported (2026-04-22; an assumption, their seconds are not published)."""
+    token_overhead_s: float = Field(default=0.0, ge=0, le=1.0)
+    """Per-token framing overhead of a reply streamed over HTTP (an SSE event per token:
+    serialising, framing and writing it), added to every completion token after the
+    first (hidden reasoning included: the model does not tell framed tokens apart)."""
+    websocket_token_overhead_s: float | None = Field(default=None, ge=0, le=1.0)
+    """The same for a reply streamed on a Responses WebSocket; None: 70% of
+    `token_overhead_s`, the ~30% per-token cut OpenAI reported (2026-04-22; an
+    assumption, their seconds are not published)."""
     max_concurrency: int | None = Field(default=None, ge=1)
     """Streams decoded at once; further requests wait in the queue. None = unlimited."""
     max_queue: int = Field(default=1024, ge=0)

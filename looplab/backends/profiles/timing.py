@@ -10,6 +10,8 @@ One call's timeline, offsets from the moment it got a server slot:
 network_s   = network_rtt_s                                  request + first byte back
 overhead_s  = per-call API overhead of the transport         request_overhead_s (http) or
                                                              websocket_overhead_s
+(per token) = framing of each streamed token, by transport   token_overhead_s (http) or
+                                                             websocket_token_overhead_s
 base_s      = ttft_s + TTFT jitter (drawn, or its mean)      fixed per-request cost
 pipeline_s  = pipeline_stages x stage_latency_s              TTFT only, never the rate
 prefill_s   = prefill(prompt, cached)                        uncached prompt tokens
@@ -30,6 +32,7 @@ The serving model (`LatencyProfile` documents each field; all neutral by default
 token_s(c, n)  = max(a + b c, n_total / server_max_tps)        n_total = n + background
 a              = (1 + batch_slowdown (n_total - 1)) / (decode_tps x jitter factor)
 b              = a x decode_context_slowdown / 100,000
+                 then the call's transport framing is added to a and to the ceiling
 prefill(P, C)  = (u + prefill_context_slowdown x u (P + C - 1) / 2 / 100,000) / prefill_tps
                  with u = P - C uncached tokens (positions C..P-1)
 ```
@@ -71,6 +74,10 @@ PER_CONTEXT = 100_000.0
 WEBSOCKET_OVERHEAD_SHARE = 0.2
 """`websocket_overhead_s` when a profile leaves it unset: this share of the HTTP overhead
 (OpenAI reported the persistent WebSocket cut per-round-trip overhead about 80%)."""
+
+WEBSOCKET_TOKEN_OVERHEAD_SHARE = 0.7
+"""`websocket_token_overhead_s` when a profile leaves it unset: this share of the HTTP
+per-token framing (OpenAI reported the WebSocket cut per-token overhead about 30%)."""
 
 Transport = Literal["http", "websocket"]
 """How a call came: its own HTTP request, or a turn on an open Responses WebSocket."""
@@ -120,6 +127,13 @@ class TimingModel:
     """Per-call API overhead of an HTTP request, added to TTFT."""
     websocket_overhead_s: float = 0.0
     """Per-call API overhead of a `response.create` on an open WebSocket."""
+    token_overhead_s: float = 0.0
+    """Per-token framing of a reply streamed over HTTP."""
+    websocket_token_overhead_s: float = 0.0
+    """Per-token framing of a reply streamed on a WebSocket."""
+    frame_s: float = 0.0
+    """The per-token framing in force in this model: 0 in a profile's model, the call's
+    transport's in the model of a `CallSchedule` (`plan`), so its `TokenTrack` pays it."""
     pipeline_s: float = 0.0
     """Pipeline stages x per-stage latency, added to TTFT."""
     prefill_tps: float | None = None
@@ -148,6 +162,12 @@ class TimingModel:
                 profile.request_overhead_s * WEBSOCKET_OVERHEAD_SHARE
                 if profile.websocket_overhead_s is None
                 else profile.websocket_overhead_s
+            ),
+            token_overhead_s=profile.token_overhead_s,
+            websocket_token_overhead_s=(
+                profile.token_overhead_s * WEBSOCKET_TOKEN_OVERHEAD_SHARE
+                if profile.websocket_token_overhead_s is None
+                else profile.websocket_token_overhead_s
             ),
             pipeline_s=profile.pipeline_stages * profile.stage_latency_s,
             prefill_tps=profile.prefill_tps,
@@ -181,12 +201,14 @@ class TimingModel:
         )
 
     def _decode_line(self, streams: int, factor: float) -> tuple[float, float, float]:
-        """(a, b, floor): a token reading `c` tokens takes `max(a + b c, floor)` seconds."""
+        """(a, b, floor): a token reading `c` tokens takes `max(a + b c, floor)` seconds
+        (the framing `frame_s` is in `a` and `floor`: it follows the decode, whatever
+        bounds it)."""
         total = streams + self.background_streams
         a = (1.0 + self.batch_slowdown * max(0, total - 1)) / (self.decode_tps * factor)
         b = a * self.decode_context_slowdown / PER_CONTEXT
         floor = total / self.server_max_tps if self.server_max_tps else 0.0
-        return a, b, floor
+        return a + self.frame_s, b, floor + self.frame_s if floor else 0.0
 
     def token_s(self, context: int, streams: int = 1, factor: float = 1.0) -> float:
         """Decode time of one token that reads `context` tokens with `streams` streams of
@@ -221,6 +243,13 @@ class TimingModel:
             known = ", ".join(TRANSPORTS)
             raise ValueError(f"unknown transport {transport!r}; choose one of: {known}")
         return overheads[transport]
+
+    def framed(self, transport: Transport = "http") -> TimingModel:
+        """This model with `frame_s` set to the per-token framing of `transport`."""
+        frame = (
+            self.websocket_token_overhead_s if transport == "websocket" else self.token_overhead_s
+        )
+        return self if frame == self.frame_s else replace(self, frame_s=frame)
 
     @property
     def fixed_ttft_s(self) -> float:
@@ -264,11 +293,12 @@ class TimingModel:
         """
         network, base, pipeline, prefill = self.ttft_parts(tokens, ttft_extra_s)
         context, reasoning, completion = tokens.prompt, tokens.reasoning, tokens.completion
+        model = self.framed(transport)
         # token k >= 1 reads context + k tokens; with no visible token the reply ends at
         # the last reasoning token
         visible_from = reasoning if tokens.output else reasoning - 1
         return CallSchedule(
-            model=self,
+            model=model,
             tokens=tokens,
             streams=streams,
             decode_factor=decode_factor,
@@ -279,8 +309,8 @@ class TimingModel:
             prefill_s=prefill,
             overhead_s=self.overhead_s(transport),
             transport=transport,
-            reasoning_s=self.span_s(context + 1, context + visible_from, streams, decode_factor),
-            decode_s=self.span_s(
+            reasoning_s=model.span_s(context + 1, context + visible_from, streams, decode_factor),
+            decode_s=model.span_s(
                 context + visible_from + 1, context + completion - 1, streams, decode_factor
             )
             if tokens.output
