@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from looplab.backends.client.client import StreamAssembler
+from looplab.backends.profiles.timing import Transport
 from looplab.backends.proxy.events import Item, Usage
 
 __all__ = ["HISTORY", "CallLog", "CallRecord", "assemble_message", "reply_headers"]
@@ -40,6 +41,8 @@ class CallRecord:
     received_wall: datetime
     source: str
     """`upstream`, `replay`, or `none` (refused before any reply)."""
+    transport: Transport = "http"
+    """How the client's request came (an HTTP request, or a turn on the WebSocket)."""
     status: int = 0
     first_token: float | None = None
     last_token: float | None = None

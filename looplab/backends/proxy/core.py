@@ -160,6 +160,7 @@ class Proxy:
             received=received,
             received_wall=utc_now(),
             source="none",
+            transport=transport,
         )
         try:
             body = checked_body(endpoint, raw)

@@ -117,6 +117,7 @@ def _model_call(
         request_id=call.request_id,
         message=call.message,
         attempts=attempts,
+        transport=call.transport,
         estimated=({} if call.stream else {"first_token": _UNSTREAMED, "last_token": _UNSTREAMED}),
     )
 

@@ -10,7 +10,9 @@ import pytest
 
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
+from looplab.backends.proxy.trace import wrap_events
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.traces.schema import ModelCallEvent
 
 PACE = ["decode_tps=400", "ttft_s=0.05", "prefill_tps=null"]
 OVERHEAD = ["request_overhead_s=0.2", "websocket_overhead_s=0.02"]
@@ -55,6 +57,12 @@ async def test_proxy_paces_a_websocket_conversation(upstream: SimulatorServer) -
     assert second.response.previous_response_id == first.response.id
     assert missing.type == "error" and missing.error.code == "previous_response_not_found"
     assert len(calls) == 2
+    # the transport is on each call's record, its timing JSON and a wrapped run's trace
+    assert [c.transport for c in calls] == ["websocket", "websocket"]
+    assert timing["transport"] == "websocket"
+    events = wrap_events("ws-run", calls, exited=calls[-1].received + 5, exit_code=0, task=None)
+    models = [e for e in events if isinstance(e, ModelCallEvent)]
+    assert [m.transport for m in models] == ["websocket", "websocket"]
     call = calls[0]
     assert call.first_token is not None and call.last_token is not None
     assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=0.05)
