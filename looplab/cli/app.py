@@ -62,6 +62,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
             "otel": trace_commands.export_otel_command,
             "atif": trace_commands.export_atif_command,
             "mooncake": trace_commands.export_mooncake_command,
+            "inference-perf": trace_commands.export_inference_perf_command,
         },
     ),
     "agents": ("Run the bundled agents on bundled tasks.", {"try": agents_commands.try_command}),

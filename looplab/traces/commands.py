@@ -1,4 +1,4 @@
-"""`looplab import`, `looplab export otel|atif|mooncake`, `looplab schema`.
+"""`looplab import`, `looplab export otel|atif|mooncake|inference-perf`, `looplab schema`.
 
 Commands of the traces package; `looplab.cli.app` registers them.
 """
@@ -21,6 +21,7 @@ from looplab.traces.otel import export_otel_many
 
 __all__ = [
     "export_atif_command",
+    "export_inference_perf_command",
     "export_mooncake_command",
     "export_otel_command",
     "import_command",
@@ -120,32 +121,37 @@ def export_atif_command(
         )
 
 
+_Traces = Annotated[
+    list[Path] | None,
+    typer.Argument(
+        metavar="[TRACES]",
+        help="Trace files, trace directories or experiment directories.",
+        show_default=False,
+    ),
+]
+_Workload = Annotated[
+    Path | None,
+    typer.Option(
+        "--workload",
+        help="A workload model (YAML, `looplab calibrate`) to draw sessions from "
+        "instead of traces; model calls timed at --profile.",
+        show_default=False,
+    ),
+]
+_Tasks = Annotated[int, typer.Option(min=1, help="Sessions drawn from --workload.")]
+_Seed = Annotated[int, typer.Option(help="First draw's seed (--workload).")]
+_Profile = Annotated[str, typer.Option("--profile", "-p", help="Profile timing drawn model calls.")]
+
+
 def export_mooncake_command(
-    inputs: Annotated[
-        list[Path] | None,
-        typer.Argument(
-            metavar="[TRACES]",
-            help="Trace files, trace directories or experiment directories.",
-            show_default=False,
-        ),
-    ] = None,
+    inputs: _Traces = None,
     output: Annotated[
         Path, typer.Option("--output", "-o", help="The JSONL file to write (- = stdout).")
     ] = Path("-"),
-    workload: Annotated[
-        Path | None,
-        typer.Option(
-            "--workload",
-            help="A workload model (YAML, `looplab calibrate`) to draw sessions from "
-            "instead of traces; model calls timed at --profile.",
-            show_default=False,
-        ),
-    ] = None,
-    tasks: Annotated[int, typer.Option(min=1, help="Sessions drawn from --workload.")] = 10,
-    seed: Annotated[int, typer.Option(help="First draw's seed (--workload).")] = 0,
-    profile: Annotated[
-        str, typer.Option("--profile", "-p", help="Profile timing drawn model calls.")
-    ] = "fast-750",
+    workload: _Workload = None,
+    tasks: _Tasks = 10,
+    seed: _Seed = 0,
+    profile: _Profile = "fast-750",
     block_tokens: Annotated[
         int, typer.Option("--block-tokens", min=1, help="Tokens per hash id block.")
     ] = 512,
@@ -172,15 +178,7 @@ def export_mooncake_command(
     with --sessions, one closed-loop multi-turn session per trace."""
     from looplab.traces.mooncake import mooncake_rows, mooncake_sessions
 
-    if workload is not None and inputs:
-        raise ConfigError("give TRACES or --workload, not both", field="--workload")
-    if workload is None and not inputs:
-        raise ConfigError("give TRACES or --workload MODEL.yaml", field="TRACES")
-    traces = (
-        _drawn_traces(workload, tasks, seed, profile)
-        if workload is not None
-        else load_traces(inputs or [])
-    )
+    traces = _session_traces(inputs, workload, tasks, seed, profile)
     if sessions:
         export = mooncake_sessions(traces, stagger_s=stagger_s)
     else:
@@ -197,6 +195,96 @@ def export_mooncake_command(
             f"{len(traces)} session(s), {len(export.rows)} requests ({export.skipped} without "
             f"prompt tokens left out), {shape} -> {output}"
         )
+
+
+def export_inference_perf_command(
+    inputs: _Traces = None,
+    output: Annotated[
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Directory to write: traces/session-NNNN.json (one Weka trace per "
+            "session) and config.yml (reports go to reports/).",
+        ),
+    ] = Path("inference-perf"),
+    workload: _Workload = None,
+    tasks: _Tasks = 10,
+    seed: _Seed = 0,
+    profile: _Profile = "fast-750",
+    block_tokens: Annotated[
+        int, typer.Option("--block-tokens", min=1, help="Tokens per hash id block.")
+    ] = 64,
+    url: Annotated[
+        str, typer.Option("--url", help="The server's base URL (without /v1), for config.yml.")
+    ] = "http://127.0.0.1:8000",
+    model: Annotated[
+        str, typer.Option("--model", "-m", help="Model name sent in every request.")
+    ] = "looplab-lorem",
+    tokenizer: Annotated[
+        str | None,
+        typer.Option(
+            "--tokenizer",
+            help="HuggingFace tokenizer id or local directory inference-perf rebuilds "
+            "prompts with (default: --model).",
+            show_default=False,
+        ),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", min=0, help="Sessions active at once (0 = all).")
+    ] = 0,
+    max_wait_s: Annotated[
+        float,
+        typer.Option(
+            "--max-wait-s",
+            min=0.0,
+            help="Cap on the agent's recorded time between a reply and its next call.",
+        ),
+    ] = 15.0,
+) -> None:
+    """Export traces (or sessions drawn from a workload model) for kubernetes-sigs
+    inference-perf's agentic session replay (data weka_trace_replay, load
+    trace_session_replay): one Weka trace JSON per session, a request per model call with
+    its start, duration, token counts and prompt-prefix hash_ids (the agent's prefix reuse);
+    plus a ready config.yml. Run it with `inference-perf --config_file DIR/config.yml`."""
+    from looplab.traces.inference_perf import weka_sessions, write_replay
+
+    if output.exists() and not output.is_dir():
+        raise ConfigError("exists and is not a directory", field="--output")
+    traces = _session_traces(inputs, workload, tasks, seed, profile)
+    export = weka_sessions(traces, block_tokens=block_tokens)
+    if not export.requests:
+        raise ConfigError("no model call with a prompt token count to export", field="TRACES")
+    config = write_replay(
+        output,
+        export,
+        url=url,
+        model=model,
+        tokenizer=tokenizer or model,
+        concurrency=concurrency,
+        max_wait_s=max_wait_s,
+    )
+    reuse = export.reused_blocks / export.blocks if export.blocks else 0.0
+    console = out_console()
+    console.print(
+        f"{len(export.sessions)} session(s), {export.requests} requests ({export.skipped} "
+        f"without prompt tokens left out), {export.blocks} blocks, {reuse:.0%} reused -> "
+        f"{config.parent / 'traces'}"
+    )
+    console.print(f"run: inference-perf --config_file {config}", soft_wrap=True)
+
+
+def _session_traces(
+    inputs: list[Path] | None, workload: Path | None, tasks: int, seed: int, profile: str
+) -> list[Trace]:
+    """The sessions a request-trace export reads: TRACES, or drawn from --workload."""
+    if workload is not None and inputs:
+        raise ConfigError("give TRACES or --workload, not both", field="--workload")
+    if workload is None and not inputs:
+        raise ConfigError("give TRACES or --workload MODEL.yaml", field="TRACES")
+    if workload is not None:
+        return _drawn_traces(workload, tasks, seed, profile)
+    return load_traces(inputs or [])
 
 
 def _drawn_traces(path: Path, tasks: int, seed: int, profile: str) -> list[Trace]:
