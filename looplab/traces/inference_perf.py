@@ -161,7 +161,10 @@ def inference_perf_config(
         sessions: sessions to run (all of them).
         concurrency: sessions active at once (0 = all).
         max_wait_s: cap on a recorded gap between a request and its predecessor's end.
-        reports: where inference-perf writes its reports.
+        reports: where inference-perf writes its reports (per request included).
+
+    One load worker and one data-generation process (a light client, enough for tens of
+    concurrent sessions; raise `load.num_workers` for more), streamed chat requests.
     """
     return {
         "load": {
