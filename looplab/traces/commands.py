@@ -204,7 +204,7 @@ def export_inference_perf_command(
         typer.Option(
             "--output",
             "-o",
-            help="Directory to write: traces/session-NNNN.json (one Weka trace per "
+            help="Directory to write: sessions/session-NNNN.json (one Weka trace per "
             "session) and config.yml (reports go to reports/).",
         ),
     ] = Path("inference-perf"),

@@ -201,12 +201,12 @@ def write_replay(
     concurrency: int,
     max_wait_s: float,
 ) -> Path:
-    """Write `output/traces/session-NNNN.json` (earlier ones removed) and
+    """Write `output/sessions/session-NNNN.json` (earlier ones removed) and
     `output/config.yml` (reports to `output/reports`); returns the config's path.
 
     Args: as `inference_perf_config`; `output` is created if missing.
     """
-    directory = output.resolve() / "traces"
+    directory = output.resolve() / "sessions"
     directory.mkdir(parents=True, exist_ok=True)
     for stale in directory.glob("session-*.json"):
         stale.unlink()

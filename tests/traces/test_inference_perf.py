@@ -40,7 +40,7 @@ def test_sessions_are_well_formed_with_the_trace_timing(external: Path, tmp_path
     )
     assert done.exit_code == 0, done.output
     assert "inference-perf --config_file" in done.output
-    files = sorted((out / "traces").glob("*.json"))
+    files = sorted((out / "sessions").glob("*.json"))
     documents = [json.loads(f.read_text()) for f in files]
     traces = load_traces([directory])
     assert [d["id"] for d in documents] == [t.header.run_id for t in traces]
@@ -70,7 +70,7 @@ def test_sessions_are_well_formed_with_the_trace_timing(external: Path, tmp_path
     config = yaml.safe_load((out / "config.yml").read_text())
     assert config["data"]["type"] == "weka_trace_replay"
     replay = config["data"]["weka_trace_replay"]
-    assert Path(replay["trace_directory"]) == (out / "traces").resolve()
+    assert Path(replay["trace_directory"]) == (out / "sessions").resolve()
     assert replay["max_wait_ms"] == 500 and replay["static_model_name"] == "looplab-lorem"
     assert config["load"]["type"] == "trace_session_replay"
     assert config["load"]["stages"] == [{"concurrent_sessions": 0, "num_sessions": len(traces)}]
@@ -87,7 +87,7 @@ def test_export_from_a_workload_model_and_bad_flags(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, [*args, "--tasks", "2", "-o", str(out)])
     assert done.exit_code == 0, done.output
     assert "2 session(s)" in done.output
-    documents = [json.loads(f.read_text()) for f in sorted((out / "traces").glob("*.json"))]
+    documents = [json.loads(f.read_text()) for f in sorted((out / "sessions").glob("*.json"))]
     assert len(documents) == 2 and all(len(d["requests"]) > 3 for d in documents)
     both = CliRunner().invoke(app, [*args, str(out), "-o", str(out)])
     assert both.exit_code != 0 and "not both" in f"{both.output}{both.exception}"

@@ -76,7 +76,7 @@ def test_inference_perf_replays_every_request(external: Path, tmp_path: Path) ->
             timeout=600,
         )
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    documents = [json.loads(f.read_text()) for f in sorted((out / "traces").glob("*.json"))]
+    documents = [json.loads(f.read_text()) for f in sorted((out / "sessions").glob("*.json"))]
     sent = [r for d in documents for r in d["requests"]]
     records = json.loads((out / "reports" / "per_request_lifecycle_metrics.json").read_text())
     assert len(records) == len(sent) > 20
