@@ -31,7 +31,7 @@ from starlette.routing import Route, WebSocketRoute
 from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.core import Proxy, Reply
 from looplab.backends.proxy.websocket import proxy_websocket
-from looplab.backends.simulator.guard import GONE_HANDLERS, arrival
+from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.inprocess import AppServer
 from looplab.backends.simulator.protocol import ApiError
 from looplab.urls import public_url
@@ -115,7 +115,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
             Route("/health", health, methods=["GET"]),
             Route("/v1/looplab/requests/{request_id}/timing", timing, methods=["GET"]),
         ],
-        exception_handlers={404: not_found, 500: server_error, **GONE_HANDLERS},
+        exception_handlers={404: not_found, 500: server_error},
         lifespan=lifespan,
     )
 

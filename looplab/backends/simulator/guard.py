@@ -20,10 +20,10 @@ routing and the body hand-off later, and every stream's pacing callbacks queued 
 it delay it further; that wait is the server's and counts toward TTFT.
 
 And it has one rule for a client that **hangs up before its request body is read**
-(`client_gone`, registered by every app under `GONE_HANDLERS`): there is nobody left to
-answer, so the handler returns a 499 nobody reads instead of letting starlette's
-`ClientDisconnect` reach uvicorn, which prints a traceback (a Ctrl-C of `looplab run`
-mid-request printed one on the console).
+(`quiet_hangups`, wrapped around every app `inprocess.app_config` serves): there is
+nobody left to answer, so starlette's `ClientDisconnect` ends the request quietly instead
+of reaching uvicorn, which prints a traceback (a Ctrl-C of `looplab run` mid-request
+printed one on the console).
 """
 
 from __future__ import annotations
@@ -35,20 +35,19 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from starlette.requests import ClientDisconnect, Request
-from starlette.responses import Response
+from starlette.requests import ClientDisconnect
+from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 __all__ = [
     "ARRIVED_KEY",
-    "GONE_HANDLERS",
     "MAX_BODY_BYTES",
     "READ_TIMEOUT_S",
     "GuardedHttpProtocol",
     "arrival",
-    "client_gone",
     "guarded_protocol",
     "listening_socket",
+    "quiet_hangups",
 ]
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -59,13 +58,17 @@ ARRIVED_KEY = "looplab.arrived_s"
 """ASGI scope key of the request's arrival (`time.perf_counter()` seconds)."""
 
 
-async def client_gone(request: Request, exc: Exception) -> Response:
-    """The client hung up mid-request: a 499 (nginx's "client closed request") nobody reads."""
-    return Response(status_code=499)
+def quiet_hangups(app: ASGIApp) -> ASGIApp:
+    """`app`, with a client's hang-up before its body was read ending the request quietly
+    (there is nobody to answer) instead of as a traceback."""
 
+    async def served(scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await app(scope, receive, send)
+        except ClientDisconnect:
+            return
 
-GONE_HANDLERS: Mapping[Any, Any] = {ClientDisconnect: client_gone}
-"""Exception handlers every app registers so a hang-up is quiet, not a traceback."""
+    return served
 
 
 def arrival(scope: Mapping[str, Any]) -> float | None:

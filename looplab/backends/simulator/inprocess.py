@@ -28,6 +28,7 @@ from looplab.backends.simulator.guard import (
     READ_TIMEOUT_S,
     guarded_protocol,
     listening_socket,
+    quiet_hangups,
 )
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
@@ -58,7 +59,7 @@ def app_config(
     pacer relies on (libuv-based loops round timers to whole milliseconds both ways).
     """
     return uvicorn.Config(
-        app,
+        quiet_hangups(app),
         host=host,
         port=port,
         loop="asyncio",

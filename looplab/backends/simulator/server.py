@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from looplab.backends.simulator.guard import GONE_HANDLERS, arrival
+from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.responses_stream import responses_endpoint
@@ -56,7 +56,6 @@ def create_app(simulator: Simulator) -> Starlette:
             404: _not_found,
             405: _wrong_method,
             500: _server_error,
-            **GONE_HANDLERS,
         },
     )
 
