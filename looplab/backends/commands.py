@@ -61,6 +61,7 @@ def serve_command(
     from looplab.backends.simulator.inprocess import uvicorn_config
     from looplab.backends.simulator.model import Simulator
     from looplab.backends.simulator.pacing import PACERS
+    from looplab.backends.simulator.timers import run_server
 
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
@@ -84,7 +85,7 @@ def serve_command(
         port_file.write_text(str(bound))
     server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound))
     try:
-        asyncio.run(server.serve(sockets=[sock]))
+        run_server(server, [sock])
     finally:
         sock.close()
 

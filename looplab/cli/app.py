@@ -18,6 +18,7 @@ from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
 from looplab.backends.bench import commands as transport_commands
+from looplab.backends.bench import wakeups
 from looplab.backends.proxy import commands as proxy_commands
 from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
@@ -75,6 +76,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
         {
             "backend": backend_commands.bench_backend_command,
             "transport": transport_commands.bench_transport_command,
+            "timers": wakeups.bench_timers_command,
             "proxy": proxy_commands.bench_proxy_command,
             "sandbox": sandbox_commands.bench_sandbox_command,
             "browser": sandbox_commands.bench_browser_command,

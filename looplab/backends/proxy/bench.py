@@ -20,9 +20,11 @@ every token's actual - intended release, from its timing endpoint: the simulator
 direct, the proxy's for proxy), and the decode-rate error at the client. **Added TTFT**
 is the proxy path's TTFT error minus the direct path's (same percentile). Every server is
 its own process. Targets at 1 and 16 streams: |rate error| <= 0.5% p50 through every
-client; TTFT error <= 2 ms p50 through the raw client, the part the server controls (the
-openai-based clients add their own request building and chunk parsing, about 1.5-2 ms on
-a loaded 2-core machine, printed beside it as their excess over the raw client).
+client; TTFT error <= 2 ms p50 through the raw client, the part the server controls, and
+added TTFT <= 2 ms p50 through the openai-based clients. Their absolute TTFT error is
+printed but not held: it includes their own request building and chunk parsing, about
+2 ms on this 2-core machine even with no proxy (the direct rows), printed beside it as
+their excess over the raw client.
 """
 
 from __future__ import annotations
@@ -219,8 +221,10 @@ class _Cell:
 
 def fidelity_failures(rows: list[ProxyBenchRow]) -> list[str]:
     """Rows at 1 and 16 streams whose proxy path misses a target: |rate error| p50 <=
-    0.5% through every client, TTFT error p50 <= 2 ms through the raw client
-    (`FLOOR_CLIENT`, the server's part)."""
+    0.5% through every client; TTFT error p50 <= 2 ms through the raw client
+    (`FLOOR_CLIENT`, the server's part); added TTFT p50 (proxy minus direct, the same
+    client) <= 2 ms through every other client, so a delay only an openai-based client
+    sees (a late first token the raw client reads early) fails too."""
     failures = []
     for row in rows:
         if row.concurrency not in FIDELITY_STREAMS:
@@ -234,6 +238,8 @@ def fidelity_failures(rows: list[ProxyBenchRow]) -> list[str]:
             failures.append(f"{where}: rate error {stats.rate_error_pct_p50:+.2f}%")
         if row.client == FLOOR_CLIENT and stats.ttft_error_ms_p50 > TTFT_TARGET_MS:
             failures.append(f"{where}: TTFT error {stats.ttft_error_ms_p50:.2f} ms")
+        if row.client != FLOOR_CLIENT and row.added_ttft_ms_p50 > TTFT_TARGET_MS:
+            failures.append(f"{where}: added TTFT {row.added_ttft_ms_p50:+.2f} ms")
     return failures
 
 
@@ -352,7 +358,8 @@ def print_proxy_bench(console: Console, rows: list[ProxyBenchRow], tokens: int) 
     else:
         console.print(
             "PASS: proxy at 1 and 16 streams: |rate error| p50 <= 0.5% through every client, "
-            "TTFT error p50 <= 2 ms through the raw client (the server's part)"
+            "TTFT error p50 <= 2 ms through the raw client (the server's part), added TTFT "
+            "p50 <= 2 ms through the others"
         )
     console.print(
         "TTFT error through the openai-based clients includes their own per-request work "

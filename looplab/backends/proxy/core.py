@@ -48,7 +48,12 @@ from looplab.backends.proxy.replies import (
 )
 from looplab.backends.proxy.schedule import plan_request, replan
 from looplab.backends.proxy.store import Recorder, Recording
-from looplab.backends.proxy.upstream import RecordedSource, Source, error_body
+from looplab.backends.proxy.upstream import (
+    RecordedSource,
+    Source,
+    UpstreamClients,
+    error_body,
+)
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
 from looplab.backends.simulator.protocol import ApiError
@@ -123,20 +128,18 @@ class Proxy:
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.history = CallLog()
-        self._http: httpx2.AsyncClient | None = None
+        self.clients = UpstreamClients(self.upstream)
 
     def warm_up(self) -> None:
         """Do the first request's one-time work now (the upstream connection pool, the
         tokenizer's first count), so it is not inside the first request's TTFT."""
         if self.upstream is not None:
-            self.http_client()
+            self.clients.for_replies()
         self.tokenizer.count_messages([{"role": "user", "content": "warm up"}], [])
 
     async def aclose(self) -> None:
         """Close the upstream connections."""
-        if self._http is not None:
-            await self._http.aclose()
-            self._http = None
+        await self.clients.aclose()
 
     # -- entry ---------------------------------------------------------------------------
 
@@ -200,18 +203,13 @@ class Proxy:
             headers,
             recording=self.recording,
             upstream=self.upstream,
-            http=self.http_client,
+            http=self.clients.for_replies,
             api_key=self._api_key,
         )
 
     def http_client(self) -> httpx2.AsyncClient:
-        """The upstream connection pool (created on first use, on the serving loop)."""
-        if self._http is None:
-            self._http = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(600.0, connect=10.0),
-                limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
-            )
-        return self._http
+        """The upstream's httpx pool (`UpstreamClients.http`), for what is not a reply."""
+        return self.clients.http()
 
     # -- the profile's schedule -----------------------------------------------------------
 

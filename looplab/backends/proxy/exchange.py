@@ -16,12 +16,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx2
-
 from looplab.backends.profiles.timing import CallSchedule
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
 from looplab.backends.proxy.gate import GatedRecord
+from looplab.backends.proxy.rawhttp import UpstreamClient
 from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
 from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
@@ -93,7 +92,7 @@ def choose_source(
     *,
     recording: Recording | None,
     upstream: str | None,
-    http: Callable[[], httpx2.AsyncClient],
+    http: Callable[[], UpstreamClient],
     api_key: str | None,
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.

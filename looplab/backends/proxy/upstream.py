@@ -21,9 +21,17 @@ from typing import Any, Protocol
 
 import httpx2
 
+from looplab.backends.proxy.rawhttp import RawHttpError, RawPool, UpstreamClient, uses_raw_client
 from looplab.backends.simulator.protocol import ApiError
 
-__all__ = ["HttpUpstream", "RecordedSource", "Source", "error_body", "passed_headers"]
+__all__ = [
+    "HttpUpstream",
+    "RecordedSource",
+    "Source",
+    "UpstreamClients",
+    "error_body",
+    "passed_headers",
+]
 
 _HOP_BY_HOP = {
     "host",
@@ -77,11 +85,49 @@ class Source(Protocol):
         ...
 
 
+class UpstreamClients:
+    """The proxy's connection pools to `upstream`, each made on first use (on the serving
+    loop): httpx for everything, the raw HTTP/1.1 pool for replies from a plain-http
+    upstream (`rawhttp.uses_raw_client`: a shorter hop)."""
+
+    def __init__(self, upstream: str | None) -> None:
+        self.upstream = upstream
+        self._http: httpx2.AsyncClient | None = None
+        self._raw: RawPool | None = None
+
+    def http(self) -> httpx2.AsyncClient:
+        """The httpx pool."""
+        if self._http is None:
+            self._http = httpx2.AsyncClient(
+                timeout=httpx2.Timeout(600.0, connect=10.0),
+                limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
+            )
+        return self._http
+
+    def for_replies(self) -> UpstreamClient:
+        """The client model replies come through."""
+        if self.upstream is not None and uses_raw_client(self.upstream):
+            if self._raw is None:
+                self._raw = RawPool()
+            return self._raw
+        return self.http()
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+        if self._raw is not None:
+            await self._raw.aclose()
+            self._raw = None
+
+
 @dataclass
 class HttpUpstream:
     """The upstream API over HTTP (see the module docstring)."""
 
-    client: httpx2.AsyncClient
+    client: UpstreamClient
+    """httpx, or the raw HTTP/1.1 client for plain-http upstreams (`rawhttp`)."""
     url: str
     request_body: bytes
     request_headers: Mapping[str, str]
@@ -90,7 +136,7 @@ class HttpUpstream:
     headers: dict[str, str] = field(default_factory=dict)
     """The upstream's response headers that go back to the client (`passed_headers`)."""
     sent: float = 0.0
-    _response: httpx2.Response | None = None
+    _response: Any = None
     _context: Any = None
 
     async def open(self) -> None:
@@ -106,7 +152,7 @@ class HttpUpstream:
         )
         try:
             self._response = await self._context.__aenter__()
-        except httpx2.HTTPError as exc:
+        except (httpx2.HTTPError, RawHttpError) as exc:
             self._context = None
             raise ApiError(
                 502,
@@ -127,7 +173,8 @@ class HttpUpstream:
     async def body(self) -> bytes:
         """The whole body."""
         assert self._response is not None
-        return await self._response.aread()
+        body: bytes = await self._response.aread()
+        return body
 
     async def close(self) -> None:
         """Close the response (idempotent)."""

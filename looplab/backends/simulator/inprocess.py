@@ -32,6 +32,7 @@ from looplab.backends.simulator.guard import (
 )
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
+from looplab.backends.simulator.timers import run_server
 from looplab.clock import Clock
 from looplab.errors import BackendError
 
@@ -55,8 +56,9 @@ def app_config(
     """The uvicorn settings looplab serves with: asyncio loop, httptools guarded by a read
     deadline and a body limit (`looplab.backends.simulator.guard`), no access log.
 
-    The stock asyncio loop is used on purpose: its timers never fire early, which the
-    pacer relies on (libuv-based loops round timers to whole milliseconds both ways).
+    An asyncio loop on purpose: its timers never fire early, which the pacer relies on
+    (libuv-based loops round timers to whole milliseconds both ways). `timers.run_server`
+    runs it with microsecond timer resolution (`timers.PreciseSelector`).
     """
     return uvicorn.Config(
         quiet_hangups(app),
@@ -141,7 +143,7 @@ class AppServer:
         server = uvicorn.Server(config)
         self._server = server
         self._thread = threading.Thread(
-            target=lambda: asyncio.run(server.serve(sockets=[sock])),
+            target=lambda: run_server(server, [sock]),
             name=f"{self._name}-{self.port}",
             daemon=True,
         )

@@ -5,9 +5,9 @@ own schedule (`looplab.backends.profiles.timing.TokenTrack`: `first + i / rate` 
 rate, a closed-form sum when the rate changes with context or load). At each wake-up it
 releases every slot already due, then sleeps until the next slot is due but at least
 `frame_floor_s` after this release, so below the floor several tokens share one SSE chunk, as real
-servers batch them. Because release is decided by due time, a late wake-up (asyncio wakes
-up to ~1 ms late) delays a chunk but never the schedule: the aggregate rate is exact and
-lateness does not accumulate.
+servers batch them. Because release is decided by due time, a late wake-up (up to ~1 ms
+on the stock asyncio loop, ~0.1 ms on `timers.precise_loop`) delays a chunk but never the
+schedule: the aggregate rate is exact and lateness does not accumulate.
 
 `NaivePacer` is the baseline other simulators use: one `asyncio.sleep(interval)` per
 token, one chunk per token. It exists so `looplab bench backend` can show the difference
@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from looplab.backends.profiles.timing import TimingModel, TokenTrack
+from looplab.backends.simulator.timers import has_precise_timers
 from looplab.clock import Clock
 from looplab.stats import quantile
 
@@ -186,9 +187,11 @@ class SchedulePacer:
     Args:
         frame_floor: returns the minimum gap between two releases of one stream, asked
             after every release (it may widen with server load).
-        lead_s: on a wall clock, wake this much before a due time and release what is due
-            within it. asyncio wakes 0-1 ms late (epoll rounds timeouts up to whole ms),
-            so a 0.5 ms lead centres release error on zero instead of biasing it late.
+        lead_s: on a wall clock whose loop has millisecond timers (the stock asyncio
+            loop: epoll rounds timeouts up to whole ms, so it wakes 0-1 ms late), wake this
+            much before a due time and release what is due within it, which centres
+            release error on zero. On a `timers.precise_loop` (every looplab server) there
+            is no lead: no slot is released before its due time.
     """
 
     name = "schedule"
@@ -201,7 +204,7 @@ class SchedulePacer:
 
     async def release(self, record: PacingRecord, clock: Clock) -> AsyncIterator[Release]:
         """Release all due slots at each wake-up; never drift from the schedule."""
-        lead = 0.0 if clock.virtual else self.lead_s
+        lead = 0.0 if clock.virtual or has_precise_timers() else self.lead_s
         slot = 0
         not_before = -math.inf
         while slot < record.slots:
