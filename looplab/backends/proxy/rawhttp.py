@@ -8,7 +8,7 @@ on both sides); this client builds the request's bytes in one piece, writes them
 
 It speaks only what the proxy needs: `POST`/`GET` with a body of known length, replies
 with a `Content-Length`, chunked, or ended by close; no TLS, redirects, cookies,
-compression or proxies. `upstream_client` picks it for `http://` upstreams that no
+compression or proxies. `UpstreamClients` picks it for `http://` upstreams that no
 `HTTP_PROXY`-style variable routes elsewhere and httpx for the rest, so `https://` APIs
 keep httpx's TLS, proxy and HTTP/2 handling. The surface is the subset of
 `httpx2.AsyncClient.stream` the proxy uses (`UpstreamClient`).
