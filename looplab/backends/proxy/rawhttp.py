@@ -216,6 +216,8 @@ class RawPool:
 
     async def _send(self, host: tuple[str, int], request: bytes) -> RawResponse:
         idle = self._idle.get(host, [])
+        while idle and (idle[-1].reader.at_eof() or idle[-1].writer.is_closing()):
+            idle.pop().writer.close()  # the upstream closed it while it was idle
         while True:
             reused = bool(idle)
             connection = idle.pop() if reused else await self._connect(host)
@@ -223,6 +225,7 @@ class RawPool:
             response._parser = httptools.HttpResponseParser(response)
             try:
                 connection.writer.write(request)
+                await connection.writer.drain()  # at once unless a big body fills the buffer
                 await response.read_head()
                 return response
             except (OSError, RawHttpError):

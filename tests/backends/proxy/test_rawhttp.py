@@ -79,9 +79,10 @@ def test_connections_are_kept_and_reused() -> None:
 
 
 async def _one_shot_server(
-    reply: bytes,
+    reply: bytes, linger_s: float = 0.0
 ) -> tuple[asyncio.Server, int, Callable[[], Awaitable[None]]]:
-    """A server that answers each connection's first request with `reply`, then closes."""
+    """A server that answers each connection's first request with `reply`, then closes
+    it (`linger_s` later, unread whatever came meanwhile)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
@@ -93,6 +94,7 @@ async def _one_shot_server(
         await reader.readexactly(length)
         writer.write(reply)
         await writer.drain()
+        await asyncio.sleep(linger_s)
         writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
@@ -105,25 +107,40 @@ async def _one_shot_server(
     return server, port, stop
 
 
-def test_a_kept_connection_the_server_closed_is_retried_on_a_fresh_one() -> None:
-    """The upstream closed a connection the pool kept (HTTP/1.1 keep-alive by default):
-    the next request goes out again on a new connection and succeeds."""
+@pytest.mark.parametrize("linger_s", [0.0, 0.05])
+def test_a_kept_connection_the_server_closed_is_retried_on_a_fresh_one(
+    linger_s: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The upstream closes a connection the pool kept (HTTP/1.1 keep-alive by default),
+    at once (seen before the next request) or after the next request went out on it
+    (seen when no reply comes): either way the request succeeds on a new connection, and
+    a 2 MiB body goes out whole."""
+    connects = []
+    original = RawPool._connect
+
+    async def counted(pool: RawPool, host: tuple[str, int]) -> object:
+        connects.append(host)
+        return await original(pool, host)
+
+    monkeypatch.setattr(RawPool, "_connect", counted)
 
     async def main() -> list[bytes]:
-        _, port, stop = await _one_shot_server(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        reply = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
+        _, port, stop = await _one_shot_server(reply, linger_s)
         pool = RawPool()
         bodies = []
-        for _ in range(3):
+        for size in (2, 2, 2 << 20):
             async with pool.stream(
-                "POST", f"http://127.0.0.1:{port}/v1/x", content=b"{}", headers={}
+                "POST", f"http://127.0.0.1:{port}/v1/x", content=b"x" * size, headers={}
             ) as answer:
                 bodies.append(await answer.aread())
-            await asyncio.sleep(0.05)  # the server's close reaches us
+            await asyncio.sleep(0.0 if linger_s else 0.1)  # closed and seen, or still open
         await pool.aclose()
         await stop()
         return bodies
 
     assert asyncio.run(main()) == [b"ok"] * 3
+    assert len(connects) == 3
 
 
 def test_a_reply_ended_by_close_is_read_whole() -> None:
