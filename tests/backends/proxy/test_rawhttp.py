@@ -85,17 +85,19 @@ async def _one_shot_server(
     it (`linger_s` later, unread whatever came meanwhile)."""
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = next(
-            int(line.split(b":")[1])
-            for line in head.split(b"\r\n")
-            if line.lower().startswith(b"content-length")
-        )
-        await reader.readexactly(length)
-        writer.write(reply)
-        await writer.drain()
-        await asyncio.sleep(linger_s)
-        writer.close()
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length")
+            )
+            await reader.readexactly(length)
+            writer.write(reply)
+            await writer.drain()
+            await asyncio.sleep(linger_s)
+        finally:  # also when the test's loop ends first
+            writer.close()
 
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
