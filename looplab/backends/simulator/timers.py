@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import selectors
 import socket
+import sys
 import time
 from collections.abc import Sequence
 from select import select
@@ -45,31 +46,36 @@ _FD_SETSIZE = 1024
 """`select()` takes descriptors below this only; a higher epoll descriptor falls back."""
 
 
-class PreciseSelector(selectors.EpollSelector):
-    """`EpollSelector` that waits with microsecond resolution (see the module docstring)."""
+if sys.platform == "linux":  # epoll is Linux's; elsewhere `precise_loop` is the stock loop
 
-    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
-        """Ready events, waiting at most `timeout` seconds (None: until one is ready)."""
-        fd = self.fileno()
-        if timeout is not None and timeout > 0 and fd < _FD_SETSIZE:
-            start = time.monotonic()
-            # Linux lets a wait of t seconds end up to t/1000 late (its timer slack for
-            # poll and select: 0.3 ms for a 0.3 s TTFT), so most of a long timeout is
-            # waited first, then the rest, whose slack is the 50 us floor; the last
-            # 0.3 ms of a long one is polled, as a CPU idle for a while wakes late.
-            spin = _SPIN_S if timeout >= _SPIN_AFTER_S else 0.0
-            for part in (timeout - max(_TAIL_S, timeout / 500), timeout - spin):
-                left = start + part - time.monotonic()
-                if left > 0 and select([fd], [], [], left)[0]:
-                    return super().select(0)
-            while time.monotonic() < start + timeout and not select([fd], [], [], 0)[0]:
-                pass
-            timeout = 0
-        return super().select(timeout)
+    class PreciseSelector(selectors.EpollSelector):
+        """`EpollSelector` that waits with microsecond resolution (see the module docstring)."""
+
+        def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+            """Ready events, waiting at most `timeout` seconds (None: until one is ready)."""
+            fd = self.fileno()
+            if timeout is not None and timeout > 0 and fd < _FD_SETSIZE:
+                start = time.monotonic()
+                # Linux lets a wait of t seconds end up to t/1000 late (its timer slack for
+                # poll and select: 0.3 ms for a 0.3 s TTFT), so most of a long timeout is
+                # waited first, then the rest, whose slack is the 50 us floor; the last
+                # 0.3 ms of a long one is polled, as a CPU idle for a while wakes late.
+                spin = _SPIN_S if timeout >= _SPIN_AFTER_S else 0.0
+                for part in (timeout - max(_TAIL_S, timeout / 500), timeout - spin):
+                    left = start + part - time.monotonic()
+                    if left > 0 and select([fd], [], [], left)[0]:
+                        return super().select(0)
+                while time.monotonic() < start + timeout and not select([fd], [], [], 0)[0]:
+                    pass
+                timeout = 0
+            return super().select(timeout)
 
 
 def precise_loop() -> asyncio.AbstractEventLoop:
-    """A new selector event loop with `PreciseSelector` (marked for `has_precise_timers`)."""
+    """A new selector event loop with `PreciseSelector` (marked for `has_precise_timers`);
+    where there is no epoll (not Linux), the stock loop, unmarked."""
+    if sys.platform != "linux":
+        return asyncio.new_event_loop()
     loop = asyncio.SelectorEventLoop(PreciseSelector())
     setattr(loop, _MARK, True)
     return loop
