@@ -22,6 +22,10 @@ SHARED = 0.03
 """Rate tolerance here: client, proxy and upstream share this test's interpreter (GIL, GC
 pauses of its large heap); the 1% checks run the proxy in its own process (test_wrap)."""
 
+LATE_S = 0.04
+"""How late a release may be here (never early): a loaded machine delays this process's
+threads by tens of ms; `looplab bench proxy` measures the real lateness (~0.1 ms)."""
+
 QUESTION: list[Any] = [{"role": "user", "content": "x"}]
 
 TOOL = {
@@ -51,7 +55,8 @@ async def test_stream_is_paced_to_the_profile(upstream: SimulatorServer) -> None
     assert response.decode_rate_tps == pytest.approx(400, rel=0.05)
     assert response.timing.ttft_s == pytest.approx(0.15, abs=0.03)
     assert call.first_token is not None and call.last_token is not None
-    assert call.first_token - call.received == pytest.approx(0.15, abs=0.01)
+    # never early; late only by what a loaded machine's shared interpreter delays it
+    assert 0.15 - 1e-6 <= call.first_token - call.received < 0.15 + LATE_S
     assert 119 / (call.last_token - call.first_token) == pytest.approx(400, rel=SHARED)
     assert call.upstream_slower == []
     assert call.upstream_end is not None and call.upstream_end < call.first_token

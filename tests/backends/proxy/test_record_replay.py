@@ -81,8 +81,10 @@ async def test_recording_replays_at_two_speeds_without_upstream(
             assert replayer.proxy.recording.divergences == []
         assert replayed == recorded
         assert [c.source for c in calls] == ["replay", "replay"]
-        # client, proxy and upstream share this interpreter (GIL, GC): 3%; test_wrap: 1%
-        assert _rate(calls[1]) == pytest.approx(rate, rel=0.03)
+        # client, proxy and upstream share this interpreter (GIL, GC): 3% fast at most
+        # (no token goes out early), slower only as a loaded machine delays the threads;
+        # test_wrap (own process): 1%
+        assert rate * 0.85 <= _rate(calls[1]) <= rate * 1.03
 
 
 async def test_unrecorded_request_is_a_clear_error_or_goes_upstream(
@@ -153,4 +155,4 @@ async def test_replay_decodes_hidden_reasoning_at_the_profiles_rate(tmp_path: Pa
         await client.close()
         (call,) = replayer.proxy.history.calls
     assert call.usage.reasoning == 40 and call.first_token is not None
-    assert call.first_token - call.received == pytest.approx(0.05 + 40 / 400, abs=0.01)
+    assert 0.15 - 1e-6 <= call.first_token - call.received < 0.15 + 0.04  # never early
