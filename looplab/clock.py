@@ -39,7 +39,8 @@ class Clock(Protocol):
 class WallClock:
     """Real time: `time.perf_counter()` and `asyncio.sleep`.
 
-    asyncio wakes a sleeper up to ~1 ms late (epoll's millisecond timeout), never early;
+    asyncio wakes a sleeper up to ~1 ms late (epoll's millisecond timeout; ~0.1 ms on
+    `backends.simulator.timers.precise_loop`), never early;
     callers that pace tokens therefore release everything that is due at each wake-up
     instead of assuming one wake-up per token (see `looplab.backends.simulator.pacing`).
     """
