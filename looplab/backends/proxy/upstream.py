@@ -92,6 +92,8 @@ class UpstreamClients:
 
     def __init__(self, upstream: str | None) -> None:
         self.upstream = upstream
+        self.raw = upstream is not None and uses_raw_client(upstream)
+        """Replies come over `RawPool` (decided once: the proxy variables are read here)."""
         self._http: httpx2.AsyncClient | None = None
         self._raw: RawPool | None = None
 
@@ -106,7 +108,7 @@ class UpstreamClients:
 
     def for_replies(self) -> UpstreamClient:
         """The client model replies come through."""
-        if self.upstream is not None and uses_raw_client(self.upstream):
+        if self.raw:
             if self._raw is None:
                 self._raw = RawPool()
             return self._raw
