@@ -129,6 +129,9 @@ class StepShape(StrictModel):
     role: Literal["act", "plan", "reflect"] = "act"
     """`act`: a call that acts (every step of a coding workload); `plan` / `reflect`: a
     computer-use agent's planner or reflection call around an action."""
+    subagents: list[list[StepShape]] = Field(default_factory=list)
+    """Sub-agents this step spawns (each its steps, one after another), run concurrently
+    with each other and with the step's tools; the step ends when all have ended."""
 
     @property
     def tool_s(self) -> float:
@@ -150,8 +153,11 @@ class TaskShape(StrictModel):
 
     @property
     def key(self) -> str:
-        """A content hash (16 hex digits) naming this exact shape."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        """A content hash (16 hex digits) naming this exact shape (a shape without
+        sub-agents hashes as it did before they existed)."""
+        fanned = any(step.subagents for step in self.steps)
+        exclude = None if fanned else {"steps": {"__all__": {"subagents"}}}
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
     @property
     def actions(self) -> int:
