@@ -187,7 +187,7 @@ def _add_groups(check: ClaimCheck) -> None:
     pairs = {g: {u: times[u] for u in ids} for g, ids in ev.groups.items()}
     check.groups = group_rows(claimed, pairs)
     harnesses = {g: p for g, p in pairs.items() if not g.startswith(WORKLOAD_GROUP)}
-    check.pooled = pooled_equal(claimed, harnesses)
+    check.pooled = pooled_equal(claimed.measure, harnesses)
     if check.pooled is not None:
         pooled = check.pooled
         check.pooled_verdict = verdict(claimed, pooled.prediction, pooled.ci, bound=ev.bound)

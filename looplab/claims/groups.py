@@ -90,12 +90,12 @@ def _pool(measure: str) -> Callable[[list[float]], float]:
     return lambda values: math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def pooled_equal(claimed: Claimed, groups: Mapping[str, Pairs], seed: int = 0) -> Pooled | None:
-    """The equal-weight pooled value and its stratified bootstrap interval (module
-    docstring); None with fewer than two groups or a group without a finite value."""
+def pooled_equal(measure: str, groups: Mapping[str, Pairs], seed: int = 0) -> Pooled | None:
+    """The equal-weight pooled value in `measure` (`speedup`, `shorter`, `seconds`) and its
+    stratified bootstrap interval (module docstring); None with fewer than two groups or
+    a group without a finite value."""
     if len(groups) < 2:
         return None
-    measure = claimed.measure
     members = {name: list(pairs.values()) for name, pairs in groups.items()}
     values = [_value(measure, pairs) for pairs in members.values()]
     if not all(math.isfinite(v) and v > 0 for v in values):
