@@ -217,6 +217,19 @@ class ExperimentConfig(StrictModel):
             )
         return self
 
+    @model_validator(mode="after")
+    def _fanout_on_wall_clock(self) -> ExperimentConfig:
+        """Fan-out needs the wall clock: a sub-agent's calls are not trace events yet, so
+        the virtual clock would time a delegate call as instant."""
+        values = [self.agent.fanout, *self.axes.get("agent.fanout", [])]
+        values += [v.get("agent.fanout") for v in self.variants]
+        if self.clock == "virtual" and any(v is True for v in values):
+            raise ValueError(
+                "agent.fanout: true needs clock: wall (a sub-agent's model calls are not "
+                "trace events yet, so the virtual clock would time them as instant)"
+            )
+        return self
+
     def resolved_output_dir(self) -> Path:
         """`output_dir`, or `runs/<name>`."""
         return self.output_dir or Path("runs") / self.name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,11 @@ from looplab.backends.policies.fanout import (
 )
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.config import load_model
+from looplab.errors import ConfigError
+from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.knob_table import variant_speedups
+from looplab.report.data.knobs import KnobRow
 from looplab.tasks import load_task
 from looplab.tasks.solution import expand_solution
 
@@ -114,3 +120,29 @@ async def test_without_the_switch_the_plan_is_the_reference(server: SimulatorSer
     assert run.check.passed and run.result.subruns == []
     assert all(t.name != "delegate" for s in run.result.steps for t in s.tools)
     assert len(run.result.steps) == 4
+
+
+def test_fanout_on_the_virtual_clock_is_refused(tmp_path: Path) -> None:
+    """The shipped fan-out config loads; switched to the virtual clock it is refused with
+    the field and the reason named."""
+    config = Path(__file__).resolve().parents[2] / "experiments" / "configs" / "fanout.yaml"
+    loaded = load_model(ExperimentConfig, config)
+    assert loaded.clock == "wall" and {"agent.fanout": True} in loaded.variants
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(config.read_text() + "clock: virtual\n")
+    with pytest.raises(ConfigError, match=r"agent\.fanout: true needs clock: wall"):
+        load_model(ExperimentConfig, bad)
+
+
+def test_variant_speedups_line() -> None:
+    """One line: each variant's slowest-over-fastest median task time."""
+    rows = [
+        KnobRow("slow", 80, "all-off", 5, 30.0, None, None, None, None, 0.9, 0.1, {}),
+        KnobRow("fast", 750, "all-off", 5, 6.0, None, None, None, None, 0.6, 0.4, {}),
+        KnobRow("slow", 80, "fanout", 5, 20.0, None, None, None, None, 0.9, 0.1, {}),
+        KnobRow("fast", 750, "fanout", 5, 5.0, None, None, None, None, 0.6, 0.4, {}),
+    ]
+    line = variant_speedups(rows)
+    assert line is not None
+    assert "all-off 5.00x (30.00 s -> 6.00 s)" in line and "fanout 4.00x" in line
+    assert variant_speedups(rows[:1]) is None

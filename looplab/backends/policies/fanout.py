@@ -143,12 +143,17 @@ def _layers(edits: list[ScriptedStep]) -> list[list[ScriptedStep]]:
 
 
 def _merge(group: list[ScriptedStep]) -> ScriptedStep:
-    """One step making every call of `group`; its text joined, reasoning summed."""
+    """One step making every call of `group`: its text joined, reasoning and visible size
+    summed (`merged`: the profile's output draw taken once per reference step), so a
+    fan-out plan writes as many tokens as the reference, in fewer calls."""
     reasoning = [s.reasoning_tokens for s in group if s.reasoning_tokens is not None]
+    sized = [s.text_tokens for s in group if s.text_tokens is not None]
     return ScriptedStep(
         text=" ".join(s.text for s in group if s.text),
+        text_tokens=sum(sized) if len(sized) == len(group) else None,
         reasoning_tokens=sum(reasoning) if reasoning else None,
         calls=[c for s in group for c in s.calls],
+        merged=sum(s.merged for s in group),
     )
 
 

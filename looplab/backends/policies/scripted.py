@@ -353,7 +353,7 @@ def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
     if step.text_tokens is not None:
         target = step.text_tokens
     else:
-        drawn = round(context.profile.output_tokens.sample(rng))
+        drawn = sum(round(context.profile.output_tokens.sample(rng)) for _ in range(step.merged))
         target = drawn - sum(1 + len(c.argument_pieces) for c in calls)
     if target > len(pieces):
         filler = lorem_pieces(target - len(pieces), rng)
