@@ -1,7 +1,8 @@
 """Sub-agents: the `delegate` tool of an agent running with `fanout: true`.
 
 A `delegate` call hands a self-contained task to a sub-agent of a registered role
-(`SUBAGENT_ROLES`): a fresh `AgentLoop` on the same backend and the same sandbox, with
+(`SUBAGENT_ROLES`: `search`, `test`, and `workload`, which plays a drawn sub-agent of a
+trace-driven task): a fresh `AgentLoop` on the same backend and the same sandbox, with
 its own conversation (the role's system prompt, the task as the user message), a subset
 of the parent's tools, and the parent's limits cut to `subagent_max_steps`. Its tool
 calls run in parallel. The parent's other calls of the same reply (more delegates
@@ -40,7 +41,8 @@ class SubagentRole:
     """One kind of sub-agent: its instructions and which of the parent's tools it gets."""
 
     prompt: str
-    tools: tuple[str, ...]
+    tools: tuple[str, ...] | None
+    """The parent's tools it gets, by name; None: all of them but `delegate`."""
 
 
 SUBAGENT_ROLES: dict[str, SubagentRole] = {
@@ -53,6 +55,10 @@ SUBAGENT_ROLES: dict[str, SubagentRole] = {
         "You are a test sub-agent. Run the tests your task names, then answer with the "
         "verdict line and the failing tests; change nothing.",
         ("run_tests", "read_file"),
+    ),
+    "workload": SubagentRole(
+        "You are a sub-agent of a trace-driven task: call the tools each step asks for.",
+        None,
     ),
 }
 """Role name -> role; a new role joins with one entry (the `delegate` schema lists them)."""
@@ -160,7 +166,8 @@ class Delegation:
         """Run one sub-agent to its end; (final text, None) or (text, why it failed)."""
         spec = SUBAGENT_ROLES[role]  # the schema's enum admits only registered roles
         step = self._spawning_step()
-        loop = self._make_loop(self._toolbox.subset(spec.tools), context, spec.prompt, self._config)
+        names = self._toolbox.names if spec.tools is None else spec.tools
+        loop = self._make_loop(self._toolbox.subset(names), context, spec.prompt, self._config)
         result = await loop.run(task)
         self.subruns.append(SubRun(step=step, role=role, task=task, result=result))
         if result.end_reason not in ENDS_OK:

@@ -171,42 +171,52 @@ class TaskShape(StrictModel):
 
     @property
     def tool_names(self) -> list[str]:
-        """Distinct tool names, in first-use order."""
+        """Distinct tool names (sub-agents' included), in first-use order."""
         names: dict[str, None] = {}
         for step in self.steps:
-            for tool in step.tools:
-                names.setdefault(tool.name, None)
+            for steps in [[step], *step.subagents]:
+                for tool in (t for s in steps for t in s.tools):
+                    names.setdefault(tool.name, None)
         return list(names)
+
+    def subagent_shape(self, step: int, index: int) -> TaskShape:
+        """Sub-agent `index` of step `step` as a shape of its own (its id names both)."""
+        steps = self.steps[step].subagents[index]
+        return TaskShape(
+            id=f"{self.id}-s{step}a{index}", source=f"{self.source}, sub-agent", steps=steps
+        )
 
     def without_cache_hits(self) -> TaskShape:
         """A copy whose cache hits the simulator's prefix cache decides (cached = None)."""
-        steps = [step.model_copy(update={"cached_tokens": None}) for step in self.steps]
+        steps = [_uncached(step) for step in self.steps]
         note = "cache hits: the simulator's prefix cache"
         return self.model_copy(update={"steps": steps, "notes": [*self.notes, note]})
 
     def scaled(self, tool_scale: float = 1.0, other_scale: float = 1.0) -> TaskShape:
-        """A copy with tool seconds and other time multiplied (benchmarks shorten tools)."""
+        """A copy with tool seconds and other time multiplied (benchmarks shorten tools),
+        sub-agents' steps included."""
         if tool_scale == 1.0 and other_scale == 1.0:
             return self
-        steps = [
-            step.model_copy(
-                update={
-                    "tools": [
-                        t.model_copy(
-                            update={
-                                "seconds": t.seconds * tool_scale,
-                                "wait_s": t.wait_s * tool_scale,
-                            }
-                        )
-                        for t in step.tools
-                    ],
-                    "other_s": step.other_s * other_scale,
-                }
-            )
-            for step in self.steps
-        ]
+        steps = [_scaled_step(step, tool_scale, other_scale) for step in self.steps]
         note = f"tool time x{tool_scale:g}, other time x{other_scale:g}"
         return self.model_copy(update={"steps": steps, "notes": [*self.notes, note]})
+
+
+def _uncached(step: StepShape) -> StepShape:
+    """`step` and its sub-agents' steps with cache hits left to the simulator."""
+    subagents = [[_uncached(s) for s in sub] for sub in step.subagents]
+    return step.model_copy(update={"cached_tokens": None, "subagents": subagents})
+
+
+def _scaled_step(step: StepShape, tool_scale: float, other_scale: float) -> StepShape:
+    """`step` with tool seconds and other time multiplied, its sub-agents' steps too."""
+    tools = [
+        t.model_copy(update={"seconds": t.seconds * tool_scale, "wait_s": t.wait_s * tool_scale})
+        for t in step.tools
+    ]
+    subagents = [[_scaled_step(s, tool_scale, other_scale) for s in sub] for sub in step.subagents]
+    update = {"tools": tools, "other_s": step.other_s * other_scale, "subagents": subagents}
+    return step.model_copy(update=update)
 
 
 def shape_from_trace(trace: Trace) -> TaskShape:

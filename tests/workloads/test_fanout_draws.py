@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from looplab.agents.workload.runner import run_workload_task
+from looplab.backends.client.client import EndpointConfig, InstrumentedClient
+from looplab.backends.profiles.presets import resolve_profile
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.tasks import default_tasks_dir
 from looplab.workloads.model import (
     FanoutParameters,
@@ -12,6 +16,7 @@ from looplab.workloads.model import (
     dump_workload,
     load_workload,
 )
+from looplab.workloads.resolve import WorkloadSettings
 from looplab.workloads.sample import draw_shape
 
 MODERN = default_tasks_dir() / "workload" / "coding-agent-2026" / "workload.yaml"
@@ -58,7 +63,8 @@ def test_fanout_and_first_share_leave_the_task_own_draws_unchanged() -> None:
 
 def test_the_2026_workload_draws_its_published_shape(tmp_path: Path) -> None:
     """coding-agent-2026 loads, round-trips, and its draws show the calibration: step 0
-    82.55% cached, later steps 97.55% (at most the previous prompt), sub-agents of 2-4 steps on about a tenth of steps."""
+    82.55% cached, later steps 97.55% (at most the previous prompt), sub-agents of 2-4
+    steps on about a tenth of steps."""
     model = load_workload(MODERN)
     again = tmp_path / "again.yaml"
     again.write_text(dump_workload(model))
@@ -75,3 +81,26 @@ def test_the_2026_workload_draws_its_published_shape(tmp_path: Path) -> None:
     assert 0.06 < len(spawning) / len(steps) < 0.14
     assert all(2 <= len(sub) <= 4 for s in spawning for sub in s.subagents)
     assert all(not shape.steps[-1].subagents for shape in shapes)
+
+
+async def test_drawn_subagents_are_played_live_and_concurrently() -> None:
+    """A drawn shape with sub-agents plays through the workload agent: each spawning step
+    delegates to sub-agents that play their own drawn steps (tools slept for real) on the
+    same sandbox, concurrently; the run plays every parent step."""
+    model = load_workload(MODERN)
+    seed = next(
+        s for s in range(200) if sum(len(t.subagents) for t in draw_shape(model, s).steps) >= 2
+    )
+    shape = draw_shape(model, seed).scaled(tool_scale=0.002, other_scale=0.0)
+    profile = resolve_profile("fast-750", ["ttft_s=0", "decode_tps=20000", "prefill_tps=null"])
+    async with SimulatorServer(profile) as server:
+        server.simulator.policies["looplab-workload"].load(shape)  # type: ignore[attr-defined]
+        endpoint = EndpointConfig(base_url=server.base_url, model="looplab-workload")
+        async with InstrumentedClient(endpoint) as client:
+            run = await run_workload_task(shape, client, settings=WorkloadSettings())
+    assert run.check.passed, run.check.output
+    wanted = [(k, len(sub)) for k, step in enumerate(shape.steps) for sub in step.subagents]
+    played = sorted((s.step, len(s.result.steps)) for s in run.result.subruns)
+    assert played == sorted(wanted)
+    assert all(s.result.end_reason in ("finish", "answer") for s in run.result.subruns)
+    assert run.result.knob_stats["subagents"] == len(wanted)

@@ -64,6 +64,9 @@ async def run_workload_task(
             "parallel_tool_calls": False,
         }
     )
+    spawned = [len(sub) for step in shape.steps for sub in step.subagents]
+    if spawned:  # drawn sub-agents: delegate calls, played concurrently (agents/fanout.py)
+        config = config.model_copy(update={"fanout": True, "subagent_max_steps": max(spawned) + 1})
     workspace = owned_tempdir("looplab-workload-") / "workspace"  # prune finds it after kill -9
     workspace.mkdir()
     sink_target: list[AgentLoop] = []
