@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,11 @@ from looplab.config import load_model
 from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.knob_table import variant_speedups
+from looplab.experiments.record import run_events
 from looplab.report.data.knobs import KnobRow
 from looplab.tasks import load_task
 from looplab.tasks.solution import expand_solution
+from looplab.traces.schema import ModelCallEvent, SubRunEvent, ToolCallEvent
 
 FAST = ["ttft_s=0.05", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 
@@ -146,3 +149,24 @@ def test_variant_speedups_line() -> None:
     assert line is not None
     assert "all-off 5.00x (30.00 s -> 6.00 s)" in line and "fanout 4.00x" in line
     assert variant_speedups(rows[:1]) is None
+
+
+async def test_subruns_are_trace_events(server: SimulatorServer) -> None:
+    """A fan-out run's trace (looplab-2) declares its sub-run (spawned by step 0, joined by
+    step 1) and holds the sub-agent's own calls, tagged with its id, inside its span."""
+    async with _client(server) as client:
+        run = await run_task(
+            load_task("coding/nbugs-4"), client, agent_config=AgentConfig(fanout=True)
+        )
+    events = run_events("r", run, origin_wall=datetime.now(UTC), model="m", profile=None)
+    declared = [e for e in events if isinstance(e, SubRunEvent)]
+    assert len(declared) == 1
+    sub = declared[0]
+    assert (sub.subrun, sub.agent, sub.parent_step, sub.join_step) == ("sub0", "test", 0, 1)
+    inner = [e for e in events if e.subrun == "sub0" and not isinstance(e, SubRunEvent)]
+    calls = [e for e in inner if isinstance(e, ModelCallEvent)]
+    assert [c.step for c in calls] == [0, 1]
+    assert [e.name for e in inner if isinstance(e, ToolCallEvent)] == ["run_tests"]
+    assert all(sub.start - 1e-6 <= e.start and e.end <= sub.end + 1e-6 for e in inner)
+    top = [e for e in events if isinstance(e, ModelCallEvent) and e.subrun is None]
+    assert len(top) == len(run.result.steps)
