@@ -219,14 +219,14 @@ class ExperimentConfig(StrictModel):
 
     @model_validator(mode="after")
     def _fanout_on_wall_clock(self) -> ExperimentConfig:
-        """Fan-out needs the wall clock: a sub-agent's calls are not trace events yet, so
-        the virtual clock would time a delegate call as instant."""
+        """Fan-out needs the wall clock: on the virtual clock a delegate call is a tool
+        call timed by its wall time, instant, though its sub-agent's model time is not."""
         values = [self.agent.fanout, *self.axes.get("agent.fanout", [])]
         values += [v.get("agent.fanout") for v in self.variants]
         if self.clock == "virtual" and any(v is True for v in values):
             raise ValueError(
-                "agent.fanout: true needs clock: wall (a sub-agent's model calls are not "
-                "trace events yet, so the virtual clock would time them as instant)"
+                "agent.fanout: true needs clock: wall (on the virtual clock a delegate call "
+                "is timed by its wall time, instant, though its sub-agent's model time is not)"
             )
         return self
 
