@@ -26,7 +26,9 @@ __all__ = [
     "CapCurve",
     "cap_events",
     "cap_grid",
+    "curve_from_times",
     "finished",
+    "share_finishing_under_cap",
     "share_under_cap",
     "task_times_at",
     "under_cap_curve",
@@ -76,6 +78,15 @@ def share_under_cap(times: Sequence[float | None], cap_s: float) -> float | None
     return sum(1 for t in times if t is not None and t <= cap_s) / len(times)
 
 
+def share_finishing_under_cap(
+    traces: Sequence[Trace], profile: LatencyProfile | None, cap_s: float
+) -> float | None:
+    """Share of `traces` that finish within `cap_s` seconds of task time when re-timed at
+    `profile` (as recorded when None); None for no traces. The bottom line's "under a
+    T-minute cap finishes P%": `share_finishing_under_cap(traces, profile, 60 * T)`."""
+    return share_under_cap(task_times_at(traces, profile), cap_s)
+
+
 @dataclass(frozen=True)
 class CapCurve:
     """Success under cap at one profile: `shares[i]` finish within `caps_s[i]`."""
@@ -84,6 +95,14 @@ class CapCurve:
     caps_s: list[float]
     shares: list[float]
     runs: int
+
+
+def curve_from_times(
+    label: str, times: Sequence[float | None], caps_s: Sequence[float]
+) -> CapCurve:
+    """The curve of task times already computed (None = unfinished)."""
+    shares = [share_under_cap(times, cap) or 0.0 for cap in caps_s]
+    return CapCurve(profile=label, caps_s=list(caps_s), shares=shares, runs=len(times))
 
 
 def under_cap_curve(

@@ -18,11 +18,20 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from looplab.latency.prices import PriceEntry
+from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.prices import PriceEntry, resolve_price
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent
 
-__all__ = ["RunCost", "median_cost_per_task", "run_cost", "trace_cost"]
+__all__ = [
+    "RunCost",
+    "median_cost_at_profile",
+    "median_cost_per_task",
+    "median_cost_per_task_at_profile",
+    "price_of",
+    "run_cost",
+    "trace_cost",
+]
 
 MILLION = 1_000_000
 
@@ -118,3 +127,29 @@ def median_cost_per_task(traces: Iterable[Trace], price: PriceEntry) -> float | 
     The bottom line's "costs $C instead of $D": call it once per profile's entry."""
     costs = [c.total_usd for t in traces if (c := trace_cost(t, price)).priced_calls]
     return statistics.median(costs) if costs else None
+
+
+def price_of(profile: LatencyProfile | dict[str, object] | None) -> PriceEntry | None:
+    """The price entry a profile names (a `LatencyProfile` or a trace header's profile
+    dict), or None when it names none.
+
+    Raises:
+        ConfigError: the profile names an entry that does not exist.
+    """
+    if profile is None:
+        return None
+    name = profile.price if isinstance(profile, LatencyProfile) else profile.get("price")
+    return resolve_price(str(name)) if name else None
+
+
+def median_cost_per_task_at_profile(
+    traces: Iterable[Trace], profile: LatencyProfile
+) -> float | None:
+    """`median_cost_per_task` at the entry `profile` names; None when it names none or no
+    run has a priced call."""
+    price = price_of(profile)
+    return median_cost_per_task(traces, price) if price is not None else None
+
+
+median_cost_at_profile = median_cost_per_task_at_profile
+"""Short alias."""
