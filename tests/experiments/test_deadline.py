@@ -39,3 +39,28 @@ def test_cap_times_out_slow_80_and_not_fast_750(tmp_path: Path) -> None:
     assert (slow.end_reason, slow.success, slow.end) == ("timeout", False, 30.0)
     assert not finished(slow)
     assert fast.end_reason != "timeout" and fast.success is True and fast.end < 30.0
+
+
+@pytest.mark.slow
+def test_wall_clock_cap_stops_the_run_and_ends_it_timeout(tmp_path: Path) -> None:
+    """On the wall clock a 3 s cap stops fix-pager at slow-80 at its first step boundary
+    past 3 s: the trace ends `timeout` at the cap, with fewer steps than the task needs."""
+    config = load_model(
+        ExperimentConfig,
+        CONFIG,
+        [
+            "tasks=[coding/fix-pager]",
+            "clock=wall",
+            "budgets.task_timeout_s=3",
+            "backends=[{name: slow-80, profile: slow-80}]",
+            f"output_dir={tmp_path / 'exp'}",
+        ],
+    )
+    runner = ExperimentRunner(config)
+    runner.prepare_directory(fresh=False)
+    asyncio.run(runner.run())
+    (path,) = (tmp_path / "exp" / "traces").glob("*.jsonl")
+    end = read_trace(path).end
+    assert end is not None
+    assert (end.end_reason, end.success, end.end) == ("timeout", False, 3.0)
+    assert end.steps < 4
