@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from looplab.backends.profiles.presets import presets
 from looplab.backends.profiles.profile import LatencyProfile
 from looplab.latency.prices import PriceEntry, resolve_price
 from looplab.traces.io import Trace
@@ -29,6 +30,7 @@ __all__ = [
     "median_cost_per_task",
     "median_cost_per_task_at_profile",
     "price_of",
+    "recorded_cost",
     "run_cost",
     "trace_cost",
 ]
@@ -153,3 +155,20 @@ def median_cost_per_task_at_profile(
 
 median_cost_at_profile = median_cost_per_task_at_profile
 """Short alias."""
+
+
+def recorded_cost(trace: Trace) -> RunCost | None:
+    """The cost of a run as it ran: each call at the price entry of the profile it was
+    served at (`ModelCallEvent.profile`, a preset name; else the header's profile), so a
+    run that switched tiers pays the lost cache (module doc). None when the header's
+    profile names no price entry."""
+    default = price_of(trace.header.profile)
+    if default is None:
+        return None
+    known = presets()
+
+    def tier_of(call: ModelCallEvent) -> PriceEntry:
+        profile = known.get(call.profile or "")
+        return (price_of(profile) if profile is not None else None) or default
+
+    return run_cost(trace.model_calls(), default, tier_of=tier_of)

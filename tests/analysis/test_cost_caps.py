@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from looplab.analysis.caps import cap_events, finished, share_under_cap, under_cap_curve
-from looplab.analysis.cost import median_cost_per_task, run_cost, trace_cost
+from looplab.analysis.cost import median_cost_per_task, recorded_cost, run_cost, trace_cost
 from looplab.backends.profiles.presets import presets
 from looplab.latency.prices import PriceEntry, resolve_price
 from looplab.traces.io import Trace
@@ -171,3 +171,21 @@ def test_cap_events_cuts_the_run_and_ends_it_timeout() -> None:
     assert (end.end, end.end_reason, end.success, end.steps) == (4.0, "timeout", False, 0)
     assert [e.kind for e in cut] == ["model_call", "run_end"]
     assert cap_events(events, 20.0) == events
+
+
+def test_recorded_cost_prices_each_call_at_its_profile_and_loses_the_cache() -> None:
+    """A run on slow-80 whose second call went to fast-750: the first call at GPT-5.4
+    standard rates, the second at Codex /fast rates; neither entry loses the cache on a
+    switch, so the 500 cached tokens stay cached."""
+    trace = _trace(5.0)
+    header = trace.header.model_copy(update={"profile": presets()["slow-80"].model_dump()})
+    calls = [
+        _call(0, prompt=1000, cached=0, completion=100, profile="slow-80"),
+        _call(2, prompt=1000, cached=500, completion=100, profile="fast-750"),
+    ]
+    cost = recorded_cost(Trace(header=header, events=calls))
+    assert cost is not None and cost.cache_lost_tokens == 0
+    slow = 1000 * 2.5e-6 + 100 * 15e-6
+    fast = 500 * 5e-6 + 500 * 0.5e-6 + 100 * 30e-6
+    assert cost.total_usd == pytest.approx(slow + fast)
+    assert recorded_cost(trace) is None  # no profile in the header: unpriced
