@@ -128,6 +128,11 @@ def render_money(model: ReportModel) -> str:
                 "<th>profile</th><th>extra $ per task</th><th>waiting saved per task</th>"
                 f"<th>$ per hour saved (break-even)</th></tr></thead><tbody>{rows}</tbody></table>"
             )
+        if money.timeouts:
+            parts.append(
+                f'<p class="hint">{money.timeouts} run(s) ended <code>timeout</code>: their '
+                "task time is the cap, so waiting saved is a lower bound.</p>"
+            )
         if money.unpriced:
             parts.append(
                 "<p>Unpriced (the profile names no price entry): "

@@ -82,6 +82,9 @@ class MoneyView:
     waiting: list[WaitingRow]
     unpriced: list[str] = field(default_factory=list)
     """Groups whose profile names no price entry."""
+    timeouts: int = 0
+    """Runs that ended `timeout`: their task time is the cap, so the waiting a faster
+    profile saves is a lower bound where they are in the reference."""
 
 
 @dataclass
@@ -136,7 +139,10 @@ def money_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> Mo
             )
     if not points:
         return None
-    return MoneyView(points=points, waiting=_waiting(points, order), unpriced=unpriced)
+    timeouts = sum(1 for g in order for r in by_group[g] if r.end_reason == "timeout")
+    return MoneyView(
+        points=points, waiting=_waiting(points, order), unpriced=unpriced, timeouts=timeouts
+    )
 
 
 def _waiting(points: list[CostPoint], order: Sequence[str]) -> list[WaitingRow]:
