@@ -182,7 +182,14 @@ def caps_view(
     mine = {g: t for g, t in mine.items() if t}
     retimed = _corpus_times() if corpus else {}
     first = next(iter(retimed.values()), [])
-    notes = [f"corpus: {len(first)} timed runs of the shipped corpus, re-timed"] if first else []
+    notes = (
+        [
+            f"corpus: {len(first)} timed runs of the shipped corpus, re-timed at "
+            + " and ".join(CORPUS_PROFILES)
+        ]
+        if first
+        else []
+    )
     if not mine and not any(retimed.values()):
         return None
     recorded = {g: task_times_at(traces, None) for g, traces in mine.items()}
