@@ -124,6 +124,11 @@ class Budgets(StrictModel):
     """Total tokens (prompt + completion) per run."""
     wall_time_s: float | None = Field(default=None, gt=0)
     """Wall time per run."""
+    task_timeout_s: float | None = Field(default=None, gt=0)
+    """Task time cap (a deadline): a run whose task time passes it ends `timeout`, cut at
+    the cap, and counts as not finished. On the wall clock the run is stopped at its
+    first step boundary past the cap; on the virtual clock the cap applies to the
+    computed task time. An axis: `budgets.task_timeout_s: [60, 300]`."""
 
 
 class ExperimentConfig(StrictModel):

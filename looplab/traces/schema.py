@@ -354,7 +354,8 @@ class RunEndEvent(_Event):
 
     kind: Literal["run_end"] = "run_end"
     end_reason: str
-    """`finish`, `answer`, `step_limit`, `token_budget`, `wall_time_budget`, `backend_error`,
+    """`finish`, `answer`, `step_limit`, `token_budget`, `wall_time_budget`, `timeout` (the
+    experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
     `error`, or what an imported source said."""
     success: bool | None = None
     """The task's checker verdict (None: not checked / unknown)."""
