@@ -115,8 +115,8 @@ class Proxy:
         self.timing = TimingModel.from_profile(profile)
         self.clock = WallClock()
         self.upstream = upstream.rstrip("/") if upstream else None
-        self.recorder = Recorder(record) if record is not None else None
         self.recording = Recording(replay, replay_policy) if replay is not None else None
+        self.recorder = Recorder(record) if record is not None else None
         self._api_key = api_key
         self.tokenizer = tokenizer or default_tokenizer()
         self.cache = PrefixCache(
@@ -138,8 +138,10 @@ class Proxy:
         self.tokenizer.count_messages([{"role": "user", "content": "warm up"}], [])
 
     async def aclose(self) -> None:
-        """Close the upstream connections."""
+        """Close the upstream connections; give up the recording's writer lock."""
         await self.clients.aclose()
+        if self.recorder is not None:
+            self.recorder.close()
 
     # -- entry ---------------------------------------------------------------------------
 
