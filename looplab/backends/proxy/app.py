@@ -34,7 +34,7 @@ from looplab.backends.proxy.websocket import proxy_websocket
 from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.inprocess import AppServer
 from looplab.backends.simulator.protocol import ApiError
-from looplab.urls import public_url
+from looplab.urls import join_path, public_url
 
 __all__ = ["ProxyServer", "create_proxy_app"]
 
@@ -60,7 +60,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
             client = proxy.http_client()
             forwarded = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
             with contextlib.suppress(Exception):
-                answer = await client.get(proxy.upstream + "/models", headers=forwarded)
+                answer = await client.get(join_path(proxy.upstream, "/models"), headers=forwarded)
                 return Response(answer.content, answer.status_code, media_type="application/json")
         return JSONResponse({"object": "list", "data": data})
 

@@ -40,7 +40,6 @@ from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
-    json_object,
     prepend,
     streams_reasoning,
     usage_of_body,
@@ -52,7 +51,10 @@ from looplab.backends.proxy.upstream import (
     RecordedSource,
     Source,
     UpstreamClients,
+    check_stream,
     error_body,
+    stream_fault,
+    upstream_json,
 )
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
@@ -167,11 +169,12 @@ class Proxy:
             source="none",
             transport=transport,
         )
+        source: Source | None = None
         try:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            found = secret_values(headers, self._api_key)
+            found = secret_values(headers, self._api_key, self.upstream)
             source = self._source(endpoint, body, call, headers)
             # ask the upstream first: counting the prompt for the profile's schedule (which
             # starts at `received` whenever it is computed) then overlaps the upstream's work
@@ -180,20 +183,20 @@ class Proxy:
                 endpoint, body, call, self._plan(endpoint, body, received, transport)
             )
             exchange.secrets = found
-        except ApiError as error:
+            call.status = source.status
+            if source.status >= 300:
+                return await self._error(exchange, source)
+            if call.stream:
+                await check_stream(source)
+                return await self._stream(exchange, source)
+            return await self._complete(exchange, source)
+        except ApiError as error:  # the client's mistake, or the upstream's fault (502/504)
+            if source is not None:
+                await source.close()
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self.history.add(call)
-            return Reply(
-                error.status,
-                {**error.headers, **self._headers(call)},
-                json.dumps(error.body()).encode(),
-            )
-        call.status = source.status
-        if source.status >= 300:
-            return await self._error(exchange, source)
-        if call.stream:
-            return await self._stream(exchange, source)
-        return await self._complete(exchange, source)
+            headers = {**error.headers, **self._headers(call)}
+            return Reply(error.status, headers, json.dumps(error.body()).encode())
 
     def _source(
         self, endpoint: str, body: dict[str, Any], call: CallRecord, headers: Mapping[str, str]
@@ -257,7 +260,7 @@ class Proxy:
                 await source.close()
             arrived = self.clock.now()
             call.upstream_end = arrived
-            body = json_object(raw) if raw else {}
+            body = upstream_json(source, raw)
             call.usage = usage_of_body(exchange.endpoint, body)
             call.message, call.finish_reason = body_message(exchange.endpoint, body)
             plan = replan(self.timing, exchange.plan, call.usage)
@@ -349,6 +352,7 @@ class Proxy:
             if late > 0:
                 call.upstream_slower.append("decode")
                 tail = f": looplab upstream-slower decode late_slots={late}\n\n".encode() + tail
+            tail += stream_fault(call, exchange.items, source)  # an SSE error event, or b""
             call.end = self.clock.now()
             done = True
             self._close_stream(exchange, source, record)  # recorded before the client's [DONE]

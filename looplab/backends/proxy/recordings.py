@@ -261,7 +261,9 @@ def hold_recording(directory: Path) -> int:
         (directory / "exchanges").mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as exc:
-        raise RecordingError(f"{directory}: cannot record here ({exc.strerror})", field="--record")
+        raise RecordingError(
+            f"{directory}: cannot record here ({exc.strerror})", field="--record"
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
