@@ -132,7 +132,7 @@ class ProxyServer(AppServer):
 
     Args:
         profile: the profile to pace to.
-        upstream, record, replay, replay_policy, api_key: as for `Proxy`.
+        upstream, record, replay, replay_policy, api_key, upstream_timeout_s: as for `Proxy`.
         host, port: where to bind (loopback, any free port by default).
     """
 
@@ -145,6 +145,7 @@ class ProxyServer(AppServer):
         replay: Path | None = None,
         replay_policy: str = "strict",
         api_key: str | None = None,
+        upstream_timeout_s: float = 600.0,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -155,6 +156,7 @@ class ProxyServer(AppServer):
             replay=replay,
             replay_policy=replay_policy,
             api_key=api_key,
+            upstream_timeout_s=upstream_timeout_s,
         )
         super().__init__(
             create_proxy_app(self.proxy),

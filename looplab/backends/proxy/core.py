@@ -89,6 +89,7 @@ class Proxy:
         replay_policy: how replayed requests are paired with recorded steps
             (`follow.REPLAY_POLICIES`: `strict`, `tolerant`).
         api_key: a key for the upstream, replacing the client's (never logged or stored).
+        upstream_timeout_s: longest wait for any one upstream read (then a 504).
 
     Raises:
         ConfigError: `upstream` is not an http(s) API root, or holds credentials
@@ -107,6 +108,7 @@ class Proxy:
         replay_policy: str = "strict",
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
+        upstream_timeout_s: float = 600.0,
     ) -> None:
         problem = url_problem(upstream) if upstream else None
         if problem:
@@ -130,7 +132,7 @@ class Proxy:
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.history = CallLog()
-        self.clients = UpstreamClients(self.upstream)
+        self.clients = UpstreamClients(self.upstream, upstream_timeout_s)
 
     def warm_up(self) -> None:
         """Do the first request's one-time work now (the upstream connection pool, the

@@ -111,8 +111,10 @@ class UpstreamClients:
     loop): httpx for everything, the raw HTTP/1.1 pool for replies from a plain-http
     upstream (`rawhttp.uses_raw_client`: a shorter hop)."""
 
-    def __init__(self, upstream: str | None) -> None:
+    def __init__(self, upstream: str | None, timeout_s: float = 600.0) -> None:
         self.upstream = upstream
+        self.timeout_s = timeout_s
+        """Longest wait for any one read from the upstream (then 504 `upstream_timeout`)."""
         self.raw = upstream is not None and uses_raw_client(upstream)
         """Replies come over `RawPool` (decided once: the proxy variables are read here)."""
         self._http: httpx2.AsyncClient | None = None
@@ -122,7 +124,7 @@ class UpstreamClients:
         """The httpx pool."""
         if self._http is None:
             self._http = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(600.0, connect=10.0),
+                timeout=httpx2.Timeout(self.timeout_s, connect=10.0),
                 limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
             )
         return self._http
@@ -131,7 +133,7 @@ class UpstreamClients:
         """The client model replies come through."""
         if self.raw:
             if self._raw is None:
-                self._raw = RawPool()
+                self._raw = RawPool(read_timeout_s=self.timeout_s)
             return self._raw
         return self.http()
 
