@@ -19,7 +19,7 @@ Everything the proxy reads from a recording directory comes through `read_index`
 Every refusal is a `RecordingError` (a `ConfigError`: the CLI prints one line, exit 2)
 naming the file, the line or field, and what is allowed.
 
-One writer: `hold_recording` takes an exclusive `flock` on `DIR/.lock` (pid and start
+One writer: `hold_recording` takes an exclusive `flock` on `DIR/.recorder.lock` (pid and start
 time written into it); a second recorder on the same directory is refused naming the
 holder. The kernel drops the lock when its process dies, however it dies, so a killed
 recorder's lock is taken over by the next one.
@@ -58,7 +58,7 @@ MAX_INDEX_BYTES = 64 << 20
 """Largest `index.jsonl` read (64 MiB: ~300,000 exchanges)."""
 MAX_EXCHANGE_BYTES = 64 << 20
 """Largest exchange file read (64 MiB; a long streamed reply is a few MB)."""
-LOCK_NAME = ".lock"
+LOCK_NAME = ".recorder.lock"
 """The recorder's lock file inside a recording directory."""
 ENDPOINTS = ("chat", "responses")
 _INDEX_TYPES: dict[str, tuple[type, ...]] = {
