@@ -87,11 +87,11 @@ def _valid(directory: Path) -> None:
     (directory / "index.jsonl").write_text(_line())
 
 
-def _index(text: str) -> Callable[[Path], None]:
+def _index(text: str) -> Callable[[Path], object]:
     return lambda d: (d / "index.jsonl").write_text(text)
 
 
-def _file(name: str) -> Callable[[Path], None]:
+def _file(name: str) -> Callable[[Path], object]:
     return _index(_line(file=name))
 
 
@@ -128,7 +128,7 @@ def _special(name: str, kind: str) -> Callable[[Path], None]:
     return make
 
 
-def _cases(outside: Path) -> dict[str, Callable[[Path], None]]:
+def _cases(outside: Path) -> dict[str, Callable[[Path], object]]:
     """Each hostile recording, by name: how to make it from a valid one."""
     target = outside / "x.json"
     return {

@@ -14,8 +14,11 @@ An exchange file holds `format`, `endpoint` (`chat` | `responses`), `hash`, the 
 `body`: the JSON body), `usage` (prompt, cached, completion, reasoning tokens),
 `message` (the assembled text and tool calls) and `upstream` timing (`first_token_s`,
 `last_token_s`, `total_s`). Request headers (credentials) are never stored, and every
-exchange is scrubbed before it is written (`scrub_entry`: the key in use, each
-`Authorization`/`api-key` value, key-shaped strings), bodies and events included.
+exchange is scrubbed before it is written (`scrub_entry`: the key in use, every credential
+the request carried, `traces.scrub.credential_values`, key-shaped strings), bodies and
+events included. Everything read back goes through `recordings.py` (names inside the
+directory, regular files, size caps, a torn last line skipped, types checked); one
+recorder per directory (`recordings.hold_recording`).
 
 The request hash is SHA-256 of the endpoint and the request body with keys sorted, less
 the fields that do not change what a model answers (`CANONICAL_DROP`). Which recorded
