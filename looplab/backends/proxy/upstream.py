@@ -28,6 +28,7 @@ from typing import Any, Protocol
 import httpx2
 import structlog
 
+from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_client
 from looplab.backends.simulator.protocol import ApiError
 
@@ -292,7 +293,7 @@ async def check_stream(source: Source) -> None:
         raise upstream_fault(source.status, why, raw, code="upstream_not_a_stream")
 
 
-def stream_fault(call: Any, items: Sequence[Any], source: Source) -> bytes:
+def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> bytes:
     """The SSE `error` event ending a stream the upstream broke (reset, timed out, or
     empty: no event at all), or b"" for a whole stream. `call.error` says which; a client
     (the openai one raises `APIError`) learns it was the upstream's fault."""
