@@ -6,10 +6,10 @@ tokens go out on the profile's schedule (`schedule.plan_request`, paced by `Gate
 on the simulator's `SchedulePacer`). Streaming: headers go out with the first token
 (`x-looplab-upstream-slower: ttft` if the upstream's first token was later than the
 profile's), an SSE comment before the end says `upstream-slower decode` when later tokens
-were. Non-streaming: the body is held to the profile's whole-call time. Errors pass
-through with the upstream's status, in OpenAI's shape. Hidden reasoning: known up front
-in replays and non-streamed replies (decoded at the profile's rate); a live stream learns
-it only at its end, so there it takes the upstream's time.
+were. Non-streaming: the body is held to the profile's whole-call time. OpenAI-shaped
+errors pass through with the upstream's status; upstream faults are 502/504 (upstream.py).
+Hidden reasoning: known up front in replays and non-streamed replies (decoded at the
+profile's rate); a live stream learns it only at its end, so there it takes the upstream's.
 """
 
 from __future__ import annotations
