@@ -1,13 +1,14 @@
 """Hostile and corrupt recordings: refused with a clear error, never followed off the
 directory, never a traceback, a 500, a hang or an OOM (issue 36, findings 2 and 8).
 
-A corpus is made here from one valid recording (a chat exchange, its index line): names
-that leave the directory (`..`, absolute, symbolic links to outside files, to /dev/zero,
-through a linked directory), files that are not regular (FIFO, /dev/zero, a directory),
-a file over the size cap, a torn last index line, bad JSON and wrong types in the index
-and in an exchange. Each case starts a real `looplab proxy --replay DIR` (memory capped by
-RLIMIT_AS, so an unbounded read fails instead of eating the machine), asks it the recorded
-request over loopback HTTP and stops it with SIGTERM. A hostile case must be refused at
+A corpus is made here (one test per case) from one valid recording (a chat exchange, its
+index line): names that leave the directory (`..`, absolute, symbolic links to outside
+files, to /dev/zero, through a linked directory), files that are not regular (FIFO,
+/dev/zero, a directory), a file over the size cap, a torn last index line, bad JSON and
+wrong types in the index and in an exchange. Each case starts a real
+`looplab proxy --replay DIR` (memory capped by RLIMIT_AS, so an unbounded read fails
+instead of eating the machine), asks it the recorded request over loopback HTTP and stops
+it with SIGTERM. A hostile case must be refused at
 start-up (exit 2, one `error:` line naming the file or the index line, no traceback); the
 torn line must be skipped and the recording served. The single-writer lock is tested on
 two real `proxy --record` processes: the second is refused naming the first, and after a
@@ -24,7 +25,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -254,40 +254,37 @@ def _outcome(directory: Path) -> str:
     return result
 
 
-def test_hostile_recordings_are_refused_clearly(tmp_path: Path, campaign: Any) -> None:
-    """Every hostile recording of the corpus is refused at start-up, exit 2, with one
-    line naming the recording's file; a torn last index line is skipped and the rest
-    served; none gives a traceback, a 500, a hang or an OOM."""
+def _torn(directory: Path) -> None:
+    with (directory / "index.jsonl").open("a") as handle:
+        handle.write('{"step": 1, "hash": "ab')
+
+
+TORN = "torn last index line"
+CASES = [*_cases(Path("/outside")), TORN]
+"""Every case of the corpus (a torn last line is the one to be served)."""
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_hostile_recordings_are_refused_clearly(tmp_path: Path, campaign: Any, name: str) -> None:
+    """Each hostile recording of the corpus is refused at start-up, exit 2, with one line
+    naming the recording's file; a torn last index line is skipped and the rest served;
+    none gives a traceback, a 500, a hang or an OOM."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "x.json").write_text(json.dumps(_exchange()))
-    cases = _cases(outside)
-    directories = {}
-    for number, (name, make) in enumerate(cases.items()):
-        directory = tmp_path / f"case{number}"
-        _valid(directory)
-        make(directory)
-        directories[name] = directory
-    torn = tmp_path / "torn"
-    _valid(torn)
-    with (torn / "index.jsonl").open("a") as handle:
-        handle.write('{"step": 1, "hash": "ab')
-    directories["torn last index line"] = torn
-    with ThreadPoolExecutor(4) as pool:
-        outcomes = dict(zip(directories, pool.map(_outcome, directories.values()), strict=True))
-    failures = {}
-    for name, outcome in outcomes.items():
-        if name == "torn last index line":
-            good = outcome == "served 200"
-        else:
-            packed = "".join(outcome.split())  # rich folds long paths over lines
-            named = str(directories[name]) in packed or "insidetherecording" in packed
-            good = outcome.startswith("refused: error:") and named
-        if not good:
-            failures[name] = outcome
-    campaign.add("proxy hostile recordings", len(outcomes))
-    campaign.add("proxy hostile recording failures", len(failures))
-    assert not failures, f"{len(failures)} of {len(outcomes)}: " + json.dumps(failures, indent=1)
+    directory = tmp_path / "case"
+    _valid(directory)
+    (_torn if name == TORN else _cases(outside)[name])(directory)
+    outcome = _outcome(directory)
+    if name == TORN:
+        good = outcome == "served 200"
+    else:
+        packed = "".join(outcome.split())  # rich folds long paths over lines
+        named = str(directory) in packed or "insidetherecording" in packed
+        good = outcome.startswith("refused: error:") and named
+    campaign.add("proxy hostile recordings")
+    campaign.add("proxy hostile recording failures", 0 if good else 1)
+    assert good, outcome
 
 
 def test_one_recorder_per_directory(tmp_path: Path, campaign: Any) -> None:

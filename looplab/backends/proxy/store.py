@@ -253,7 +253,10 @@ class Recording:
         self.policy_name = policy
         self.steps, _ = read_index(directory)
         for entry in self.steps:  # every exchange is checked before the first request
-            read_exchange(directory, entry["file"])
+            try:
+                read_exchange(directory, entry["file"])
+            except RecordingError as exc:
+                raise RecordingError(f"{exc.message} (index.jsonl step {entry['step']})") from None
         self._requests: dict[int, dict[str, Any]] = {}
         self.policy = REPLAY_POLICIES[policy](self.steps, self.recorded_request)
         self.divergences: list[Divergence] = []
