@@ -26,17 +26,15 @@ Fields:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from looplab.config import StrictModel
-
-if TYPE_CHECKING:
-    from looplab.traces.schema import TraceHeader
 
 __all__ = [
     "Clock",
     "Replies",
     "RunIdentity",
+    "assign_profile",
     "identity_of",
     "retimed",
     "run_identity",
@@ -47,6 +45,20 @@ Clock = Literal["wall", "virtual", "recorded"]
 Replies = Literal["upstream", "recording", "simulator"]
 
 _FAMILY = re.compile(r"^(?P<base>.+)-\d+$")
+
+
+class TraceHeader(Protocol):
+    """What this module reads and writes of `schema.TraceHeader` (a protocol: the schema
+    imports this module, not the other way round)."""
+
+    identity: RunIdentity | None
+    profile: dict[str, Any] | None
+    cell: dict[str, Any]
+    source: str
+    agent: str | None
+    task: str | None
+    clock: Literal["wall", "virtual", "recorded"]
+    notes: list[str]
 
 
 class RunIdentity(StrictModel):
@@ -140,3 +152,19 @@ def retimed(
         clock=clock,
         replies=replies or base.replies,
     )
+
+
+def assign_profile(header: TraceHeader, profile: str, decode_tps: float | None, how: str) -> None:
+    """Record that `header`'s run was served at `profile` (`looplab import -p`, `collect
+    -p`, or the spans' `looplab.profile` attribute): its identity, and a note saying `how`
+    it is known. The header's `profile` dict (a full simulated profile) is left alone."""
+    base = identity_of(header)
+    header.identity = run_identity(
+        agent=base.agent,
+        tasks=base.tasks,
+        profile=profile,
+        decode_tps=decode_tps,
+        clock=base.clock,
+        replies=base.replies,
+    )
+    header.notes.append(f"profile {profile}: {how}")

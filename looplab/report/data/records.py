@@ -141,7 +141,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         where = str(trace.path) if trace.path is not None else None
         raise TraceError("the run has not ended (no run_end event yet)", path=where)
     spec = header.profile
-    identity = identity_of(header)
+    identity = _with_rate(identity_of(header))
     profile = identity.profile or (header.source if header.source != "looplab" else "unknown")
     decode_tps = identity.decode_tps
     task = header.task or "?"
@@ -197,6 +197,19 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         node=_node_label(header.node),
         identity=identity,
     )
+
+
+def _with_rate(identity: RunIdentity) -> RunIdentity:
+    """`identity` with its profile's decode rate looked up among the presets when the trace
+    names a preset without its rate (`looplab import -p fast-750`, `collect -p`)."""
+    if identity.profile is None or identity.decode_tps is not None:
+        return identity
+    from looplab.backends.profiles.presets import presets
+
+    preset = presets().get(identity.profile)
+    if preset is None:
+        return identity
+    return identity.model_copy(update={"decode_tps": preset.decode_tps})
 
 
 def _estimated(trace: Trace) -> set[str]:
