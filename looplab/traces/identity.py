@@ -11,7 +11,7 @@ Fields:
 - `agent`: the agent (`coding`, a wrapped agent's name) or, for imports, the source
   harness's agent (else the harness: `import:otlp`).
 - `tasks`: the task set: the part of the task id before `/` (`coding/fix-pager` ->
-  `coding`), a parametric family's base (`nbugs-8` -> `nbugs`), else the id itself;
+  `coding`; a workload's whole id, `workload/mini-swe-agent-deepseek`), a parametric family's base (`nbugs-8` -> `nbugs`), else the id itself;
   imported runs: their source (`import:swe_agent`), one set per harness's export.
 - `profile` / `decode_tps`: the latency profile the run's model times belong to (None:
   not known, e.g. a collected run without `-p`).
@@ -80,9 +80,11 @@ class RunIdentity(StrictModel):
 
 def task_set(task: str | None) -> str:
     """The task set a task id belongs to (`coding/fix-pager` -> `coding`, `nbugs-8` ->
-    `nbugs`, another id -> itself, None -> `?`)."""
+    `nbugs`, a workload -> its id, another id -> itself, None -> `?`)."""
     if not task:
         return "?"
+    if task.startswith("workload/"):
+        return task  # each calibrated workload models its own agent and task source
     if "/" in task:
         return task.split("/", 1)[0]
     match = _FAMILY.match(task)

@@ -120,7 +120,7 @@ def group_prefix(key: ComparisonKey, keys: Sequence[ComparisonKey]) -> str:
     parts: list[str] = []
     if len({k.agent for k in keys}) > 1:
         parts.append(key.agent)
-    if len({k.tasks for k in keys}) > 1:
+    if len({k.tasks for k in keys}) > 1 and key.tasks != key.agent:
         parts.append(key.tasks)
     if len({k.clock for k in keys}) > 1:
         parts.append(key.clock)
