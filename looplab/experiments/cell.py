@@ -40,8 +40,8 @@ from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
-from looplab.traces.io import TraceWriter
 from looplab.traces.identity import run_identity
+from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader
 from looplab.workloads.shape import TaskShape
 

@@ -11,8 +11,9 @@ Fields:
 - `agent`: the agent (`coding`, a wrapped agent's name) or, for imports, the source
   harness's agent (else the harness: `import:otlp`).
 - `tasks`: the task set: the part of the task id before `/` (`coding/fix-pager` ->
-  `coding`; a workload's whole id, `workload/mini-swe-agent-deepseek`), a parametric family's base (`nbugs-8` -> `nbugs`), else the id itself;
-  imported runs: their source (`import:swe_agent`), one set per harness's export.
+  `coding`; a workload's whole id, `workload/mini-swe-agent-deepseek`), a parametric
+  family's base (`nbugs-8` -> `nbugs`), else the id itself; imported runs: their source
+  (`import:swe_agent`), one set per harness's export.
 - `profile` / `decode_tps`: the latency profile the run's model times belong to (None:
   not known, e.g. a collected run without `-p`).
 - `clock`: `wall` (waited for), `virtual` (computed from the profile), `recorded` (taken

@@ -41,9 +41,9 @@ def _port(path: Path, process: subprocess.Popen[bytes]) -> int:
     for _ in range(300):
         if path.exists() and path.read_text():
             return int(path.read_text())
-        assert process.poll() is None, f"{process.args} exited"
+        assert process.poll() is None, f"{process.args!r} exited"
         time.sleep(0.05)
-    raise AssertionError(f"{process.args} never wrote {path}")
+    raise AssertionError(f"{process.args!r} never wrote {path}")
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_each_agent_gets_its_own_bottom_line(tmp_path: Path, upstream: str) -> N
     for path in sorted((tmp_path / "replays-openai").glob("*.jsonl")):
         identity = read_trace(path).header.identity
         assert identity is not None and identity.replies == "recording"
-        assert identity.profile in path.name
+        assert identity.profile is not None and identity.profile in path.name
     inputs = [tmp_path / d for d in ("replays-openai", "replays-langgraph", "collected")]
     model, _ = build_model_for(inputs)
     lines = {(line.key.agent, line.key.tasks, line.key.clock): line for line in model.bottom_lines}
@@ -142,5 +142,5 @@ def test_import_takes_the_profile(tmp_path: Path) -> None:
     identity = read_trace(path).header.identity
     assert identity is not None and identity.profile == "fast-750"
     assert identity.clock == "recorded" and identity.tasks.startswith("import:")
-    model, records = build_model_for([tmp_path / "imp"])
+    _, records = build_model_for([tmp_path / "imp"])
     assert records[0].decode_tps == 750.0 and records[0].profile == "fast-750"

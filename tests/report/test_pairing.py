@@ -58,7 +58,7 @@ def test_two_agents_are_never_paired(two_agents: list[Path]) -> None:
     assert by_label["coding · slow-80"].reference and by_label["other · slow-80"].reference
     assert by_label["other · fast-750"].comparison == "other on coding (virtual clock)"
     assert model.sentence.startswith("2 comparison groups, never pooled")
-    with pytest.raises(ValueError, match="two agents|different comparison groups"):
+    with pytest.raises(ValueError, match="different comparison groups"):
         pooled_key(records)
 
 

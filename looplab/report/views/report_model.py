@@ -146,9 +146,7 @@ def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], 
     if all(rate for rate in rates.values()):
         order = sorted(by_group, key=lambda g: (keys[g], rates[g] or 0.0, g))
     else:
-        order = sorted(
-            by_group, key=lambda g: (keys[g], -median([r.task_s for r in by_group[g]]))
-        )
+        order = sorted(by_group, key=lambda g: (keys[g], -median([r.task_s for r in by_group[g]])))
     return by_group, order
 
 

@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (a stand-in for user code, typed as users write it; not looplab code)
 """A LangGraph ReAct agent (langchain-openai's ChatOpenAI on OPENAI_BASE_URL) with one
 `lookup` tool: the graph calls the model, runs the tool calls, repeats until it answers."""
 
@@ -20,7 +22,9 @@ def lookup(q: str) -> str:
 def main() -> None:
     model = ChatOpenAI(model="stand-in", streaming=True, max_retries=0)
     agent = create_react_agent(model, [lookup])
-    result = agent.invoke({"messages": [("user", "What is the answer? Look up three facts first.")]})
+    result = agent.invoke(
+        {"messages": [("user", "What is the answer? Look up three facts first.")]}
+    )
     print(str(result["messages"][-1].content)[:40])
 
 

@@ -1,3 +1,5 @@
+# mypy: ignore-errors
+# (a stand-in for user code, typed as users write it; not looplab code)
 """A scripted stand-in upstream (OpenAI chat completions, streamed or not) on loopback.
 
 Each reply is decided by the conversation: while the conversation has fewer tool results
@@ -10,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-import time
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -29,27 +31,41 @@ def reply(body: dict) -> dict:
             "type": "function",
             "function": {"name": "lookup", "arguments": json.dumps({"q": f"fact {done}"})},
         }
-        return {"role": "assistant", "content": f"Looking up fact {done}: {WORDS}", "tool_calls": [call]}
+        return {
+            "role": "assistant",
+            "content": f"Looking up fact {done}: {WORDS}",
+            "tool_calls": [call],
+        }
     return {"role": "assistant", "content": f"The answer is 42. {WORDS}"}
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         data = json.dumps({"object": "list", "data": [{"id": "stand-in", "object": "model"}]})
         self._send(200, data.encode(), "application/json")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
         message = reply(body)
         tokens = len((message.get("content") or "").split()) * 2 + 5
-        usage = {"prompt_tokens": 50 * len(body.get("messages", [])), "completion_tokens": tokens, "total_tokens": tokens}
+        usage = {
+            "prompt_tokens": 50 * len(body.get("messages", [])),
+            "completion_tokens": tokens,
+            "total_tokens": tokens,
+        }
         finish = "tool_calls" if message.get("tool_calls") else "stop"
-        created = int(time.time())
+        created = int(datetime.now(UTC).timestamp())
         if not body.get("stream"):
-            out = {"id": "c1", "object": "chat.completion", "created": created, "model": body.get("model"),
-                   "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}
+            out = {
+                "id": "c1",
+                "object": "chat.completion",
+                "created": created,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
+            }
             self._send(200, json.dumps(out).encode(), "application/json")
             return
         self.send_response(200)
@@ -58,8 +74,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
         def chunk(delta: dict, finish_reason: str | None = None, with_usage: bool = False) -> None:
-            out = {"id": "c1", "object": "chat.completion.chunk", "created": created, "model": body.get("model"),
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+            out = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.get("model"),
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+            }
             if with_usage:
                 out["usage"] = usage
             self.wfile.write(f"data: {json.dumps(out)}\n\n".encode())
@@ -71,8 +92,14 @@ class Handler(BaseHTTPRequestHandler):
             chunk({"tool_calls": [{"index": index, **call}]})
         chunk({}, finish)
         if (body.get("stream_options") or {}).get("include_usage"):
-            out = {"id": "c1", "object": "chat.completion.chunk", "created": created, "model": body.get("model"),
-                   "choices": [], "usage": usage}
+            out = {
+                "id": "c1",
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": body.get("model"),
+                "choices": [],
+                "usage": usage,
+            }
             self.wfile.write(f"data: {json.dumps(out)}\n\n".encode())
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
