@@ -41,6 +41,7 @@ from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
+from looplab.traces.identity import run_identity
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader
 from looplab.workloads.shape import TaskShape
@@ -289,6 +290,13 @@ def _header(
         },
         sandbox={"kind": config.sandbox.kind},
         clock=cell_clock(config, cell.task),
+        identity=run_identity(
+            agent=cell.agent,
+            task=cell.task,
+            profile=cell.backend.name,
+            decode_tps=profile.decode_tps if profile else None,
+            clock=cell_clock(config, cell.task),
+        ),
         notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
     )
 

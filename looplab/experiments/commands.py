@@ -67,6 +67,7 @@ def run_command(
     into the output directory.
     """
     from looplab.config import load_model
+    from looplab.experiments.backend_check import check_backends
     from looplab.experiments.config import ExperimentConfig
     from looplab.experiments.locate import located, resolve_config
     from looplab.experiments.lock import check_directory
@@ -90,6 +91,7 @@ def run_command(
         raise located(exc, config) from None
     check_directory(runner.directory)  # an output_dir that cannot be one: said as such
     preflight(needs_of(experiment, [c.task for c in cells], runner.directory))
+    check_backends(experiment)  # a real backend's key and endpoint, before anything is written
     with runner.hold():  # one writer per directory, from the config check to the index
         runner.prepare_directory(fresh=fresh)
         for line in runner.warnings:

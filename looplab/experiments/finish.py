@@ -74,6 +74,7 @@ def finish_run(result: Any) -> None:
     assign_groups(records)  # one group per backend, and per variant when there are axes
     _print_summary(headline(records))
     _print_knobs(records)
+    _print_bottom_lines(records)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     _write_report(result.directory)
@@ -170,9 +171,24 @@ def _print_summary(groups: list[Any]) -> None:
             f"{group.model_share:.0%}",
             f"{group.tool_share:.0%}",
             f"{group.overhead_share:.0%}",
-            f"{group.speedup:.2f}x{ci}" if group.speedup == group.speedup else "-",
+            _speedup_cell(group, ci),
         )
     out_console().print(table)
-    sentence = headline_sentence(groups)
+    sentence = headline_sentence(groups) if len({g.comparison for g in groups}) <= 1 else ""
     if sentence:
         out_console().print(sentence, highlight=False)
+
+
+def _speedup_cell(group: Any, ci: str) -> str:
+    """The speedup in the table, in words where it has no number."""
+    if group.speedup == group.speedup:
+        return f"{group.speedup:.2f}x{ci}"
+    return "no paired task"
+
+
+def _print_bottom_lines(records: list[Any]) -> None:
+    """One sentence per comparison group (agent, task set, clock): `views/bottom_line.py`."""
+    from looplab.report.views.bottom_line import bottom_lines
+
+    for line in bottom_lines(records):
+        out_console().print(f"[bold]Bottom line[/] {line.text}", highlight=False)

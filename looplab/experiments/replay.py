@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
 from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
@@ -26,6 +27,7 @@ from looplab.errors import ConfigError
 from looplab.sandbox_contract import SandboxConfig
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
+from looplab.traces.identity import retimed
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 from looplab.traces.schema import TraceEvent
@@ -51,6 +53,8 @@ def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
             "source": f"replay:{trace.header.source}",
             "source_path": str(trace.path) if trace.path else None,
             "profile": profile.model_dump(mode="json", by_alias=True),
+            "cell": _cell_at(trace.header.cell, profile),
+            "identity": retimed(trace.header, profile.name, profile.decode_tps, "virtual"),
             "clock": "virtual",
             "notes": [*trace.header.notes, note],
         }
@@ -118,12 +122,24 @@ async def replay_live(
             "source": "looplab",
             "source_path": str(trace.path) if trace.path else None,
             "profile": profile.model_dump(mode="json", by_alias=True),
+            "cell": _cell_at(trace.header.cell, profile),
+            "identity": retimed(
+                trace.header, profile.name, profile.decode_tps, "wall", "recording"
+            ),
             "clock": "wall",
             "notes": [*trace.header.notes, f"{LIVE_REPLAY_NOTE}{trace.header.run_id}"],
         }
     )
     replayed = Trace(header=header, events=events)
     return LiveReplay(replayed, find_divergences(trace, replayed))
+
+
+def _cell_at(cell: dict[str, Any], profile: LatencyProfile) -> dict[str, Any]:
+    """The cell of a replay at `profile`: its `backend` is the profile it ran at (the
+    original's is kept as `replayed_from`)."""
+    if "backend" not in cell:
+        return dict(cell)
+    return {**cell, "backend": profile.name, "replayed_from": cell["backend"]}
 
 
 def default_output(inputs: Sequence[Path]) -> Path:

@@ -14,6 +14,7 @@ from typing import Literal
 from looplab.errors import ConfigError
 from looplab.report.data.exports import report_json
 from looplab.report.data.knobs import variant_labels
+from looplab.report.data.pairing import ComparisonKey, comparison_key, group_prefix
 from looplab.report.data.records import RunRecord, load_runs
 from looplab.report.render.page import render_page
 from looplab.report.views.detail import TRANSCRIPTS
@@ -51,21 +52,27 @@ def assign_groups(
 ) -> None:
     """Set each record's group label.
 
-    `profile` groups by backend profile, and prefixes the input's name only where the
-    same profile name comes from several inputs (two experiments both at `slow-80`).
+    `profile` groups by backend profile within each comparison group (agent, task set,
+    clock: `report/data/pairing.py`, whose differing parts prefix the label when the runs
+    hold several), and prefixes the input's name only where the same profile name of one
+    comparison group comes from several inputs (two experiments both at `slow-80`).
     `input` always prefixes it (side-by-side comparison of inputs). Runs of an experiment
     with axes get their variant's label appended (`slow-80 · streaming_dispatch`).
     """
-    inputs_of: dict[str, set[str]] = defaultdict(set)
+    keys = {r.run_id: comparison_key(r) for r in records}
+    distinct = sorted(set(keys.values()))
+    inputs_of: dict[tuple[ComparisonKey, str], set[str]] = defaultdict(set)
     for record in records:
-        inputs_of[record.profile].add(record.input_name)
+        inputs_of[keys[record.run_id], record.profile].add(record.input_name)
     variants = variant_labels(records)
     for record in records:
-        clash = len(inputs_of[record.profile]) > 1
+        key = keys[record.run_id]
+        clash = len(inputs_of[key, record.profile]) > 1
+        label = " · ".join(p for p in (group_prefix(key, distinct), record.profile) if p)
         if group_by == "input" or clash:
-            record.group = f"{record.input_name} · {record.profile}"
+            record.group = f"{record.input_name} · {label}"
         else:
-            record.group = record.profile
+            record.group = label
         if record.run_id in variants:  # an experiment with axes: one group per variant
             record.group += f" · {variants[record.run_id]}"
 

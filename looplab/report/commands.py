@@ -120,7 +120,7 @@ def report_command(
         format=format,
     )
     console = out_console()
-    if result.model.sentence:
+    if result.model.sentence and len(result.model.bottom_lines) <= 1:
         console.print(result.model.sentence, highlight=False)
     console.print(f"{result.runs} runs, {result.seconds:.2f} s")
     if screenshot is not None:
@@ -131,6 +131,8 @@ def report_command(
         take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
+    for line in result.model.bottom_lines:
+        console.print(f"[bold]Bottom line[/] {line.text}", highlight=False)
     if result.model.claim is not None:
         from looplab.report.claim.panel import claim_panel
 

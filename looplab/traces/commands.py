@@ -14,12 +14,15 @@ from rich.table import Table
 
 from looplab.console import out_console, write_output
 from looplab.errors import ConfigError
+from looplab.traces.identity import assign_profile
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 from looplab.traces.otel import export_otel_many
 
 __all__ = [
+    "PROFILE_ATTRIBUTE",
+    "ProfileOpt",
     "export_atif_command",
     "export_inference_perf_command",
     "export_mooncake_command",
@@ -27,6 +30,20 @@ __all__ = [
     "import_command",
     "run_table",
     "schema_command",
+]
+
+
+PROFILE_ATTRIBUTE = "looplab.profile"
+"""The span (or resource) attribute naming the latency profile that served a run."""
+ProfileOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--profile",
+        "-p",
+        help="The latency profile the runs were served at (a preset such as slow-80 or "
+        "fast-750, or your name for it): the report compares runs of one agent by it.",
+        show_default=False,
+    ),
 ]
 
 
@@ -42,15 +59,20 @@ def import_command(
             "(re-importing a file rewrites its own traces, never another's).",
         ),
     ],
+    profile: ProfileOpt = None,
 ) -> None:
     """Convert another harness's recorded runs into looplab traces, one file per run.
 
     Prints, per run, what could be recovered: steps, calls, tokens, and which times are
-    measured, estimated (and how) or absent.
+    measured, estimated (and how) or absent. -p names the latency profile the runs were
+    served at, so the report compares them with runs of the same agent at another.
     """
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
     used, runs = import_runs(fmt, path)
+    if profile is not None:
+        for run in runs:
+            assign_profile(run.header, profile, None, "given with looplab import -p")
     console = out_console()
     for run, target in zip(runs, write_runs(runs, output), strict=True):
         console.print(run_table(run, target))

@@ -55,6 +55,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from looplab.config import StrictModel
+from looplab.traces.identity import RunIdentity
 
 __all__ = [
     "MAX_SECONDS",
@@ -123,6 +124,9 @@ class TraceHeader(StrictModel):
     """Fields the source did not have (left None in events, never invented)."""
     notes: list[str] = Field(default_factory=list)
     """Free-form provenance notes (what an importer recovered, what it could not)."""
+    identity: RunIdentity | None = None
+    """What the run is compared by: agent, task set, profile (+ decode rate), clock
+    (`traces/identity.py`). None in older traces: readers use `identity_of(header)`."""
 
 
 class _Event(StrictModel):

@@ -40,7 +40,8 @@ def test_different_task_sets_are_flagged_and_the_headline_uses_matched_cells(
 
 
 def test_unlike_clocks_and_repetitions_are_named(known_pair: Path) -> None:
-    """A virtual-clock run against a wall-clock one, and 2 repetitions against 1."""
+    """A virtual-clock run against a wall-clock one, and 2 repetitions against 1: named,
+    and never pooled into one speedup (each clock is its own comparison group)."""
     traces = known_pair / "traces"
     shutil.copy(traces / "known-a.jsonl", traces / "known-a2.jsonl")
     _rewrite(
@@ -52,15 +53,19 @@ def test_unlike_clocks_and_repetitions_are_named(known_pair: Path) -> None:
     _, model = build_report([known_pair])
     assert model.comparability is not None
     issues = " ".join(model.comparability.issues)
-    assert "Different repetitions per task: slow 2 per task, fast 1 per task" in issues
+    assert "Different repetitions per task: virtual · fast 1 per task, wall · slow 2" in issues
     assert "Different clocks" in issues and "virtual clock" in issues
-    assert [g.runs for g in model.groups] == [1, 1]
+    assert [g.runs for g in model.groups] == [1, 2]
+    assert all(g.reference for g in model.groups)  # each its own group's reference
+    assert model.sentence.startswith("2 comparison groups, never pooled")
 
 
 def test_no_shared_task_means_no_headline(runs_root: Path, known_pair: Path) -> None:
     """Groups that share no task get no speedup figure at all."""
     _, model = build_report([runs_root / "quick", known_pair])
-    assert model.sentence.startswith("No headline: the compared groups share no task")
+    # quick is virtual-clock, known wall-clock: two comparison groups, never one figure
+    assert model.sentence.startswith("2 comparison groups, never pooled")
+    assert [line.key.clock for line in model.bottom_lines] == ["virtual", "wall"]
 
 
 def test_cumulative_curve_never_goes_down_when_runs_finish(known_pair: Path) -> None:

@@ -232,7 +232,10 @@ def wrap_command(
 
     The command gets OPENAI_BASE_URL, OPENAI_API_BASE (LiteLLM) and LOOPLAB_PROXY_URL
     pointing at the proxy. Without --upstream or --replay the upstream is looplab's
-    built-in simulator, answering any model name (its lorem policy; the trace says so).
+    built-in simulator, answering any model name (its lorem policy): the agent's steps and
+    timing are then not its own (printed, and noted in the trace). To measure your agent,
+    record it against its model (--upstream URL --record DIR), then replay that recording
+    at each profile (--replay DIR -p slow-80, then -p fast-750).
     Model calls are measured at the proxy; the gaps between them are the agent's time
     (its tools + harness after a reply with tool calls, its harness alone otherwise;
     estimated). Exits with the command's exit code.
@@ -267,6 +270,10 @@ def wrap_command(
         f"{result.exit_code}; upstream slower on {summary.get('upstream_slower', 0)} call(s); "
         f"trace: {result.trace}"
     )
+    if result.simulated_replies:
+        from looplab.backends.proxy.wrap import SIMULATED_REPLIES_NOTE
+
+        console.print(f"[yellow]looplab wrap: {SIMULATED_REPLIES_NOTE}[/]", highlight=False)
     if "replay_policy" in summary:
         found = summary.get("divergences") or []
         assert isinstance(found, list)

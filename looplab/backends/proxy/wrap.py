@@ -42,6 +42,7 @@ from looplab.backends.proxy.trace import wrap_events
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
+from looplab.traces.identity import run_identity
 from looplab.traces.io import write_trace
 from looplab.traces.schema import TraceHeader
 from looplab.traces.scrub import Scrubber
@@ -49,6 +50,7 @@ from looplab.traces.scrub import Scrubber
 __all__ = [
     "BUILTIN_POLICY",
     "FAST_UPSTREAM",
+    "SIMULATED_REPLIES_NOTE",
     "WrapResult",
     "builtin_upstream",
     "proxy_env",
@@ -66,6 +68,13 @@ FAST_UPSTREAM: dict[str, float | None] = {
     "stage_latency_s": 0,
 }
 """Profile overrides that turn a profile into the fast upstream the proxy paces down."""
+SIMULATED_REPLIES_NOTE = (
+    "replies were the simulator's filler (no --upstream or --replay): the agent's steps "
+    "and the timing answer are not its own. Record it against its real model "
+    "(`looplab wrap --upstream URL --record DIR -- CMD`), then replay the recording at each "
+    "profile (`looplab wrap --replay DIR -p slow-80 -- CMD`, then `-p fast-750`)"
+)
+"""What a wrapped run without an upstream or a recording measured (printed and noted)."""
 BUILTIN_POLICY = "lorem"
 """The built-in upstream's policy for any model name it does not serve."""
 
@@ -85,6 +94,8 @@ class WrapResult:
     trace: Path
     calls: int
     summary: dict[str, object] = field(default_factory=dict)
+    simulated_replies: bool = False
+    """True when the built-in simulator answered (`SIMULATED_REPLIES_NOTE`)."""
 
 
 def proxy_env(base_url: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -188,7 +199,9 @@ def run_wrapped(
     path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())
-    return WrapResult(exit_code, path, len(calls), describe(server.proxy))
+    return WrapResult(
+        exit_code, path, len(calls), describe(server.proxy), simulated_replies=builtin is not None
+    )
 
 
 def _start(
@@ -251,6 +264,13 @@ def _header(
             "replay": str(replay) if replay else None,
         },
         clock="wall",
+        identity=run_identity(
+            agent=agent,
+            task=task,
+            profile=profile.name,
+            decode_tps=profile.decode_tps,
+            replies="recording" if replay else "upstream",
+        ),
         notes=[
             "model calls measured at the looplab proxy (looplab wrap): sent = request "
             "received, first/last token = released to the agent",
@@ -265,6 +285,9 @@ def _note_builtin(header: TraceHeader, builtin: SimulatorServer) -> None:
     """Say in the header that the built-in simulator answered, and with which policies."""
     answered = builtin.simulator.answered_by
     header.backend["upstream"] = "built-in simulator"
+    if header.identity is not None:
+        header.identity = header.identity.model_copy(update={"replies": "simulator"})
+    header.notes.append(SIMULATED_REPLIES_NOTE)
     header.backend["policies"] = dict(answered)
     named = ", ".join(f"{m} by {p}" for m, p in sorted(answered.items())) or "no call"
     header.notes.append(

@@ -8,6 +8,7 @@ Reports themselves are `page.render_page`; these pages share its stylesheet and 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote, urlencode
@@ -24,6 +25,7 @@ from looplab.report.render.page import page_data, shell
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
 from looplab.report.views.diff import diff_view
+from looplab.report.views.group import GroupView
 from looplab.report.views.report_model import build_model
 from looplab.report.views.transcript import transcript
 from looplab.traces.io import Trace
@@ -100,8 +102,7 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
             f'<td colspan="3" class="err">cannot be read: {error}</td></tr>'
         )
     groups = "<br>".join(
-        f'<i class="dot" style="--c:{g.color}"></i>{escape(g.label)}: '
-        f"{fmt_s(g.median_task_s)} median, {g.runs} runs, {g.speedup:.2f}x"
+        f'<i class="dot" style="--c:{g.color}"></i>{escape(g.label)}: {_group_numbers(g)}'
         for g in model.groups
     )
     counts: dict[str, int] = {}
@@ -112,10 +113,29 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
         f'<span class="hint">&nbsp;({n})</span>'
         for t, n in sorted(counts.items())
     )
+    lines = "".join(
+        f'<br><b class="bottom-line">{escape(line.text)}</b>'
+        for line in model.bottom_lines
+        if len(model.bottom_lines) == 1
+    )
     return (
         f"<tr><td>{name}</td><td>{status}</td><td>{model.runs}</td><td>{groups}</td>"
-        f"<td>{escape(model.sentence)}<br>{tasks}</td></tr>"
+        f"<td>{escape(model.sentence)}{lines}<br>{tasks}</td></tr>"
     )
+
+
+def _group_numbers(group: GroupView) -> str:
+    """`3.15 s median, 2 runs, 2.41x` in words where a number would be NaN or empty."""
+    runs = f"{group.runs} run{'s' if group.runs != 1 else ''}"
+    if group.median_task_s <= 0:
+        return f"no measured task time, {runs}"
+    if group.reference:
+        speed = "reference"
+    elif math.isfinite(group.speedup):
+        speed = f"{group.speedup:.2f}x"
+    else:
+        speed = "no task paired with the reference"
+    return f"{fmt_s(group.median_task_s)} median, {runs}, {speed}"
 
 
 def index_page(reports: Reports) -> str:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.errors import TraceError
+from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import find_trace_files
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
@@ -101,6 +102,9 @@ class RunRecord:
     """The label the report groups it under (set by the report; `profile` by default)."""
     node: str = ""
     """Where it ran (the header's `node`: host, Ray node); "" when not recorded."""
+    identity: RunIdentity | None = None
+    """What it is compared by (agent, task set, profile, clock: `traces/identity.py`);
+    `report/data/pairing.py` groups by it. None only for records built by hand."""
 
     @property
     def anchor(self) -> str:
@@ -136,14 +140,10 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     if end is None:
         where = str(trace.path) if trace.path is not None else None
         raise TraceError("the run has not ended (no run_end event yet)", path=where)
-    cell = header.cell
     spec = header.profile
-    profile = str(
-        cell.get("backend")
-        or (spec or {}).get("name")
-        or (header.source if header.source != "looplab" else "unknown")
-    )
-    decode_tps = (spec or {}).get("decode_tps")
+    identity = _with_rate(identity_of(header))
+    profile = identity.profile or (header.source if header.source != "looplab" else "unknown")
+    decode_tps = identity.decode_tps
     task = header.task or "?"
     match = _FAMILY.match(task) if header.source == "looplab" else None
     steps = trace.steps()
@@ -164,7 +164,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         input_name=input_name,
         experiment=header.experiment or input_name,
         profile=profile,
-        decode_tps=float(decode_tps) if isinstance(decode_tps, int | float) else None,
+        decode_tps=decode_tps,
         profile_spec=spec,
         task=task,
         family=f"{match['base']}-N" if match else None,
@@ -195,7 +195,21 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         trace=trace,
         group=profile,
         node=_node_label(header.node),
+        identity=identity,
     )
+
+
+def _with_rate(identity: RunIdentity) -> RunIdentity:
+    """`identity` with its profile's decode rate looked up among the presets when the trace
+    names a preset without its rate (`looplab import -p fast-750`, `collect -p`)."""
+    if identity.profile is None or identity.decode_tps is not None:
+        return identity
+    from looplab.backends.profiles.presets import presets
+
+    preset = presets().get(identity.profile)
+    if preset is None:
+        return identity
+    return identity.model_copy(update={"decode_tps": preset.decode_tps})
 
 
 def _estimated(trace: Trace) -> set[str]:

@@ -74,14 +74,30 @@ def grid(items: list[str], columns: int = 2) -> str:
 
 
 def _headline(model: ReportModel) -> str:
-    sentence = f'<p class="sentence">{escape(model.sentence)}</p>' if model.sentence else ""
+    lines = "".join(
+        f'<li class="bottom-line">{escape(line.text)}</li>' for line in model.bottom_lines
+    )
+    bottom = (
+        f'<h3>Bottom line, per agent and task set</h3><ul class="bottom-lines">{lines}</ul>'
+        if lines
+        else ""
+    )
+    shown = model.sentence and len(model.bottom_lines) <= 1
+    sentence = f'<p class="sentence">{escape(model.sentence)}</p>' if shown else ""
     claim = ""
     if model.claim is not None and model.claim.sentence:
         claim = (
             f'<p class="sentence">{escape(model.claim.sentence)} '
             '(<a href="#claim">the claim check</a>)</p>'
         )
-    return comparability_banner(model) + sentence + claim + headline_table(model) + _knobs(model)
+    return (
+        bottom
+        + comparability_banner(model)
+        + sentence
+        + claim
+        + headline_table(model)
+        + _knobs(model)
+    )
 
 
 def _knobs(model: ReportModel) -> str:

@@ -43,6 +43,9 @@ class GroupView:
     """This group's runs the speedup rests on."""
     reference_runs: int = 0
     """The reference group's runs it is compared with (same tasks)."""
+    comparison: str = ""
+    """The comparison group it belongs to (`agent on tasks (clock)`): its speedup is
+    against that group's reference only."""
 
     @property
     def unsolved(self) -> int:

@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from looplab.report.claim.rows import ClaimView
 from looplab.report.claim.views import claim_view
 from looplab.report.data.knobs import KnobRow, knob_rows
+from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
 from looplab.report.data.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.report.views.bottom_line import BottomLine, bottom_lines
 from looplab.report.views.compare import Comparability, comparability, keyed
 from looplab.report.views.detail import (
     TRANSCRIPTS,
@@ -110,6 +112,8 @@ class ReportModel:
     """Every run, for the table of runs."""
     planning: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per group whose runs made planning or reflection calls: their share of task time."""
+    bottom_lines: list[BottomLine] = field(default_factory=list)
+    """One sentence per comparison group (`views/bottom_line.py`), shown before the claim."""
     claim: ClaimView | None = None
     """The claim check: these runs, the shipped corpus re-timed, the Amdahl band and the
     published claims side by side (`views_claim`)."""
@@ -143,21 +147,33 @@ def _grouped(records: Sequence[RunRecord]) -> tuple[dict[str, list[RunRecord]], 
     for record in records:
         by_group[record.group].append(record)
     rates = {g: by_group[g][0].decode_tps for g in by_group}
+    keys = {g: comparison_key(by_group[g][0]) for g in by_group}
     if all(rate for rate in rates.values()):
-        order = sorted(by_group, key=lambda g: (rates[g] or 0.0, g))
+        order = sorted(by_group, key=lambda g: (keys[g], rates[g] or 0.0, g))
     else:
-        order = sorted(by_group, key=lambda g: -median([r.task_s for r in by_group[g]]))
+        order = sorted(by_group, key=lambda g: (keys[g], -median([r.task_s for r in by_group[g]])))
     return by_group, order
+
+
+def _per_key(order: list[str], by_group: dict[str, list[RunRecord]]) -> list[list[str]]:
+    """`order` cut into runs of groups of one comparison key each (`data/pairing.py`):
+    speedups, matched cells and headlines never cross a key."""
+    cut: dict[ComparisonKey, list[str]] = {}
+    for group in order:
+        cut.setdefault(comparison_key(by_group[group][0]), []).append(group)
+    return list(cut.values())
 
 
 def _matched(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, list[RunRecord]]:
     """Each group's runs in the cells (task x repetition) every group ran; every run when
     no cell is shared (the sentence then refuses a figure)."""
-    cells = {g: keyed(by_group[g]) for g in order}
-    shared = set.intersection(*(set(c) for c in cells.values()))
-    if not shared:
-        return by_group
-    return {g: [r for key in sorted(shared) for r in cells[g][key]] for g in order}
+    out: dict[str, list[RunRecord]] = {}
+    for part in _per_key(order, by_group):
+        cells = {g: keyed(by_group[g]) for g in part}
+        shared = set.intersection(*(set(c) for c in cells.values()))
+        for g in part:
+            out[g] = [r for k in sorted(shared) for r in cells[g][k]] if shared else by_group[g]
+    return out
 
 
 def build_model(
@@ -178,6 +194,7 @@ def build_model(
     by_group, order = _grouped(records)
     compare = comparability(by_group, order)
     groups = _groups(_matched(by_group, order), order)
+    lines = bottom_lines(records)
     timelines = [timeline(r) for r in records]
     shown = featured(by_group, order)
     diffs = diff_views(default_pairs(by_group, order))
@@ -188,7 +205,8 @@ def build_model(
         inputs=list(inputs),
         runs=len(records),
         groups=groups,
-        sentence=_sentence(groups, compare),
+        sentence=_sentence(groups, compare, lines),
+        bottom_lines=lines,
         compounding={g: compounding(by_group[g]) for g in order},
         families=families(by_group, order),
         length_points={g: [(float(r.steps), r.task_s, r.task) for r in by_group[g]] for g in order},
@@ -212,16 +230,23 @@ def build_model(
         diffs=diffs,
         transcripts=embedded,
         run_rows=run_rows(records, order, diffs, set(embedded)),
-        claim=claim_view(by_group, order),
+        claim=claim_view(*claim_groups(by_group, order)),
         planning=planning_by_group(by_group, order),
         money=money_view(by_group, order),
         caps=caps_view(by_group, order),
     )
 
 
-def _sentence(groups: Sequence[GroupView], compare: Comparability) -> str:
+def _sentence(
+    groups: Sequence[GroupView], compare: Comparability, lines: Sequence[BottomLine]
+) -> str:
     """The headline sentence, refused when the groups share no cell, flagged when they
-    differ otherwise."""
+    differ otherwise; with several comparison groups (agents, task sets, clocks), their
+    bottom lines instead of one pooled figure."""
+    if len(lines) > 1:
+        return f"{len(lines)} comparison groups, never pooled: " + " ".join(
+            line.text for line in lines
+        )
     if len(groups) >= 2 and compare.matched_cells == 0:
         return "No headline: the compared groups share no task. " + " ".join(compare.issues)
     sentence = headline_sentence(groups)
@@ -272,10 +297,18 @@ def _finite(pair: tuple[float, float]) -> bool:
 
 
 def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[GroupView]:
-    reference = _times_by_task(_usable(by_group[order[0]]))
+    """Each group's view; its speedup against the reference (slowest) group of its own
+    comparison key, never another agent's, task set's or clock's."""
     views: list[GroupView] = []
     colors = _colors(by_group, order)
-    for index, label in enumerate(order):
+    firsts = {part[0]: part for part in _per_key(order, by_group)}
+    reference: dict[str, list[float]] = {}
+    index = 0
+    for label in order:
+        if label in firsts:
+            reference, index = _times_by_task(_usable(by_group[label])), 0
+        else:
+            index += 1
         runs = by_group[label]
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
@@ -312,6 +345,7 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 paired_tasks=len(paired),
                 paired_runs=len(fast),
                 reference_runs=len(slow),
+                comparison=comparison_key(runs[0]).label,
             )
         )
     return views

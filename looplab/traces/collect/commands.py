@@ -21,7 +21,8 @@ from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
 from looplab.traces.collect.receiver import Collector, FinishedTrace, receiver_app
 from looplab.traces.collect.runs import draft_run
-from looplab.traces.commands import run_table
+from looplab.traces.commands import PROFILE_ATTRIBUTE, ProfileOpt, run_table
+from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.source import BadValue
@@ -83,15 +84,16 @@ def collect_command(
         float,
         typer.Option("--max-body-mb", min=0.001, help="Largest request body accepted (413 above)."),
     ] = 16.0,
+    profile: ProfileOpt = None,
 ) -> None:
     """Receive OpenTelemetry traces (OTLP/HTTP, POST /v1/traces, protobuf or JSON, gzip)
     from an instrumented agent and write one looplab trace per agent run.
 
     Point the agent's exporter at it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=
-    http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions
-    (invoke_agent / chat / execute_tool spans), OpenInference (AGENT / LLM / TOOL; its
-    openai, OpenAI Agents SDK and LangChain instrumentations) and OpenLLMetry. A run is
-    one trace id; prints per run what was measured, estimated or absent.
+    http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions,
+    OpenInference (openai, OpenAI Agents SDK, LangChain) and OpenLLMetry. A run is one
+    trace id; prints per run what was measured, estimated or absent. -p names the profile
+    that served the calls; a `looplab.profile` span or resource attribute wins over it.
     """
     _require_proto()
     if output.exists() and not output.is_dir():
@@ -105,10 +107,10 @@ def collect_command(
         port_file.write_text(str(server.port))
     written = 0
     try:
-        written = _serve(collector, output, until_idle, max_runs)
+        written = _serve(collector, output, until_idle, max_runs, profile)
     finally:
         server.stop()
-        written += _write(collector.drain(), output)
+        written += _write(collector.drain(), output, profile)
         err_console().print(
             f"{written} run(s) from {collector.requests} request(s), {collector.spans} spans "
             f"({collector.refused} refused) -> {output}"
@@ -133,12 +135,16 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
 
 
 def _serve(
-    collector: Collector, output: Path, until_idle: float | None, max_runs: int | None
+    collector: Collector,
+    output: Path,
+    until_idle: float | None,
+    max_runs: int | None,
+    profile: str | None,
 ) -> int:
     """Write finished runs until idle or enough runs (Ctrl-C raises through)."""
     written = 0
     while max_runs is None or written < max_runs:
-        written += _write(collector.finished(), output)
+        written += _write(collector.finished(), output, profile)
         idle = time.monotonic() - collector.last_request
         if until_idle is not None and idle >= until_idle and collector.pending() == 0:
             break
@@ -148,7 +154,7 @@ def _serve(
     return written
 
 
-def _write(traces: list[FinishedTrace], output: Path) -> int:
+def _write(traces: list[FinishedTrace], output: Path, profile: str | None) -> int:
     """Build and write each trace's run, print what was recovered; the count written."""
     console = out_console()
     written = 0
@@ -158,10 +164,25 @@ def _write(traces: list[FinishedTrace], output: Path) -> int:
         except (BadValue, TraceError) as exc:
             err_console().print(f"[bold red]trace {trace.trace_id} not written:[/] {exc}")
             continue
+        said = _said_profile(trace)
+        if said is not None:
+            assign_profile(run.header, said, None, "the spans' looplab.profile attribute")
+        elif profile is not None:
+            assign_profile(run.header, profile, None, "given with looplab collect -p")
         (target,) = write_runs([run], output)
         console.print(run_table(run, target))
         written += 1
     return written
+
+
+def _said_profile(trace: FinishedTrace) -> str | None:
+    """The profile the spans name (`looplab.profile`, on a span or its resource)."""
+    for span in trace.spans:
+        for attributes in (span.attributes, span.resource):
+            value = attributes.get(PROFILE_ATTRIBUTE)
+            if isinstance(value, str) and value:
+                return value
+    return None
 
 
 def _require_proto() -> None:

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder, RunTotals
 from looplab.traces.build.items import RunEndDraft
+from looplab.traces.identity import run_identity as comparison_identity
 from looplab.traces.importers.axis import run_origin
 from looplab.traces.importers.drafts import RunDraft
 from looplab.traces.importers.imported import ImportedRun, ImportReport
@@ -130,6 +131,11 @@ def _header(draft: RunDraft, axis: RunAxis) -> TraceHeader:
         model=draft.model or next((m for m in _call_models(draft) if m), None),
         sandbox=draft.sandbox,
         clock="recorded",
+        identity=comparison_identity(
+            agent=draft.agent or f"import:{draft.fmt}",
+            tasks=f"import:{draft.fmt}",
+            clock="recorded",
+        ),
         absent=sorted(draft.absent),
         notes=[
             f"model time: {draft.model_timing}",

@@ -1,0 +1,163 @@
+"""The bottom line: one sentence per comparison group (agent, task set, clock).
+
+"For coding on coding (wall clock): at 750 tok/s a task takes 4.1 s instead of 9.8 s
+(2.4x, 95% CI 1.9-3.1); after the change, tool time dominates (61% of task time)."
+
+`bottom_lines(records)` builds one `BottomLine` per key of `report/data/pairing.py`,
+comparing the key's slowest profile (the reference) with its fastest over the tasks both
+ran (runs not known to be unsolved); `BottomLine.text` is the one rendering, used by
+`looplab run`'s summary, `looplab report` (console and HTML, before the claim panel) and
+the dashboard. Where n is too small for a CI it says so and still gives the point
+estimate; a group with one profile, no paired task or no time says so in words (never
+NaN). Money and deadlines are optional parts (`cost_*`, `cap_*`): rendered only when set.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from looplab.report.data.pairing import ComparisonKey, by_profile, comparison_groups
+from looplab.report.data.records import RunRecord
+from looplab.report.data.stats import median, speedup_ci
+
+__all__ = ["BottomLine", "bottom_line", "bottom_lines"]
+
+_PARTS = {"model_s": "model time", "tool_s": "tool time", "overhead_s": "harness overhead"}
+
+
+@dataclass
+class BottomLine:
+    """One comparison group's answer (see the module docstring)."""
+
+    key: ComparisonKey
+    label: str
+    """The group it stands for (`ComparisonKey.label`)."""
+    slow: str = ""
+    """The reference profile (slowest decode rate)."""
+    fast: str = ""
+    """The compared profile (fastest decode rate)."""
+    fast_tps: float | None = None
+    slow_s: float | None = None
+    """Median task time at `slow` over the paired tasks."""
+    fast_s: float | None = None
+    speedup: float | None = None
+    ci: tuple[float, float] | None = None
+    paired_tasks: int = 0
+    runs: int = 0
+    """Runs the figure rests on (both profiles)."""
+    dominant: str | None = None
+    """The part of task time that dominates at `fast` (`tool time`, `model time`, ...)."""
+    dominant_share: float | None = None
+    missing: str | None = None
+    """Why there is no figure (one profile, no paired task, no time), in words."""
+    cost_slow: float | None = None
+    """$ per task at `slow` (optional: rendered only when both costs are set)."""
+    cost_fast: float | None = None
+    cap_minutes: float | None = None
+    """A task time cap (optional: rendered with `finish_*`)."""
+    finish_slow: float | None = None
+    """Share of runs finishing within the cap at `slow` (0..1)."""
+    finish_fast: float | None = None
+
+    @property
+    def text(self) -> str:
+        """The sentence."""
+        head = f"For {self.label}: "
+        if self.missing is not None or self.speedup is None:
+            return head + (self.missing or "no figure.")
+        rate = f"{self.fast_tps:g} tok/s" if self.fast_tps else self.fast
+        ci = (
+            f", 95% CI {self.ci[0]:.2f}-{self.ci[1]:.2f}"
+            if self.ci
+            else f"; too few runs for a CI ({self.runs} runs over {self.paired_tasks} "
+            f"task{'s' if self.paired_tasks != 1 else ''})"
+        )
+        text = (
+            f"{head}at {rate} ({self.fast}) a task takes {self.fast_s:.2f} s instead of "
+            f"{self.slow_s:.2f} s at {self.slow} ({self.speedup:.2f}x{ci})"
+        )
+        if self.cost_slow is not None and self.cost_fast is not None:
+            text += f", costs ${self.cost_fast:.4g} instead of ${self.cost_slow:.4g}"
+        if self.cap_minutes is not None and None not in (self.finish_slow, self.finish_fast):
+            text += (
+                f", and under a {self.cap_minutes:g}-minute cap finishes "
+                f"{self.finish_fast:.0%} instead of {self.finish_slow:.0%}"
+            )
+        if self.dominant:
+            text += f"; after the change, {self.dominant} dominates"
+            text += f" ({self.dominant_share:.0%} of task time)" if self.dominant_share else ""
+        return text + "."
+
+
+def bottom_lines(records: Sequence[RunRecord]) -> list[BottomLine]:
+    """One bottom line per comparison group in `records` (keys sorted)."""
+    return [bottom_line(key, runs) for key, runs in comparison_groups(records).items()]
+
+
+def bottom_line(key: ComparisonKey, runs: Sequence[RunRecord]) -> BottomLine:
+    """The bottom line of one comparison group (its runs share `key`).
+
+    Raises:
+        ValueError: the runs span two keys (`pairing.pooled_key`).
+    """
+    line = BottomLine(key=key, label=key.label)
+    profiles = by_profile(runs)
+    if len(profiles) < 2:
+        only = next(iter(profiles), "?")
+        times = [r.task_s for r in runs]
+        line.missing = (
+            f"only one profile ({only}: {_runs(len(times))}, median task "
+            f"{median(times):.2f} s); run it at a second profile to compare."
+        )
+        return line
+    labels = list(profiles)
+    slow_runs, fast_runs = profiles[labels[0]], profiles[labels[-1]]
+    line.slow, line.fast = slow_runs[0].profile, fast_runs[0].profile
+    if line.slow == line.fast:  # variants of one profile: their full labels
+        line.slow, line.fast = labels[0], labels[-1]
+    line.fast_tps = fast_runs[0].decode_tps
+    slow, fast = _by_task(slow_runs), _by_task(fast_runs)
+    paired = sorted(set(slow) & set(fast))
+    if not paired:
+        line.missing = (
+            f"no task has usable (not unsolved) runs at both {line.slow} and {line.fast}; "
+            "nothing to compare."
+        )
+        return line
+    slow_times = [t for task in paired for t in slow[task]]
+    fast_times = [t for task in paired for t in fast[task]]
+    line.slow_s, line.fast_s = median(slow_times), median(fast_times)
+    line.paired_tasks, line.runs = len(paired), len(slow_times) + len(fast_times)
+    if not line.fast_s or not math.isfinite(line.slow_s / line.fast_s):
+        line.missing = f"no measured task time at {line.fast}; nothing to compare."
+        return line
+    line.speedup = line.slow_s / line.fast_s
+    line.ci = speedup_ci({t: slow[t] for t in paired}, {t: fast[t] for t in paired})
+    line.dominant, line.dominant_share = _dominant(fast_runs)
+    return line
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'s' if n != 1 else ''}"
+
+
+def _by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
+    """Task times of the runs not known to be unsolved, by task."""
+    out: dict[str, list[float]] = defaultdict(list)
+    for run in runs:
+        if run.success is not False:
+            out[run.task].append(run.task_s)
+    return dict(out)
+
+
+def _dominant(runs: Sequence[RunRecord]) -> tuple[str | None, float | None]:
+    """The largest part of the runs' summed task time, and its share."""
+    total = sum(r.task_s for r in runs)
+    if total <= 0:
+        return None, None
+    sums = {name: sum(float(getattr(r, attr)) for r in runs) for attr, name in _PARTS.items()}
+    name = max(sums, key=lambda n: sums[n])
+    return name, sums[name] / total
