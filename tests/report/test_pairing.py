@@ -14,7 +14,7 @@ from looplab.backends.profiles.presets import resolve_profile
 from looplab.experiments.replay import replay_virtual
 from looplab.report.build import build_model_for, load_records
 from looplab.report.data.pairing import comparison_groups, pooled_key
-from looplab.report.views.bottom_line import bottom_lines
+from looplab.report.views.bottom_line import bottom_lines, cap_minutes
 from looplab.traces.identity import identity_of
 from looplab.traces.io import read_trace, write_trace
 
@@ -130,14 +130,21 @@ def test_one_profile_is_said_in_words_never_nan(runs_root: Path, tmp_path: Path)
     assert "nan" not in model.sentence.lower()
 
 
-def test_optional_money_and_cap_parts_render_only_when_set(runs_root: Path) -> None:
-    """The cost and cap parts appear only when set (the money helper fills them)."""
+def test_money_and_cap_parts_come_from_the_runs(runs_root: Path) -> None:
+    """Cost per task comes from each profile's price entry (fast-750's tier costs more
+    per token) and the cap is the first ladder value over the slow median; cleared parts
+    are not rendered."""
     (line,) = bottom_lines(load_records([runs_root / "quick"]))
+    assert line.cost_slow is not None and line.cost_fast is not None
+    assert line.cost_fast > line.cost_slow > 0
+    assert line.slow_s is not None and line.cap_minutes == cap_minutes(line.slow_s)
+    assert 60 * line.cap_minutes >= line.slow_s
+    assert line.finish_fast is not None and line.finish_slow is not None
+    assert line.finish_fast >= line.finish_slow
+    assert f"costs ${line.cost_fast:.4g} instead of ${line.cost_slow:.4g}" in line.text
+    assert f"under a {line.cap_minutes:g}-minute cap finishes" in line.text
+    line.cost_slow = line.cost_fast = line.cap_minutes = None
     assert "$" not in line.text and "cap" not in line.text
-    line.cost_slow, line.cost_fast = 0.12, 0.31
-    line.cap_minutes, line.finish_slow, line.finish_fast = 15, 0.7, 0.95
-    assert "costs $0.31 instead of $0.12" in line.text
-    assert "under a 15-minute cap finishes 95% instead of 70%" in line.text
 
 
 def test_replay_records_the_profile_it_ran_at(runs_root: Path, tmp_path: Path) -> None:

@@ -9,7 +9,9 @@ ran (runs not known to be unsolved); `BottomLine.text` is the one rendering, use
 `looplab run`'s summary, `looplab report` (console and HTML, before the claim panel) and
 the dashboard. Where n is too small for a CI it says so and still gives the point
 estimate; a group with one profile, no paired task or no time says so in words (never
-NaN). Money and deadlines are optional parts (`cost_*`, `cap_*`): rendered only when set.
+NaN). Money: the median $ per task at each profile's price entry (`looplab.analysis.cost`;
+left out when a profile names none). Deadlines: the share of each profile's runs finishing
+under one cap (`cap_minutes`, `looplab.analysis.caps`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,19 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from looplab.analysis.caps import STOP_REASONS, share_under_cap
+from looplab.analysis.cost import price_of, trace_cost
+from looplab.errors import LooplabError
 from looplab.report.data.pairing import ComparisonKey, by_profile, comparison_groups
 from looplab.report.data.records import RunRecord
 from looplab.report.data.stats import median, speedup_ci
 
-__all__ = ["BottomLine", "bottom_line", "bottom_lines"]
+__all__ = ["CAP_LADDER_MIN", "BottomLine", "bottom_line", "bottom_lines", "cap_minutes"]
+
+CAP_LADDER_MIN = (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 90, 120, 240, 480)
+"""Caps (minutes) the bottom line quotes: the first one at or above the reference profile's
+median task time, so the slow profile finishes about half its runs under it (a chosen
+convention; the report's success-under-cap chart shows every cap)."""
 
 _PARTS = {"model_s": "model time", "tool_s": "tool time", "overhead_s": "harness overhead"}
 
@@ -137,7 +147,38 @@ def bottom_line(key: ComparisonKey, runs: Sequence[RunRecord]) -> BottomLine:
     line.speedup = line.slow_s / line.fast_s
     line.ci = speedup_ci({t: slow[t] for t in paired}, {t: fast[t] for t in paired})
     line.dominant, line.dominant_share = _dominant(fast_runs)
+    line.cost_slow, line.cost_fast = _cost(slow_runs), _cost(fast_runs)
+    line.cap_minutes = cap_minutes(line.slow_s)
+    line.finish_slow = share_under_cap(_finish_times(slow_runs), 60 * line.cap_minutes)
+    line.finish_fast = share_under_cap(_finish_times(fast_runs), 60 * line.cap_minutes)
     return line
+
+
+def cap_minutes(reference_s: float) -> float:
+    """The cap the bottom line quotes for a reference median task time (`CAP_LADDER_MIN`)."""
+    return next((m for m in CAP_LADDER_MIN if 60 * m >= reference_s), CAP_LADDER_MIN[-1])
+
+
+def _finish_times(runs: Sequence[RunRecord]) -> list[float | None]:
+    """Task times of the runs that finished (None for a stopped or failed run)."""
+    return [None if r.success is False or r.end_reason in STOP_REASONS else r.task_s for r in runs]
+
+
+def _cost(runs: Sequence[RunRecord]) -> float | None:
+    """Median $ per task over the runs with a trace, at the price their profile names
+    (None: no price entry, or no call with token counts)."""
+    try:
+        price = price_of(runs[0].profile_spec)
+    except LooplabError:
+        return None
+    if price is None:
+        return None
+    costs = [
+        c.total_usd
+        for r in runs
+        if r.trace is not None and (c := trace_cost(r.trace, price)).priced_calls
+    ]
+    return median(costs) if costs else None
 
 
 def _runs(n: int) -> str:
