@@ -146,7 +146,6 @@ def collect_command(
         server.stop()
         _finish(collector, output, tally)
     if tally.failed:
-        err_console().print(f"[bold red]{tally.failed} run(s) not written[/] (said above)")
         raise typer.Exit(1)
 
 
@@ -185,6 +184,8 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
         f"spans ({collector.refused} refused, {collector.duplicates} already taken) "
         f"-> {output}"
     )
+    if tally.failed:
+        err_console().print(f"[bold red]{tally.failed} run(s) not written[/] (said above)")
 
 
 def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
@@ -260,10 +261,10 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
             tally.failed += 1
             tally.writing = None
             continue
-        _mark(collector, trace, ids)
-        tally.writing = None
-        console.print(run_table(run, target))
         tally.written += 1
+        tally.writing = None
+        _mark(collector, trace, ids)  # cut off here: the restart rewrites the same file
+        console.print(run_table(run, target))
     tally.writing = None
 
 
