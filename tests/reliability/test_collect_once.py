@@ -110,7 +110,7 @@ def test_sigterm_with_a_run_not_written_is_not_reported_as_success(tmp_path: Pat
     assert code in (130, 143), errors
     assert "trace " + "f2" * 16 + " not written" in errors and "1 run(s) not written" in errors
     assert len(list(out.glob("*.jsonl"))) == 1
-    idle = Collect(tmp_path / "out2", "--settle-s", "0.1", "--until-idle", "0.5")
+    idle = Collect(tmp_path / "out2", "--settle-s", "0.1", "--until-idle", "3")
     both = run_of("f3" * 16, calls=1)
     both["resourceSpans"][0]["scopeSpans"][0]["spans"].append({**far, "traceId": "f3" * 16})
     assert idle.post(both).status_code == 200

@@ -156,7 +156,8 @@ def _record(span: Span) -> dict[str, Any]:
 def _span(record: dict[str, Any]) -> Span | None:
     """A journalled span, None when the line is not one."""
     try:
-        events = [SpanEvent(**e) for e in record.pop("events", [])]
-        return Span(**record, events=events)
+        events = tuple(SpanEvent(**e) for e in record.pop("events", []))
+        repaired = tuple(str(note) for note in record.pop("repaired", []))
+        return Span(**record, events=events, repaired=repaired)
     except TypeError:
         return None

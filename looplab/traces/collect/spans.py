@@ -18,6 +18,7 @@ import base64
 import binascii
 import json
 import math
+import sys
 import zlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,10 +66,10 @@ class Span:
     end: float | None
     attributes: dict[str, Any]
     resource: dict[str, Any] = field(default_factory=dict)
-    events: list[SpanEvent] = field(default_factory=list)
+    events: tuple[SpanEvent, ...] = ()
     status_code: int = 0
     status_message: str = ""
-    repaired: list[str] = field(default_factory=list)
+    repaired: tuple[str, ...] = ()
     """Values dropped or cleaned at the door (`where: why`), for the run's notes."""
 
 
@@ -164,16 +165,16 @@ def _span(raw: dict[str, Any], resource: dict[str, Any], where: str) -> Span:
         end=_nanos(raw.get("endTimeUnixNano"), "endTimeUnixNano", notes),
         attributes=_attributes(raw, KEPT_KEYS, notes),
         resource=resource,
-        events=[
+        events=tuple(
             SpanEvent(
                 _text(_dict(e, where).get("name") or "", "event name", notes),
                 _nanos(e.get("timeUnixNano"), "event timeUnixNano", notes),
             )
             for e in _list(raw, "events", where)
-        ],
+        ),
         status_code=code or 0,
         status_message=_text(status.get("message") or "", "status.message", notes),
-        repaired=notes,
+        repaired=tuple(notes),
     )
 
 
@@ -208,7 +209,7 @@ def _id(value: Any, size: int, where: str) -> str | None:
             raw = b""
     if len(raw) != size:
         raise BadRequest(f"{where}: expected {size * 2} hex digits, got {str(value)[:40]!r}")
-    return None if not any(raw) else raw.hex()
+    return None if not any(raw) else sys.intern(raw.hex())  # a trace's ids repeat
 
 
 def _int(value: Any, where: str) -> int | None:
@@ -262,7 +263,7 @@ def _attributes(owner: dict[str, Any], kept: frozenset[str], notes: list[str]) -
         entry = _dict(item, "attributes")
         key = entry.get("key")
         if isinstance(key, str) and key in kept:
-            out[key] = _value(_dict(entry.get("value"), f"attribute {key}"), key, notes)
+            out[sys.intern(key)] = _value(_dict(entry.get("value"), f"attribute {key}"), key, notes)
     return out
 
 
@@ -270,7 +271,8 @@ def _value(value: dict[str, Any], key: str, notes: list[str]) -> Any:
     """An OTLP `AnyValue` as a Python value (int64 strings as int, arrays as lists); a
     value out of range (see the module docstring) None, said in `notes`."""
     if "stringValue" in value:
-        return _text(value["stringValue"], key, notes)
+        text = _text(value["stringValue"], key, notes)
+        return sys.intern(text) if len(text) <= 64 else text  # names and models repeat
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "intValue" in value:
