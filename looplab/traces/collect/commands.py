@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from looplab.console import err_console, out_console
 from looplab.errors import ConfigError, TraceError
@@ -170,14 +171,8 @@ def _collector(output: Path, settle_s: float, max_trace_spans: int, max_spans: i
 
 
 def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
-    """At the end (signal or not): say a write a signal cut off, write every buffered
-    trace, say the totals."""
-    if tally.writing is not None:  # a signal cut a write off: the journal keeps it
-        err_console().print(
-            f"[bold red]trace {tally.writing} not written:[/] cut off by the signal "
-            "(kept in the journal: the next start writes it)"
-        )
-        tally.failed += 1
+    """At the end (signal or not): write what a signal cut off and every buffered trace,
+    say the totals."""
     _write(collector.drain(), output, collector, tally)
     err_console().print(
         f"{tally.written} run(s) from {collector.requests} request(s), {collector.spans} "
@@ -211,8 +206,8 @@ class _Tally:
     def __init__(self) -> None:
         self.written = 0
         self.failed = 0
-        self.writing: str | None = None
-        """The trace being written (set while a signal could cut it off)."""
+        self.queue: list[FinishedTrace] = []
+        """Traces taken from the collector and not yet done (a signal may cut a batch)."""
 
 
 def _serve(
@@ -236,36 +231,34 @@ def _serve(
 def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tally: _Tally) -> None:
     """Build and write each trace's run, print what was recovered, mark it in the journal.
 
-    A trace whose run cannot be built (damaged values) is said and marked too (its spans
-    would fail again); one that cannot be written (disk) stays in the journal for the next
-    start. Either counts as failed."""
+    The traces wait in `tally.queue` until done, so a signal mid-batch leaves the rest
+    there for `_finish` (a run cut off mid-write is written again: the same file). A trace
+    whose run cannot be built (damaged values) is said and marked too (its spans would fail
+    again); one that cannot be written (disk) stays in the journal for the next start.
+    Either counts as failed."""
     console = out_console()
-    for trace in traces:
+    tally.queue.extend(traces)
+    while tally.queue:
+        trace = tally.queue[0]
         ids = {s.span_id for s in trace.spans}
-        tally.writing = trace.trace_id
         try:
             run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
-        except (BadValue, TraceError, ValueError) as exc:
-            err_console().print(f"[bold red]trace {trace.trace_id} not written:[/] {exc}")
-            tally.failed += 1
-            _mark(collector, trace, ids)
-            tally.writing = None
-            continue
-        try:
             (target,) = write_runs([run], output)
-        except (OSError, TraceError) as exc:
+        except (BadValue, TraceError, OSError, ValueError) as exc:  # UnicodeError: ValueError
+            kept = isinstance(exc, OSError)
             err_console().print(
-                f"[bold red]trace {trace.trace_id} not written:[/] {exc} (kept in "
-                "the journal: the next start writes it)"
+                f"[bold red]trace {trace.trace_id} not written:[/] {escape(str(exc))}"
+                + (" (kept in the journal: the next start writes it)" if kept else "")
             )
             tally.failed += 1
-            tally.writing = None
+            tally.queue.pop(0)
+            if not kept:
+                _mark(collector, trace, ids)
             continue
         tally.written += 1
-        tally.writing = None
+        tally.queue.pop(0)
         _mark(collector, trace, ids)  # cut off here: the restart rewrites the same file
         console.print(run_table(run, target))
-    tally.writing = None
 
 
 def _mark(collector: Collector, trace: FinishedTrace, ids: set[str]) -> None:
@@ -275,7 +268,9 @@ def _mark(collector: Collector, trace: FinishedTrace, ids: set[str]) -> None:
     try:
         collector.journal.mark_written(trace.trace_id, trace.part, ids)
     except OSError as exc:
-        err_console().print(f"[yellow]journal not updated for {trace.trace_id}:[/] {exc}")
+        err_console().print(
+            f"[yellow]journal not updated for {trace.trace_id}:[/] {escape(str(exc))}"
+        )
 
 
 def _require_proto() -> None:

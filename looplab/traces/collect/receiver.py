@@ -15,7 +15,8 @@ spans go to the `Journal` (appended, fsynced) before the 200, and `restore` take
 a killed collector had accepted but not written.
 
 `receiver_app(collector)` answers like an OpenTelemetry collector: 200 with an empty
-`ExportTraceServiceResponse` in the request's encoding; 400 (malformed body), 413 (too
+`ExportTraceServiceResponse` in the request's encoding (with `partial_success` when some
+spans were rejected as malformed); 400 (malformed body), 413 (too
 large once inflated) or 415 (other content type or encoding) with a `google.rpc.Status`
 whose message says why. A bad request changes nothing and the receiver keeps serving.
 """
@@ -23,11 +24,11 @@ whose message says why. A bad request changes nothing and the receiver keeps ser
 from __future__ import annotations
 
 import json
-import logging
 import threading
 import time
 from dataclasses import dataclass, field
 
+from rich.markup import escape
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -41,7 +42,6 @@ __all__ = ["Collector", "FinishedTrace", "receiver_app"]
 
 _PROTOBUF = "application/x-protobuf"
 _INVALID_ARGUMENT = 3
-_LOG = logging.getLogger(__name__)
 MAX_TRACE_SPANS = 250_000
 """Default cap on the spans buffered for one trace."""
 MAX_SPANS = 1_000_000
@@ -173,8 +173,7 @@ class Collector:
             )
 
     def _refusal(self, message: str, status: int) -> BadRequest:
-        _LOG.warning("collect refused a request: %s", message)
-        err_console().print(f"[bold red]refused a request:[/] {message}", highlight=False)
+        err_console().print(f"[bold red]refused a request:[/] {escape(message)}", highlight=False)
         return BadRequest(message, status)
 
     def _buffer(self, span: Span, now: float) -> None:
@@ -226,20 +225,40 @@ def receiver_app(collector: Collector) -> Starlette:
         protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
         body = await request.body()  # a hang-up here ends quietly (guard.quiet_hangups)
         try:
-            spans = decode_request(
+            decoded = decode_request(
                 body,
                 request.headers.get("content-type", ""),
                 request.headers.get("content-encoding", ""),
             )
-            collector.add(spans)
+            collector.add(decoded.spans)
         except BadRequest as exc:
             collector.refuse()
             return _status(exc.status, str(exc), protobuf)
-        if protobuf:
-            return Response(b"", media_type=_PROTOBUF)  # an empty ExportTraceServiceResponse
-        return Response(b"{}", media_type="application/json")
+        return _accepted(decoded.rejected, protobuf)
 
     return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
+
+
+def _accepted(rejected: list[str], protobuf: bool) -> Response:
+    """200: an `ExportTraceServiceResponse`, empty, or with `partial_success` saying how
+    many spans were rejected as malformed and why (the first reason; also on stderr)."""
+    if not rejected:
+        if protobuf:
+            return Response(b"", media_type=_PROTOBUF)
+        return Response(b"{}", media_type="application/json")
+    message = f"{len(rejected)} malformed span(s) rejected, the first: {rejected[0]}"
+    err_console().print(escape(message), style="yellow", highlight=False)
+    if protobuf:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceResponse,
+        )
+
+        answer = ExportTraceServiceResponse()
+        answer.partial_success.rejected_spans = len(rejected)
+        answer.partial_success.error_message = message
+        return Response(answer.SerializeToString(), media_type=_PROTOBUF)
+    partial = {"rejectedSpans": str(len(rejected)), "errorMessage": message}
+    return Response(json.dumps({"partialSuccess": partial}), media_type="application/json")
 
 
 def _status(code: int, message: str, protobuf: bool) -> Response:

@@ -25,7 +25,7 @@ from typing import Any
 
 from looplab.traces.collect.conventions import KEPT_KEYS, KEPT_RESOURCE_KEYS
 
-__all__ = ["MAX_DECODED_BYTES", "BadRequest", "Span", "decode_request"]
+__all__ = ["MAX_DECODED_BYTES", "BadRequest", "Decoded", "Span", "decode_request"]
 
 MAX_DECODED_BYTES = 64 * 1024 * 1024
 """Largest body after decompression (a small gzip body can inflate a thousandfold)."""
@@ -73,8 +73,16 @@ class Span:
     """Values dropped or cleaned at the door (`where: why`), for the run's notes."""
 
 
-def decode_request(body: bytes, content_type: str, content_encoding: str = "") -> list[Span]:
-    """Every span of one OTLP/HTTP trace export.
+@dataclass
+class Decoded:
+    """One export's spans, and the reasons of the spans rejected as malformed."""
+
+    spans: list[Span]
+    rejected: list[str] = field(default_factory=list)
+
+
+def decode_request(body: bytes, content_type: str, content_encoding: str = "") -> Decoded:
+    """Every well-formed span of one OTLP/HTTP trace export (and why the others are not).
 
     Args:
         body: the raw request body.
@@ -83,7 +91,8 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
 
     Raises:
         BadRequest: an unsupported type (415) or encoding, a body that does not decompress
-            or decode, or a span without its ids.
+            or decode, or one whose every span is malformed (one malformed span among
+            good ones is only rejected: `Decoded.rejected`).
     """
     data = _decompress(body, content_encoding.strip().lower())
     kind = content_type.split(";")[0].strip().lower()
@@ -133,10 +142,13 @@ def _protobuf_document(data: bytes) -> Any:
     return json_format.MessageToDict(request, use_integers_for_enums=True)
 
 
-def _spans(document: Any) -> list[Span]:
+def _spans(document: Any) -> Decoded:
+    """The spans of an export; a malformed span is rejected alone (its reason kept), and
+    only a body with nothing but malformed spans is a `BadRequest`."""
     if not isinstance(document, dict):
         raise BadRequest("body: expected an object with resourceSpans")
     spans: list[Span] = []
+    rejected: list[str] = []
     for r, resource_spans in enumerate(_list(document, "resourceSpans", "body")):
         where = f"resourceSpans[{r}]"
         owner = _dict(_dict(resource_spans, where).get("resource"), where)
@@ -144,8 +156,15 @@ def _spans(document: Any) -> list[Span]:
         for s, scope in enumerate(_list(resource_spans, "scopeSpans", where)):
             inner = f"{where}.scopeSpans[{s}]"
             for n, raw in enumerate(_list(_dict(scope, inner), "spans", inner)):
-                spans.append(_span(_dict(raw, f"{inner}.spans[{n}]"), resource, f"{inner}[{n}]"))
-    return spans
+                try:
+                    spans.append(
+                        _span(_dict(raw, f"{inner}.spans[{n}]"), resource, f"{inner}[{n}]")
+                    )
+                except BadRequest as exc:
+                    rejected.append(str(exc))
+    if rejected and not spans:
+        raise BadRequest(f"every span is malformed ({len(rejected)}), the first: {rejected[0]}")
+    return Decoded(spans, rejected)
 
 
 def _span(raw: dict[str, Any], resource: dict[str, Any], where: str) -> Span:
@@ -240,7 +259,7 @@ def _nanos(value: Any, where: str, notes: list[str]) -> float | None:
         return None
     nanos = _int(value, where)
     if nanos is None or not _NANOS[0] <= nanos <= _NANOS[1]:
-        notes.append(f"{where}: {str(value)[:24]} is not a time in 2001..2100 (ns), dropped")
+        notes.append(f"{where}: {str(value)[:24]!r} is not a time in 2001..2100 (ns), dropped")
         return None
     return nanos / 1e9
 
@@ -284,7 +303,7 @@ def _value(value: dict[str, Any], key: str, notes: list[str]) -> Any:
             number = math.nan
         if math.isfinite(number):
             return number
-        notes.append(f"{key}: {str(value['doubleValue'])[:24]} is not a finite number, dropped")
+        notes.append(f"{key}: {str(value['doubleValue'])[:24]!r} is not a finite number, dropped")
         return None
     if "arrayValue" in value:
         items = _dict(value["arrayValue"], "arrayValue").get("values") or []
