@@ -7,6 +7,7 @@ auth *instead of* the API key (every call then fails with 401), and a URL is pri
 served (`/health`) and written (configs, traces). Keys go in an environment variable
 named by `api_key_env` / `--api-key-env`.
 
+`join_path` appends an endpoint to a root whose query (`?key=...`) stays after the path.
 `public_url` / `public_text` are what may be shown: user-info removed and query values
 with credential names (`key`, `api_key`, `token`, ...) redacted.
 """
@@ -16,10 +17,11 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-__all__ = ["api_root", "public_text", "public_url", "url_problem"]
+__all__ = ["SECRET_QUERY", "api_root", "join_path", "public_text", "public_url", "url_problem"]
 
 _USERINFO = re.compile(r"(?<=://)[^/?#\s@'\"]*@")
-_SECRET_QUERY = re.compile(r"(?i)^(.*key|.*token|.*secret|password|sig|signature)$")
+SECRET_QUERY = re.compile(r"(?i)^(.*key|.*token|.*secret|password|sig|signature)$")
+"""Query parameter names whose values are credentials (`?key=`, `?api_key=`, `?token=`)."""
 
 
 def public_url(url: str) -> str:
@@ -31,11 +33,19 @@ def public_url(url: str) -> str:
     host = parts.netloc.rpartition("@")[2]
     query = urllib.parse.urlencode(
         [
-            (name, "REDACTED" if _SECRET_QUERY.match(name) else value)
+            (name, "REDACTED" if SECRET_QUERY.match(name) else value)
             for name, value in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         ]
     )
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, query, parts.fragment))
+
+
+def join_path(root: str, suffix: str) -> str:
+    """`root`'s URL with `suffix` appended to its path, its query kept after it
+    (`http://h/v1?key=K` + `/chat/completions` -> `http://h/v1/chat/completions?key=K`)."""
+    parts = urllib.parse.urlsplit(root)
+    path = parts.path.rstrip("/") + suffix
+    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))
 
 
 def public_text(text: str) -> str:

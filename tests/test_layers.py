@@ -27,6 +27,7 @@ LAYERS: list[set[str]] = [
         "console",
         "distributions",
     },
+    {"latency"},
     {"traces"},
     {"workloads"},
     {"backends"},

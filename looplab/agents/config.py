@@ -87,6 +87,12 @@ class AgentConfig(StrictModel):
     before it; the first tool call waits for it (`queued_s`). Applies when the prompt
     needs nothing from the sandbox (no service URL in it, no browser); otherwise the
     sandbox starts first as usual (`run_end.knob_stats.eager_applied` says which)."""
+    fanout: bool = False
+    """Fan-out: offer the `delegate` tool (sub-agents running concurrently on the same
+    sandbox, `looplab.agents.fanout`) and run a step's tool calls at once (unless
+    `max_parallel_tools` caps them). The scripted policy then plays the fan-out plan."""
+    subagent_max_steps: int = Field(default=8, ge=1)
+    """Steps of each sub-agent before it ends with `step_limit` (its call an error)."""
     max_completion_tokens: int | None = Field(default=4096, ge=1)
     """Cap on each reply's completion tokens (reasoning included); None: the backend's."""
     temperature: float | None = Field(default=None, ge=0, le=2)
@@ -134,4 +140,4 @@ class AgentConfig(StrictModel):
         """How many tool calls of one step may run at once."""
         if self.max_parallel_tools > 1:
             return self.max_parallel_tools
-        return 64 if self.parallel_tool_calls else 1
+        return 64 if self.parallel_tool_calls or self.fanout else 1

@@ -17,16 +17,15 @@ the model can read; calls run through a `StepDispatcher` (`dispatch.py`): at mos
 `streaming_dispatch`; with `speculation` a likely read-only call runs during the model call
 and is used when it matches, `speculation.py`), **observe** (the results, and the browser's
 screenshots, appended to the conversation; a reflection call when one is due) and
-**record** (the step's `StepRecord`: model phase, tools, side calls, its end).
+**record** (the step's `StepRecord`: model phase, tools, side calls, its end). With
+`fanout` the tools include `delegate`, whose calls run sub-agents (`fanout.py`).
 
-Why LangGraph, and where it earns its place: the run is a state graph whose state (the
-conversation and the end reason) changes once per step, so what LangGraph offers attaches
-at step boundaries without touching the loop: a checkpointer (`compile(checkpointer=...)`)
-to persist and resume a run after any step, `astream` for one state update per step, and
-`interrupt_before=["step"]` to approve each step. looplab itself runs `ainvoke` and uses
-none of these yet; the single node keeps them a one-line change. There is no second node
-per step, so LangGraph's superstep budget is derived from `max_steps` (`superstep_limit`),
-not padded: a run is always stopped by its own limits, never by LangGraph's.
+Why LangGraph: the run is a state graph whose state (the conversation and the end
+reason) changes once per step, so a checkpointer (`compile(checkpointer=...)`), `astream`
+(one state update per step) and `interrupt_before=["step"]` attach at step boundaries.
+looplab runs `ainvoke` and uses none of these yet. With one node per step, LangGraph's
+superstep budget is derived from `max_steps` (`superstep_limit`), not padded: a run is
+always stopped by its own limits, never by LangGraph's.
 
 The graph is the same for every agent; agents differ in system prompt and tools.
 """
@@ -43,6 +42,7 @@ from langgraph.graph import END, START, StateGraph
 from looplab.agents.config import AgentConfig
 from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
+from looplab.agents.fanout import Delegation
 from looplab.agents.images import drop_old_images, image_message
 from looplab.agents.records import ModelCallRecord, RunResult, StepRecord, ToolCallRecord
 from looplab.agents.retry import complete_with_retries
@@ -101,9 +101,11 @@ class AgentLoop:
         self._pending = pending
         self._sandbox_wait_s = 0.0
         self.harness_time_s = harness_time_s
-        self.toolbox = toolbox
         self.context = context
         self.config = config or AgentConfig()
+        fan = Delegation(toolbox, self.config, self._sub_loop, lambda: len(self.steps) - 1)
+        self._delegation = fan if self.config.fanout else None
+        self.toolbox = toolbox.with_tools([fan.tool()]) if self._delegation else toolbox
         self.system_prompt = self.config.system_prompt or system_prompt
         self.steps: list[StepRecord] = []
         self._started = 0.0
@@ -154,10 +156,17 @@ class AgentLoop:
             messages=final["messages"],
             final_text=self._finish_text or text,
             error=self._error,
-            tokens_used=self._tokens,
+            tokens_used=self._tokens + (self._delegation.tokens if self._delegation else 0),
             knobs=self.config.knobs(),
             knob_stats=stats,
+            subruns=self._delegation.subruns if self._delegation else [],
         )
+
+    def _sub_loop(
+        self, toolbox: ToolBox, context: ToolContext, prompt: str, config: AgentConfig
+    ) -> AgentLoop:
+        """A sub-agent's loop (`fanout.Delegation`): same backend, same sandbox."""
+        return AgentLoop(self.client, toolbox, context, prompt, config)
 
     def _knobs_on(self) -> bool:
         config = self.config
@@ -182,6 +191,8 @@ class AgentLoop:
         if self.config.streaming_dispatch:
             streamed = [t for s in self.steps for t in s.tools if t.dispatch == "stream"]
             stats["streamed_calls"] = float(len(streamed))
+        if self._delegation is not None:
+            stats.update(self._delegation.stats())
         if self._speculator is not None:
             await self._speculator.drain()
             stats.update(self._speculator.stats())

@@ -22,6 +22,7 @@ __all__ = [
     "RunResult",
     "SideCall",
     "StepRecord",
+    "SubRun",
     "ToolCallRecord",
 ]
 
@@ -196,6 +197,17 @@ class StepRecord:
 
 
 @dataclass
+class SubRun:
+    """A sub-agent's run (`looplab.agents.fanout`): spawned by a `delegate` call of the
+    parent's step `step`, joined when that call returned (its result in the same step)."""
+
+    step: int
+    role: str
+    task: str
+    result: RunResult
+
+
+@dataclass
 class RunResult:
     """The outcome and timing of one agent run.
 
@@ -215,6 +227,8 @@ class RunResult:
     """The latency knobs the loop ran with (`AgentConfig.knobs`)."""
     knob_stats: dict[str, float] = field(default_factory=dict)
     """What they did (streamed calls, speculation hits/misses/wasted seconds)."""
+    subruns: list[SubRun] = field(default_factory=list)
+    """Sub-agents the run delegated to (`fanout: true`), in the order they ended."""
 
     @property
     def wall_s(self) -> float:

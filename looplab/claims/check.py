@@ -24,11 +24,13 @@ speedup, or fewer seconds, is a larger gain):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from looplab.claims.breakeven import BreakEvenResult, break_even_text, find_break_even
 from looplab.claims.decompose import Decomposition, decompose, decomposition_json
-from looplab.claims.evidence import Evidence, gather
+from looplab.claims.evidence import WORKLOAD_GROUP, Evidence, gather, timed_evidence
+from looplab.claims.groups import GroupRow, Pooled, group_rows, pooled_equal
 from looplab.claims.model import Claimed, ClaimEntry
 from looplab.report.data.stats import MIN_PAIRED_N, bca_median, bca_speedup
 from looplab.stats import against_band, median
@@ -51,6 +53,14 @@ class ClaimCheck:
     """95% BCa interval in the same measure (None: n too small, or not testable)."""
     verdict: str
     decomposition: Decomposition | None = None
+    groups: list[GroupRow] = field(default_factory=list)
+    """Per group (harness) rows, when the evidence has two or more groups."""
+    pooled: Pooled | None = None
+    """The groups weighted equally (`groups.pooled_equal`)."""
+    pooled_verdict: str | None = None
+    """The verdict of the equal-weight pooled value."""
+    break_even: BreakEvenResult | None = None
+    """Where the assumed parameter of `test.break_even` flips the verdict."""
 
 
 def _gain(measure: str, value: float) -> float:
@@ -94,6 +104,15 @@ _WORDS = {
 """`looplab.stats.against_band` in the words of a claim check (gains: larger is more)."""
 
 
+def _point(measure: str, slow: list[float], fast: list[float]) -> float:
+    """The prediction in `measure` from the two sides' medians."""
+    bottom = median(fast)
+    if measure == "seconds":
+        return bottom
+    speedup = median(slow) / bottom if bottom > 0 else math.nan
+    return speedup if measure == "speedup" else 1 - 1 / speedup
+
+
 def _predict(
     claimed: Claimed, evidence: Evidence
 ) -> tuple[float | None, tuple[float, float] | None]:
@@ -102,6 +121,9 @@ def _predict(
         return None, None
     slow = {u: [s] for u, s in zip(evidence.units, evidence.slow, strict=True)}
     fast = {u: [f] for u, f in zip(evidence.units, evidence.fast, strict=True)}
+    if evidence.exact:  # arithmetic, not a sample: the interval is the point
+        point = _point(claimed.measure, evidence.slow, evidence.fast)
+        return point, (point, point)
     if claimed.measure == "seconds":
         return median(evidence.fast), bca_median(fast)
     bottom = median(evidence.fast)
@@ -122,12 +144,53 @@ def check_claim(entry: ClaimEntry) -> ClaimCheck:
     evidence = gather(entry)
     if evidence.reason is not None:
         return ClaimCheck(entry, evidence, None, None, f"not testable yet: {evidence.reason}")
-    prediction, ci = _predict(entry.claimed, evidence)
+    prediction, ci = _predict(entry.claimed, _runs_only(evidence))
     judged = verdict(entry.claimed, prediction, ci, bound=evidence.bound)
     check = ClaimCheck(entry, evidence, prediction, ci, judged)
     if entry.test.decompose and evidence.retimer is not None and evidence.units:
         check.decomposition = decompose(evidence.retimer, entry.test.slow, entry.test.fast)
+    _add_groups(check)
+    spec = entry.test.break_even
+    retimer = evidence.retimer
+    if spec is not None and retimer is not None and evidence.units:
+
+        def judge(value: float) -> str:
+            at = timed_evidence(entry, retimer, evidence.what, both={spec.knob: value})
+            return verdict(entry.claimed, *_predict(entry.claimed, at), bound=evidence.bound)
+
+        check.break_even = find_break_even(spec, judge)
     return check
+
+
+def _runs_only(evidence: Evidence) -> Evidence:
+    """The evidence without the units of workloads re-timed beside the corpus (their own
+    rows only: the claim's own prediction stays the corpus runs')."""
+    beside = {u for g, ids in evidence.groups.items() if g.startswith(WORKLOAD_GROUP) for u in ids}
+    if not beside:
+        return evidence
+    keep = [i for i, u in enumerate(evidence.units) if u not in beside]
+    return replace(
+        evidence,
+        units=[evidence.units[i] for i in keep],
+        slow=[evidence.slow[i] for i in keep],
+        fast=[evidence.fast[i] for i in keep],
+    )
+
+
+def _add_groups(check: ClaimCheck) -> None:
+    """Per-group rows and the equal-weight pooled row over the harnesses (`groups.py`;
+    a workload beside the corpus is a row, not pooled), when there are two or more."""
+    ev, claimed = check.evidence, check.entry.claimed
+    if len(ev.groups) < 2:
+        return
+    times = {u: (s, f) for u, s, f in zip(ev.units, ev.slow, ev.fast, strict=True)}
+    pairs = {g: {u: times[u] for u in ids} for g, ids in ev.groups.items()}
+    check.groups = group_rows(claimed, pairs)
+    harnesses = {g: p for g, p in pairs.items() if not g.startswith(WORKLOAD_GROUP)}
+    check.pooled = pooled_equal(claimed.measure, harnesses)
+    if check.pooled is not None:
+        pooled = check.pooled
+        check.pooled_verdict = verdict(claimed, pooled.prediction, pooled.ci, bound=ev.bound)
 
 
 def _finite(value: float | None) -> float | None:
@@ -173,6 +236,22 @@ def check_json(check: ClaimCheck) -> dict[str, Any]:
         "slow": entry.test.slow,
         "fast": {**entry.test.slow, **entry.test.fast},
     }
+    out["groups"] = [
+        {"group": g.group, "n": g.n, "prediction": _finite(g.prediction), "ci": g.ci}
+        for g in check.groups
+    ]
+    pooled = check.pooled
+    out["pooled_equal"] = (
+        None
+        if pooled is None
+        else {
+            "prediction": _finite(pooled.prediction),
+            "ci": pooled.ci,
+            "verdict": check.pooled_verdict,
+            "how": pooled.how,
+        }
+    )
+    out["break_even"] = None if check.break_even is None else break_even_text(check.break_even)
     if check.decomposition is not None:
         point = claimed.point if claimed.measure == "speedup" else None
         out["decomposition"] = decomposition_json(check.decomposition, point)

@@ -8,9 +8,12 @@ draws, corpus runs) and, per unit, the slow and the fast side's predicted times,
   each re-timed at the slow and the fast setting;
 - `corpus-retime`: the shipped corpus's runs (optionally one harness), each turned into its
   exact task shape (`shape_from_trace`) and re-timed likewise; runs without token counts or
-  times are counted as untimed, never as 1.0x;
+  times are counted as untimed, never as 1.0x; the units are grouped by harness
+  (`Evidence.groups`: per-harness rows and an equal-weight pooled row, `groups.py`);
 - `speculation-bound`: the workload's draws, serial vs every step's tools hidden behind
   its model call: the most any speculative tool execution could save (an upper bound);
+- `worked-example`: a source's own arithmetic (`test.example`: N calls of M output
+  tokens) re-timed by the lab's timing formula: exact, so its interval is the point;
 - `not-testable`: nothing is predicted; the entry's `reason` is the verdict. With
   `test.implied` (and a workload), the lab solves for what the claim implies: the slow
   value of one knob that, cut by the claimed fraction, gives the claimed gain.
@@ -32,9 +35,19 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.traces.corpus import list_corpus, load_corpus
 from looplab.workloads.model import load_workload
 from looplab.workloads.sample import draw_shape
-from looplab.workloads.shape import TaskShape, shape_from_trace
+from looplab.workloads.shape import (
+    CONTINUE_TOOL,
+    StepShape,
+    TaskShape,
+    ToolShape,
+    shape_from_trace,
+)
 
-__all__ = ["METHODS", "Evidence", "gather"]
+__all__ = ["METHODS", "WORKLOAD_GROUP", "Evidence", "gather", "timed_evidence"]
+
+
+WORKLOAD_GROUP = "workload "
+"""Prefix of a group of workload draws re-timed beside the corpus (a row, not pooled)."""
 
 
 @dataclass
@@ -60,6 +73,11 @@ class Evidence:
     unreachable within the search)."""
     bound: bool = False
     """The fast side is a best case (an upper bound on the gain), not a prediction."""
+    exact: bool = False
+    """The times are arithmetic, not a sample (`worked-example`): the interval is the
+    point itself."""
+    groups: dict[str, list[str]] = field(default_factory=dict)
+    """Group (the corpus runs' harness) -> its unit ids; per-group rows when two or more."""
 
     @property
     def n(self) -> int:
@@ -67,11 +85,19 @@ class Evidence:
         return len(self.units)
 
 
-def _timed(entry: ClaimEntry, retimer: Retimer, what: str, untimed: int = 0) -> Evidence:
-    """Both sides of every shape at the entry's settings, in its metric."""
+def timed_evidence(
+    entry: ClaimEntry,
+    retimer: Retimer,
+    what: str,
+    untimed: int = 0,
+    both: dict[str, float] | None = None,
+) -> Evidence:
+    """Both sides of every shape at the entry's settings, in its metric; `both`: knob
+    values set on both sides over the entry's (a break-even search)."""
     plan = entry.test
-    slow = retimer.points(plan.slow)
-    fast = retimer.points({**plan.slow, **plan.fast})
+    extra = both or {}
+    slow = retimer.points({**plan.slow, **extra})
+    fast = retimer.points({**plan.slow, **plan.fast, **extra})
     attr = "task_s" if entry.claimed.metric == "task" else "ttft_total_s"
     return Evidence(
         what=what,
@@ -102,25 +128,63 @@ def _drawn(entry: ClaimEntry, source: str) -> tuple[Retimer, str]:
 
 def _workload(entry: ClaimEntry, source: str) -> Evidence:
     retimer, what = _drawn(entry, source)
-    return _timed(entry, retimer, what)
+    return timed_evidence(entry, retimer, what)
 
 
 def _corpus(entry: ClaimEntry, source: str) -> Evidence:
     plan = entry.test
     runs = [r for r in list_corpus() if plan.harness in (None, r.harness)]
     shapes: list[TaskShape] = []
+    groups: dict[str, list[str]] = {}
     untimed = 0
-    for trace in load_corpus(runs):
+    for run, trace in zip(runs, load_corpus(runs), strict=True):
         try:
             shapes.append(shape_from_trace(trace))
         except LooplabError:
             untimed += 1
+            continue
+        groups.setdefault(run.harness, []).append(shapes[-1].id)
     harness = f"the {plan.harness} runs" if plan.harness else "every run"
     what = (
         f"{harness} of the shipped corpus of public agent runs, each re-timed from its "
         f"exact recorded shape (tokens, tools, harness time) on preset {plan.base}"
     )
-    return _timed(entry, Retimer(shapes, resolve_profile(plan.base)), what, untimed)
+    for name in plan.workloads:
+        model = load_workload(bundled_tasks_dir() / "workload" / name / "workload.yaml")
+        drawn = [draw_shape(model, seed) for seed in range(plan.draws)]
+        shapes += drawn
+        groups[f"{WORKLOAD_GROUP}{name}"] = [shape.id for shape in drawn]
+        what += f"; beside it {plan.draws} draws of the shipped workload {name}"
+    evidence = timed_evidence(entry, Retimer(shapes, resolve_profile(plan.base)), what, untimed)
+    evidence.groups = groups
+    return evidence
+
+
+def _worked_example(entry: ClaimEntry, source: str) -> Evidence:
+    """The source's own arithmetic: one task of `calls` identical calls (`output_tokens`
+    each, no prompt to prefill, no tools) re-timed by the lab's timing formula."""
+    example = entry.test.example
+    if example is None:
+        raise ConfigError("worked-example needs test.example", source=source, field="test.example")
+    last = example.calls - 1
+    steps = [
+        StepShape(
+            output_tokens=example.output_tokens,
+            reasoning_tokens=0,
+            tools=[ToolShape(name=CONTINUE_TOOL, seconds=0.0)] if i < last else [],
+        )
+        for i in range(example.calls)
+    ]
+    shape = TaskShape(id="worked-example", source=f"claim {entry.name}", steps=steps)
+    retimer = Retimer([shape], resolve_profile(entry.test.base))
+    evidence = timed_evidence(entry, retimer, "")
+    evidence.what = (
+        f"the source's task ({example.calls} calls of {example.output_tokens} output tokens, "
+        f"no tools) re-timed by the lab's timing formula on preset {entry.test.base}: "
+        f"{evidence.slow[0]:.1f} s slow, {evidence.fast[0]:.1f} s fast"
+    )
+    evidence.exact = True
+    return evidence
 
 
 def _speculation_bound(entry: ClaimEntry, source: str) -> Evidence:
@@ -164,6 +228,7 @@ METHODS: dict[str, Method] = {
     "corpus-retime": _corpus,
     "speculation-bound": _speculation_bound,
     "not-testable": _not_testable,
+    "worked-example": _worked_example,
 }
 """Evidence method name -> what computes it (a new method joins with one line)."""
 

@@ -22,6 +22,7 @@ from looplab.errors import ConfigError
 
 __all__ = [
     "ENTRY_DIR",
+    "BreakEven",
     "ClaimEntry",
     "Claimed",
     "Conditions",
@@ -29,6 +30,7 @@ __all__ = [
     "PanelText",
     "Source",
     "TestPlan",
+    "WorkedExample",
     "claim_entries",
     "get_claim",
     "load_claim",
@@ -120,6 +122,42 @@ class Implied(StrictModel):
         return knob
 
 
+class BreakEven(StrictModel):
+    """An assumed parameter that decides the verdict: the lab searches the value where the
+    verdict changes (`looplab.claims.breakeven`) and prints it next to the assumption."""
+
+    knob: str
+    """The knob searched (a key of `KNOBS`), set on both sides."""
+    label: str = Field(min_length=1)
+    """The parameter in words (`hidden reasoning`)."""
+    unit: str = ""
+    """The unit it is shown in (`tokens per step`)."""
+    per_unit: float = Field(default=1.0, gt=0)
+    """Shown value per knob unit (knob 1.0 = 300 tokens per step: 300)."""
+    assumed: float = Field(ge=0)
+    """The knob value the entry assumes."""
+    low: float = Field(default=0.0, ge=0)
+    """The smallest knob value searched."""
+    high: float = Field(default=10.0, gt=0)
+    """The largest knob value searched."""
+
+    @field_validator("knob")
+    @classmethod
+    def _known(cls, knob: str) -> str:
+        if knob not in KNOBS:
+            raise ValueError(f"unknown knob {knob!r}; allowed: {', '.join(KNOBS)}")
+        return knob
+
+
+class WorkedExample(StrictModel):
+    """`worked-example`: a source's own arithmetic, as one task of identical model calls."""
+
+    calls: int = Field(ge=1)
+    """Model calls in the task (one after another, no tools)."""
+    output_tokens: int = Field(ge=1)
+    """Output tokens of each call."""
+
+
 class TestPlan(StrictModel):
     """How the lab tests the claim."""
 
@@ -145,6 +183,13 @@ class TestPlan(StrictModel):
     """`not-testable`: why, and what the lab lacks."""
     implied: Implied | None = None
     """`not-testable` with a `workload`: solve for what the claim implies instead."""
+    example: WorkedExample | None = None
+    """`worked-example`: the task the source's arithmetic describes."""
+    workloads: list[str] = Field(default_factory=list)
+    """`corpus-retime`: shipped workloads re-timed beside the corpus, each its own group
+    (row) of `draws` draws."""
+    break_even: BreakEven | None = None
+    """An assumed parameter the verdict turns on: print where the verdict changes."""
 
     @field_validator("slow", "fast")
     @classmethod

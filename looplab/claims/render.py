@@ -7,6 +7,7 @@ the assumptions and, when decomposed, a waterfall of the slow-to-fast difference
 
 from __future__ import annotations
 
+from looplab.claims.breakeven import break_even_text
 from looplab.claims.check import TOO_FEW, ClaimCheck
 from looplab.claims.decompose import Decomposition
 from looplab.claims.knobs import KNOBS
@@ -81,6 +82,19 @@ def waterfall_text(d: Decomposition, claimed: float | None) -> list[str]:
     return lines
 
 
+def _group_line(
+    claimed: Claimed, name: str, n: int, value: float, ci: tuple[float, float] | None
+) -> str:
+    """`codex (n=1): 1.62x (n too small for a CI)`."""
+    if ci is None:
+        said = f"{TOO_FEW} for a CI"
+    else:
+        said = f"95% CI {value_text(claimed, ci[0])}-{value_text(claimed, ci[1])}"
+    unit = "groups" if name == "equal weight" else "n"
+    count = f"{n} {unit}" if unit == "groups" else f"n={n}"
+    return f"{name:<16} ({count}): {value_text(claimed, value)} ({said})"
+
+
 def check_text(check: ClaimCheck) -> str:
     """One checked claim in words (module docstring)."""
     e, ev, claimed = check.entry, check.evidence, check.entry.claimed
@@ -93,12 +107,25 @@ def check_text(check: ClaimCheck) -> str:
         f"  claimed:    {claimed.text} [{_band(claimed)} of {_METRICS[claimed.metric]}]",
     ]
     if check.prediction is not None:
-        if check.ci:
+        if ev.exact:
+            ci = "exact arithmetic, no sampling: no interval"
+        elif check.ci:
             ci = f"95% BCa CI {value_text(claimed, check.ci[0])}-{value_text(claimed, check.ci[1])}"
         else:
             ci = f"{TOO_FEW} for a CI (n={ev.n} < {MIN_PAIRED_N})"
         lines.append(f"  lab:        {value_text(claimed, check.prediction)} ({ci})")
     lines.append(f"  verdict:    {check.verdict}")
+    if check.groups:
+        lines.append("  lab above: the corpus runs pooled by run count; per harness:")
+        lines += [
+            f"    {_group_line(claimed, g.group, g.n, g.prediction, g.ci)}" for g in check.groups
+        ]
+        pooled = check.pooled
+        if pooled is not None:
+            row = _group_line(claimed, "equal weight", pooled.groups, pooled.prediction, pooled.ci)
+            lines.append(f"    {row} -> {check.pooled_verdict} [{pooled.how}]")
+    if check.break_even is not None:
+        lines.append(f"  break-even: {break_even_text(check.break_even)}")
     implied = e.test.implied
     if implied is not None and ev.retimer is not None:
         knob = KNOBS[implied.knob]

@@ -22,6 +22,7 @@ from typing import Literal, Protocol
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
+from looplab.analysis.caps import cap_events
 from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
@@ -111,16 +112,35 @@ class CellContext:
     """Opens the cell's trace: by default a `TraceWriter` on the file."""
 
 
-def agent_config(config: ExperimentConfig) -> AgentConfig:
-    """The agent settings with the experiment's budgets applied."""
+def agent_config(config: ExperimentConfig, *, clock: str = "virtual") -> AgentConfig:
+    """The agent settings with the experiment's budgets applied (on the wall clock, the
+    task time cap stops the loop as a wall-time budget would)."""
     budgets = config.budgets
+    wall = budgets.wall_time_s
+    if clock == "wall" and budgets.task_timeout_s is not None:
+        wall = min(wall, budgets.task_timeout_s) if wall else budgets.task_timeout_s
     return config.agent.model_copy(
         update={
             "max_steps": budgets.max_steps,
             "token_budget": budgets.max_tokens,
-            "wall_time_budget_s": budgets.wall_time_s,
+            "wall_time_budget_s": wall,
         }
     )
+
+
+def _capped(config: ExperimentConfig, events: list[TraceEvent]) -> list[TraceEvent]:
+    """The run cut at the experiment's task time cap, ending `timeout` (`cap_events`)."""
+    cap = config.budgets.task_timeout_s
+    if cap is None:
+        return events
+    end = events[-1]
+    wall = config.budgets.wall_time_s
+    stopped = (
+        isinstance(end, RunEndEvent)
+        and end.end_reason == "wall_time_budget"
+        and (wall is None or cap <= wall)
+    )
+    return cap_events(events, cap, stopped=stopped)
 
 
 def cell_kind(config: ExperimentConfig, cell: Cell) -> CellKind:
@@ -176,6 +196,7 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
             events = compose_virtual_timeline(events, server.simulator.timings)
         elif server is not None:
             events = annotate_reasoning(events, server.simulator.timings)
+        events = _capped(config, events)
         for event in events:
             writer.write(event)
     end = events[-1]
@@ -209,7 +230,7 @@ def _agent_start(
 ) -> _AgentStart:
     """Load the cell's task (or draw its workload shape): input errors raise here, before
     the trace exists."""
-    agent = agent_config(config)
+    agent = agent_config(config, clock=cell_clock(config, cell.task))
     if cell_kind(config, cell) == "workload":
         shape = cell_shape(cell.task, cell.seed, config.workload)
 

@@ -221,6 +221,24 @@ def _sweep_table(summaries: list[Any], title: str) -> Table:
     return table
 
 
+def _sweep_costs(traces: list[Any], base: str) -> str:
+    """One line: median cost per task of `traces` at the price entry of the sweep's
+    profile and of the mission's pair (the tokens are the traces'; the rate changes time,
+    not tokens)."""
+    from looplab.analysis.cost import median_cost_per_task_at_profile
+    from looplab.backends.profiles.presets import presets
+
+    known = presets()
+    parts = []
+    for name in dict.fromkeys([base, "slow-80", "fast-750"]):
+        profile = known.get(name)
+        cost = median_cost_per_task_at_profile(traces, profile) if profile else None
+        if profile is not None and profile.price:
+            text = f"${cost:.4f}" if cost is not None else "n/a (no token counts)"
+            parts.append(f"{text} at {name} ({profile.price})")
+    return "cost per task (median): " + ("; ".join(parts) if parts else "unpriced")
+
+
 def sweep_command(
     inputs: Annotated[
         list[Path], typer.Argument(help="Trace files, trace directories or experiment dirs.")
@@ -284,5 +302,6 @@ def sweep_command(
             f"(medians; speedup vs {reference or min(rate_list):g} tok/s{left_out})"
         )
         console.print(_sweep_table(summaries, title))
+        console.print(_sweep_costs(traces, base.name), highlight=False)
     if output is not None and write_output(output, text):
         console.print(f"table: {output}")

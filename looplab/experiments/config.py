@@ -124,6 +124,11 @@ class Budgets(StrictModel):
     """Total tokens (prompt + completion) per run."""
     wall_time_s: float | None = Field(default=None, gt=0)
     """Wall time per run."""
+    task_timeout_s: float | None = Field(default=None, gt=0)
+    """Task time cap (a deadline): a run whose task time passes it ends `timeout`, cut at
+    the cap, and counts as not finished. On the wall clock the run is stopped at its
+    first step boundary past the cap; on the virtual clock the cap applies to the
+    computed task time. An axis: `budgets.task_timeout_s: [60, 300]`."""
 
 
 class ExperimentConfig(StrictModel):
@@ -214,6 +219,19 @@ class ExperimentConfig(StrictModel):
             raise ValueError(
                 f"{cells} cells (backends x agents x tasks x repetitions) is more than "
                 f"max_cells={self.max_cells}; set max_cells to run that many"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _fanout_on_wall_clock(self) -> ExperimentConfig:
+        """Fan-out needs the wall clock: on the virtual clock a delegate call is a tool
+        call timed by its wall time, instant, though its sub-agent's model time is not."""
+        values = [self.agent.fanout, *self.axes.get("agent.fanout", [])]
+        values += [v.get("agent.fanout") for v in self.variants]
+        if self.clock == "virtual" and any(v is True for v in values):
+            raise ValueError(
+                "agent.fanout: true needs clock: wall (on the virtual clock a delegate call "
+                "is timed by its wall time, instant, though its sub-agent's model time is not)"
             )
         return self
 

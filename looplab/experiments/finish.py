@@ -111,12 +111,15 @@ def nothing_measured(outcomes: list[Any]) -> str | None:
 
 def _print_knobs(records: list[Any]) -> None:
     """The knob table (`looplab.report.data.knobs`), when the runs have axes."""
-    from looplab.experiments.knob_table import knob_table
+    from looplab.experiments.knob_table import knob_table, variant_speedups
     from looplab.report.data.knobs import knob_rows
 
     rows = knob_rows(records)
     if rows:
         out_console().print(knob_table(rows))
+        speedups = variant_speedups(rows)
+        if speedups:
+            out_console().print(speedups)
         _print_transport(records)
 
 

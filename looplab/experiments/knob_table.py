@@ -8,7 +8,7 @@ from rich.table import Table
 
 from looplab.report.data.knobs import KnobRow
 
-__all__ = ["knob_table"]
+__all__ = ["knob_table", "variant_speedups"]
 
 SHORT = {
     "streamed_calls": "streamed",
@@ -17,6 +17,7 @@ SHORT = {
     "speculation_paused": "paused",
     "speculation_wasted_s": "wasted",
     "sandbox_wait_s": "sbx-wait",
+    "subagents": "subagents",
 }
 """The `knob_stats` shown, by their short names."""
 
@@ -68,3 +69,22 @@ def _pct(value: float | None, ci: tuple[float, float] | None) -> str:
     if value is None:
         return "-"
     return f"{value:+.1%}" + (f" ({ci[0]:+.1%}..{ci[1]:+.1%})" if ci else "")
+
+
+def variant_speedups(rows: Sequence[KnobRow]) -> str | None:
+    """One line: per variant, the slowest backend's median task time over the fastest's
+    (by `decode_tps`), so a knob's effect on the speedup reads directly (e.g. fan-out at
+    80 vs 750 tok/s); None with fewer than two backends of known speed."""
+    speeds = sorted({r.decode_tps for r in rows if r.decode_tps is not None})
+    if len(speeds) < 2:
+        return None
+    parts = []
+    for label in dict.fromkeys(r.label for r in rows):
+        by_speed = {r.decode_tps: r.median_task_s for r in rows if r.label == label}
+        slow, fast = by_speed.get(speeds[0]), by_speed.get(speeds[-1])
+        if slow is not None and fast is not None and fast > 0:
+            parts.append(f"{label} {slow / fast:.2f}x ({slow:.2f} s -> {fast:.2f} s)")
+    if not parts:
+        return None
+    head = f"{speeds[0]:g} -> {speeds[-1]:g} tok/s speedup per variant (median task time): "
+    return head + ", ".join(parts)

@@ -1,4 +1,4 @@
-"""Turning an agent run (`agents.runner.TaskRun`) into `looplab-1` trace events.
+"""Turning an agent run (`agents.runner.TaskRun`) into `looplab-2` trace events.
 
 The run's records go through the trace builder (`looplab.traces.build`), whose run axis has
 its zero at the run's origin: its first model request's scheduled time. Step and model times
@@ -22,7 +22,7 @@ from looplab.sandbox_contract import SandboxEvent
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import OUTPUT_LIMIT, EventBuilder
 from looplab.traces.build.items import ModelDraft, RunEndDraft, SandboxDraft, StepDraft, ToolDraft
-from looplab.traces.schema import TraceEvent
+from looplab.traces.schema import SubRunEvent, TraceEvent
 
 __all__ = ["OUTPUT_LIMIT", "run_events"]
 
@@ -54,17 +54,9 @@ def run_events(
     """
     result = run.result
     builder = EventBuilder(run_id, RunAxis(result.started, origin_wall))
-    assistants = [m for m in result.messages if m.get("role") == "assistant"]
-    outputs = {
-        str(m.get("tool_call_id")): str(m.get("content") or "")
-        for m in result.messages
-        if m.get("role") == "tool"
-    }
     events: list[TraceEvent] = [builder.sandbox_op(None, _sandbox(e)) for e in run.setup_events]
-    for position, step in enumerate(result.steps):
-        message = assistants[position] if position < len(assistants) else None
-        draft = _step(builder, step, message, outputs, (model, profile))
-        events.extend(builder.step(step.index, draft))
+    events += _steps(builder, result, (model, profile))
+    events += _subruns(run_id, result, origin_wall, (model, profile))
     end = RunEndDraft(
         end_reason=result.end_reason,
         end_time=result.ended,
@@ -79,6 +71,50 @@ def run_events(
         knob_stats=dict(result.knob_stats),
     )
     events.append(builder.run_end(end))
+    return events
+
+
+def _steps(builder: EventBuilder, result: RunResult, names: _Names) -> list[TraceEvent]:
+    """Every step's events of one (sub-)run."""
+    assistants = [m for m in result.messages if m.get("role") == "assistant"]
+    outputs = {
+        str(m.get("tool_call_id")): str(m.get("content") or "")
+        for m in result.messages
+        if m.get("role") == "tool"
+    }
+    events: list[TraceEvent] = []
+    for position, step in enumerate(result.steps):
+        message = assistants[position] if position < len(assistants) else None
+        events.extend(builder.step(step.index, _step(builder, step, message, outputs, names)))
+    return events
+
+
+def _subruns(
+    run_id: str, result: RunResult, origin_wall: datetime, names: _Names
+) -> list[TraceEvent]:
+    """The sub-agents' runs (`RunResult.subruns`, looplab-2): per sub-run a `subrun` event
+    (spawned by the step whose `delegate` call ran it; joined by the next step, whose
+    model call reads its result, or by the same step when the run ended there) and its
+    own steps' events, tagged with its id, on the parent's axis (their own totals)."""
+    events: list[TraceEvent] = []
+    for number, sub in enumerate(result.subruns):
+        name = f"sub{number}"
+        axis = RunAxis(result.started, origin_wall)
+        own = _steps(EventBuilder(run_id, axis), sub.result, names)
+        start, end = axis.at(sub.result.started), axis.at(sub.result.ended)
+        joined = sub.step + 1 if sub.step + 1 < len(result.steps) else sub.step
+        declared = SubRunEvent(
+            run_id=run_id,
+            wall_time=axis.wall(start),
+            start=start,
+            end=max(start, end),
+            subrun=name,
+            parent_step=sub.step,
+            join_step=joined,
+            agent=sub.role,
+            description=sub.task[:300],
+        )
+        events += [declared, *(e.model_copy(update={"subrun": name}) for e in own)]
     return events
 
 

@@ -44,6 +44,9 @@ class ScriptedStep(StrictModel):
     """Hidden reasoning tokens of the step; None: drawn from the profile."""
     calls: list[ScriptedCall] = Field(default_factory=list)
     """Tool calls, in order."""
+    merged: int = Field(default=1, ge=1)
+    """Reference steps this one stands for (a fan-out plan merges steps): without
+    `text_tokens` its visible size is that many of the profile's output draws summed."""
 
 
 class FamilySpec(StrictModel):

@@ -51,6 +51,19 @@ class ToolBox:
         """Tool names in registration order."""
         return list(self._tools)
 
+    def with_tools(self, tools: Iterable[Tool]) -> ToolBox:
+        """A toolbox of these tools and `tools` (same output limit).
+
+        Raises:
+            ValueError: a name is taken.
+        """
+        return ToolBox([*self._tools.values(), *tools], self.output_limit)
+
+    def subset(self, names: Iterable[str]) -> ToolBox:
+        """A toolbox of only the named tools (same output limit; unknown names skipped)."""
+        wanted = set(names)
+        return ToolBox([t for n, t in self._tools.items() if n in wanted], self.output_limit)
+
     def openai_tools(self) -> list[dict[str, Any]]:
         """The `tools` parameter of a chat-completions request."""
         return [{"type": "function", "function": tool.schema} for tool in self._tools.values()]

@@ -13,16 +13,26 @@
 - any extra regular expressions the caller configures;
 and drops mapping entries whose key is itself a credential name (`authorization`,
 `api_key`, `x-api-key`, ...), keeping the key with a `[REDACTED]` value.
+
+`credential_values` is the one rule for what a request carries as a credential: the value
+of every header whose name looks like one (`Authorization`, `x-api-key`,
+`x-goog-api-key`, `api-key`, `Cookie`, any name with auth / token / key / secret / cookie /
+password / session in it), its token after a scheme (`Bearer`), each cookie's value, and
+the credential-named query values of a URL (`?key=`, `?api_key=`, `?token=`,
+`looplab.urls.SECRET_QUERY`). Callers scrub those values wherever they reappear.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+import urllib.parse
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "Scrubber", "remember_secret"]
+from looplab.urls import SECRET_QUERY
+
+__all__ = ["REDACTED", "Scrubber", "credential_values", "remember_secret"]
 
 REDACTED = "[REDACTED]"
 
@@ -37,6 +47,32 @@ _SECRET_ENV = re.compile(r"(?i)(api_?key|token|secret|password)")
 _SECRET_KEYS = {"authorization", "api_key", "apikey", "x-api-key", "api-key", "password", "secret"}
 
 
+_SECRET_HEADER = re.compile(r"(?i)(auth|token|key|secret|cookie|password|session|signature)")
+_NOT_SECRET_HEADER = re.compile(r"(?i)^sec-websocket-|^keep-alive$")
+_MIN_SECRET = 8
+"""Shorter values are placeholders (`EMPTY`, `test`), not keys."""
+
+
+def credential_values(headers: Mapping[str, str], url: str | None = None) -> tuple[str, ...]:
+    """The credential values a request carries (module docstring), 8 characters or more."""
+    found: list[str] = []
+    for name, value in headers.items():
+        if not _SECRET_HEADER.search(name) or _NOT_SECRET_HEADER.search(name):
+            continue
+        found += [value, value.strip().rpartition(" ")[2]]
+        if "cookie" in name.lower():
+            found += [part.partition("=")[2].strip() for part in value.split(";")]
+    if url:
+        try:
+            query = urllib.parse.urlsplit(url).query
+        except ValueError:
+            query = ""
+        for key, value in urllib.parse.parse_qsl(query, keep_blank_values=True):
+            if SECRET_QUERY.match(key):
+                found += [value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value)]
+    return tuple(dict.fromkeys(v for v in found if len(v) >= _MIN_SECRET))
+
+
 _in_use: set[str] = set()
 """Keys this process read for use (`remember_secret`)."""
 
@@ -46,7 +82,7 @@ def remember_secret(value: str) -> None:
 
     Values under 8 characters are placeholders (`EMPTY`, `test`), not keys: redacting them
     would garble every trace that happens to contain the word."""
-    if len(value) >= 8:
+    if len(value) >= _MIN_SECRET:
         _in_use.add(value)
 
 

@@ -28,7 +28,13 @@ parameters:
   position_factors: {every: 3, factors: [...], provenance: ...}  # optional: later actions slower
   planner: {output_tokens: ..., reasoning_tokens: ...}     # optional: a call before each action
   reflection: {output_tokens: ..., reasoning_tokens: ...}  # optional: a call after each action
+  initial_cached_share: ...  # optional: share of the first call's prompt served from cache
+  fanout: {probability: 0.1, count: ..., steps: ..., provenance: ...}  # optional: sub-agents
 ```
+
+`initial_cached_share` and `fanout` describe 2026 coding agents: a first prompt whose
+system prompt and tools are cached across sessions, and steps that spawn sub-agents
+(each its own conversation of drawn steps) running concurrently with the step's tools.
 
 The three optional parts describe computer-use agents: a step is then one ACTION, played
 as up to three model calls (planner, actor, reflection; `looplab.workloads.sample`), and
@@ -54,6 +60,7 @@ from looplab.distributions import WorkloadDistribution
 __all__ = [
     "WORKLOAD_FORMAT",
     "CallParameters",
+    "FanoutParameters",
     "FittedFrom",
     "Parameter",
     "PositionFactors",
@@ -147,6 +154,20 @@ class CallParameters(StrictModel):
     """Its hidden reasoning tokens (absent: the latency profile's draw decides)."""
 
 
+class FanoutParameters(StrictModel):
+    """Sub-agent fan-out: which steps spawn sub-agents, how many, how long each runs."""
+
+    probability: float = Field(ge=0, le=1)
+    """Per step (the last excepted): chance that the step spawns sub-agents."""
+    count: Parameter
+    """Sub-agents a spawning step starts (at least one), run concurrently."""
+    steps: Parameter
+    """Steps (model calls) of each sub-agent (at least one); their tokens, tools and
+    times are drawn from the workload's per-step parameters."""
+    provenance: Provenance
+    """Where the probability came from."""
+
+
 class WorkloadParameters(StrictModel):
     """Every parameter of a workload (per task, per step or per tool call)."""
 
@@ -185,6 +206,11 @@ class WorkloadParameters(StrictModel):
     """A planner call before each action (its own output and hidden reasoning)."""
     reflection: CallParameters | None = None
     """A reflection call after each action's observation."""
+    initial_cached_share: Parameter | None = None
+    """Share (0..1) of a task's first prompt served from the prefix cache (system prompt
+    and tools cached across sessions); None: the first call has no cache hit."""
+    fanout: FanoutParameters | None = None
+    """Sub-agents spawned by steps (`FanoutParameters`); None: none."""
 
 
 class FittedFrom(StrictModel):
@@ -239,8 +265,10 @@ _OPTIONAL_PARTS = (
     "position_factors",
     "planner",
     "reflection",
+    "initial_cached_share",
+    "fanout",
 )
-"""Computer-use parameters a file may leave out (dumped only when set)."""
+"""Optional parameters a file may leave out (dumped only when set)."""
 
 
 def dump_workload(model: WorkloadModel) -> str:

@@ -13,6 +13,11 @@ the per-task totals this gives are from the observed ones). Rules:
   step's prompt (only what an earlier request sent can be cached); step 0 has none;
 - a step that draws no tool call but is not the last gets the zero-second
   `continue` call (the harness went on without a tool), so the live loop continues;
+- `initial_cached_share` (optional): step 0's cached prefix is that share of its prompt,
+  drawn from the fan-out stream;
+- `fanout` (optional): an acting step but the last spawns, with its probability, `count`
+  sub-agents of `steps` steps each (`StepShape.subagents`), drawn from a stream of their
+  own, so a workload's own steps are the same with or without fan-out;
 - absent parameters: reasoning -> None (the latency profile decides), prompt -> None (not
   reproduced), cached share -> None, tool time and other time -> 0 s.
 
@@ -92,7 +97,12 @@ def draw_shape(model: WorkloadModel, seed: int) -> TaskShape:
     planning = random.Random(f"looplab-workload:{key}:{seed}:planning")
     count = max(1, round(_draw(p.steps, rng) or 1))
     actions = [_action(model, index, count, rng, thinking) for index in range(count)]
+    fanning = random.Random(f"looplab-workload:{key}:{seed}:fanout")
+    if p.initial_cached_share is not None:
+        actions[0].share = _draw(p.initial_cached_share, fanning)
     steps = _layout(model, actions, planning)
+    if p.fanout is not None:
+        steps = _with_subagents(model, steps, fanning)
     return TaskShape(
         id=f"{model.name}-s{seed}", source=f"workload {model.name} seed {seed}", steps=steps
     )
@@ -228,3 +238,29 @@ def _extra(
         tools=[ToolShape(name=PLAN_TOOL if role == "plan" else REFLECT_TOOL, seconds=0.0)],
         role=role,
     )
+
+
+def _with_subagents(
+    model: WorkloadModel, steps: list[StepShape], fanning: random.Random
+) -> list[StepShape]:
+    """Each acting step but the last spawns sub-agents with `fanout.probability`: `count`
+    of them, each `steps` steps drawn like the task's own (a first prompt, growth, cache
+    share, tools), from the `fanning` stream (the task's own draws are unchanged)."""
+    fanout = model.parameters.fanout
+    assert fanout is not None
+    out: list[StepShape] = []
+    for index, step in enumerate(steps):
+        spawns = index + 1 < len(steps) and step.role == "act"
+        if not spawns or fanning.random() >= fanout.probability:
+            out.append(step)
+            continue
+        count = max(1, round(_draw(fanout.count, fanning) or 1))
+        subagents = []
+        for _ in range(count):
+            length = max(1, round(_draw(fanout.steps, fanning) or 1))
+            actions = [_action(model, i, length, fanning, fanning) for i in range(length)]
+            if model.parameters.initial_cached_share is not None:
+                actions[0].share = _draw(model.parameters.initial_cached_share, fanning)
+            subagents.append(_layout(model, actions, fanning))
+        out.append(step.model_copy(update={"subagents": subagents}))
+    return out

@@ -129,6 +129,9 @@ class StepShape(StrictModel):
     role: Literal["act", "plan", "reflect"] = "act"
     """`act`: a call that acts (every step of a coding workload); `plan` / `reflect`: a
     computer-use agent's planner or reflection call around an action."""
+    subagents: list[list[StepShape]] = Field(default_factory=list)
+    """Sub-agents this step spawns (each its steps, one after another), run concurrently
+    with each other and with the step's tools; the step ends when all have ended."""
 
     @property
     def tool_s(self) -> float:
@@ -150,8 +153,11 @@ class TaskShape(StrictModel):
 
     @property
     def key(self) -> str:
-        """A content hash (16 hex digits) naming this exact shape."""
-        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+        """A content hash (16 hex digits) naming this exact shape (a shape without
+        sub-agents hashes as it did before they existed)."""
+        fanned = any(step.subagents for step in self.steps)
+        exclude = None if fanned else {"steps": {"__all__": {"subagents"}}}
+        return hashlib.sha256(self.model_dump_json(exclude=exclude).encode()).hexdigest()[:16]
 
     @property
     def actions(self) -> int:
@@ -165,42 +171,52 @@ class TaskShape(StrictModel):
 
     @property
     def tool_names(self) -> list[str]:
-        """Distinct tool names, in first-use order."""
+        """Distinct tool names (sub-agents' included), in first-use order."""
         names: dict[str, None] = {}
         for step in self.steps:
-            for tool in step.tools:
-                names.setdefault(tool.name, None)
+            for steps in [[step], *step.subagents]:
+                for tool in (t for s in steps for t in s.tools):
+                    names.setdefault(tool.name, None)
         return list(names)
+
+    def subagent_shape(self, step: int, index: int) -> TaskShape:
+        """Sub-agent `index` of step `step` as a shape of its own (its id names both)."""
+        steps = self.steps[step].subagents[index]
+        return TaskShape(
+            id=f"{self.id}-s{step}a{index}", source=f"{self.source}, sub-agent", steps=steps
+        )
 
     def without_cache_hits(self) -> TaskShape:
         """A copy whose cache hits the simulator's prefix cache decides (cached = None)."""
-        steps = [step.model_copy(update={"cached_tokens": None}) for step in self.steps]
+        steps = [_uncached(step) for step in self.steps]
         note = "cache hits: the simulator's prefix cache"
         return self.model_copy(update={"steps": steps, "notes": [*self.notes, note]})
 
     def scaled(self, tool_scale: float = 1.0, other_scale: float = 1.0) -> TaskShape:
-        """A copy with tool seconds and other time multiplied (benchmarks shorten tools)."""
+        """A copy with tool seconds and other time multiplied (benchmarks shorten tools),
+        sub-agents' steps included."""
         if tool_scale == 1.0 and other_scale == 1.0:
             return self
-        steps = [
-            step.model_copy(
-                update={
-                    "tools": [
-                        t.model_copy(
-                            update={
-                                "seconds": t.seconds * tool_scale,
-                                "wait_s": t.wait_s * tool_scale,
-                            }
-                        )
-                        for t in step.tools
-                    ],
-                    "other_s": step.other_s * other_scale,
-                }
-            )
-            for step in self.steps
-        ]
+        steps = [_scaled_step(step, tool_scale, other_scale) for step in self.steps]
         note = f"tool time x{tool_scale:g}, other time x{other_scale:g}"
         return self.model_copy(update={"steps": steps, "notes": [*self.notes, note]})
+
+
+def _uncached(step: StepShape) -> StepShape:
+    """`step` and its sub-agents' steps with cache hits left to the simulator."""
+    subagents = [[_uncached(s) for s in sub] for sub in step.subagents]
+    return step.model_copy(update={"cached_tokens": None, "subagents": subagents})
+
+
+def _scaled_step(step: StepShape, tool_scale: float, other_scale: float) -> StepShape:
+    """`step` with tool seconds and other time multiplied, its sub-agents' steps too."""
+    tools = [
+        t.model_copy(update={"seconds": t.seconds * tool_scale, "wait_s": t.wait_s * tool_scale})
+        for t in step.tools
+    ]
+    subagents = [[_scaled_step(s, tool_scale, other_scale) for s in sub] for sub in step.subagents]
+    update = {"tools": tools, "other_s": step.other_s * other_scale, "subagents": subagents}
+    return step.model_copy(update=update)
 
 
 def shape_from_trace(trace: Trace) -> TaskShape:

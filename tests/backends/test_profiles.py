@@ -15,11 +15,12 @@ from looplab.errors import ConfigError
 
 
 def test_mission_pair_differs_only_in_decode_rate() -> None:
-    """fast-750 and slow-80 are equal in every field but name, description, source, decode."""
+    """fast-750 and slow-80 are equal in every field but name, description, source, decode
+    and price (the fast tier is sold at another price entry)."""
     fast = presets()["fast-750"].model_dump()
     slow = presets()["slow-80"].model_dump()
     differing = {key for key in fast if fast[key] != slow[key]}
-    assert differing == {"name", "description", "source", "decode_tps"}
+    assert differing == {"name", "description", "source", "decode_tps", "price"}
     assert (fast["decode_tps"], slow["decode_tps"]) == (750, 80)
 
 

@@ -84,6 +84,19 @@ def campaign() -> Campaign:
     return CAMPAIGN
 
 
+_PROXY_ROWS = [
+    (
+        "proxy hostile recordings",
+        "proxy hostile recording failures",
+        "hostile recordings (failures)",
+    ),
+    ("proxy upstream fault cases", "proxy upstream fault failures", "upstream faults (failures)"),
+    ("websocket frame cases", "websocket frame failures", "WebSocket frames (failures)"),
+    ("proxy planted secrets", "proxy secrets found", "secrets echoed into a recording (found)"),
+]
+"""Issue 36's proxy and WebSocket figures: (cases key, failures key, row name)."""
+
+
 def _rows(campaign: Campaign) -> list[tuple[str, str]]:
     counts = campaign.counts
     rows = [
@@ -131,6 +144,9 @@ def _rows(campaign: Campaign) -> list[tuple[str, str]]:
                 f"{counts['trace cases read']} / {counts['trace cases through every reader']}",
             )
         )
+    for cases, failures, name in _PROXY_ROWS:
+        if counts[cases]:
+            rows.append((name, f"{counts[cases]} ({counts[failures]})"))
     for kind, results in sorted(campaign.probes.items()):
         rows.append((f"containment probes passed: {kind}", f"{sum(results)} / {len(results)}"))
     return rows

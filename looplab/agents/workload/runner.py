@@ -56,14 +56,7 @@ async def run_workload_task(
         SandboxError, PrerequisiteError: the sandbox cannot start.
     """
     settings = settings or WorkloadSettings()
-    base = agent_config or AgentConfig()
-    config = base.model_copy(
-        update={
-            "max_steps": len(shape.steps) + 1,
-            "max_completion_tokens": None,
-            "parallel_tool_calls": False,
-        }
-    )
+    config = _loop_config(agent_config or AgentConfig(), shape)
     workspace = owned_tempdir("looplab-workload-") / "workspace"  # prune finds it after kill -9
     workspace.mkdir()
     sink_target: list[AgentLoop] = []
@@ -111,3 +104,20 @@ async def run_workload_task(
         f"end reason {result.end_reason}",
     )
     return TaskRun(task_name or shape.id, result, check, sandbox_start_s, sandbox.description)
+
+
+def _loop_config(base: AgentConfig, shape: TaskShape) -> AgentConfig:
+    """The loop's settings for `shape`: as many steps as it has, uncapped replies, tools
+    one after another; with drawn sub-agents, fan-out (delegate calls played concurrently,
+    `agents/fanout.py`) and room for the longest sub-agent."""
+    config = base.model_copy(
+        update={
+            "max_steps": len(shape.steps) + 1,
+            "max_completion_tokens": None,
+            "parallel_tool_calls": False,
+        }
+    )
+    spawned = [len(sub) for step in shape.steps for sub in step.subagents]
+    if spawned:
+        config = config.model_copy(update={"fanout": True, "subagent_max_steps": max(spawned) + 1})
+    return config

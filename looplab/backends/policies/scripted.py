@@ -14,7 +14,10 @@ The policy is stateless; everything comes from the conversation, as with a real 
    arguments, and the latest tool results must contain what the plan `expect`s (and none
    may be an `ERROR:` the plan did not foresee); otherwise the conversation has left the
    script and the reply says so, in text, without tool calls, so the agent ends.
-3. **What to say.** The step's tool calls, its `text` padded with lorem words to its size
+3. **Fan-out.** When the request offers the `delegate` tool, the plan is `fan_out`'s
+   (parallel calls, sub-agent delegation, `fanout.py`); a sub-agent's conversation (its
+   first user message a delegate task) follows `subagent_plan` and ends with a report.
+4. **What to say.** The step's tool calls, its `text` padded with lorem words to its size
    (`text_tokens`, else the profile's `output_tokens` draw for the whole visible reply),
    and its `reasoning_tokens` (else the profile's draw).
 
@@ -53,6 +56,7 @@ from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
+from looplab.backends.policies.fanout import DELEGATE_TOOL, fan_out, report_text, subagent_plan
 from looplab.backends.policies.lorem import lorem_pieces
 from looplab.backends.simulator.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
@@ -105,17 +109,24 @@ class ScriptedPolicy:
         if budgeted is not None:  # a planning or reflection call: text of its budget
             return budgeted
         prompt = _first_user_text(request.messages)
-        found = self._recognise(prompt)
-        if found is None:
-            return _say("I do not recognise this task (no bundled task has this prompt).", context)
-        task, values = found
-        plan = self.plan(task, values, context.profile.seed)
+        plan = subagent_plan(prompt)
+        sub = plan is not None
+        if plan is None:
+            found = self._recognise(prompt)
+            if found is None:
+                text = "I do not recognise this task (no bundled task has this prompt)."
+                return _say(text, context)
+            plan = self.plan(task=found[0], values=found[1], seed=context.profile.seed)
+            if DELEGATE_TOOL in {t.function.name for t in request.tools or []}:
+                plan = fan_out(plan)
         assistants = [m for m in request.messages if m.role == "assistant"]
         problem = _check_history(request.messages, assistants, plan)
         if problem is not None:
             return _say(f"The conversation has left my script ({problem}); stopping.", context)
         index = len(assistants)
         if index >= len(plan):
+            if sub:  # a sub-agent reports its latest results to its parent
+                return _say(report_text(_latest_results(request.messages)), context)
             return _say("The script is complete.", context)
         step, missing = resolve_refs(plan[index], latest_snapshot(request.messages))
         if missing is not None:
@@ -177,6 +188,12 @@ def _first_user_text(messages: list[ChatMessage]) -> str:
         if message.role == "user":
             return _text(message)
     return ""
+
+
+def _latest_results(messages: list[ChatMessage]) -> list[str]:
+    """The tool results after the latest assistant message, in order."""
+    last = max((i for i, m in enumerate(messages) if m.role == "assistant"), default=-1)
+    return [_text(m) for m in messages[last + 1 :] if m.role == "tool"]
 
 
 def _text(message: ChatMessage) -> str:
@@ -336,7 +353,7 @@ def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
     if step.text_tokens is not None:
         target = step.text_tokens
     else:
-        drawn = round(context.profile.output_tokens.sample(rng))
+        drawn = sum(round(context.profile.output_tokens.sample(rng)) for _ in range(step.merged))
         target = drawn - sum(1 + len(c.argument_pieces) for c in calls)
     if target > len(pieces):
         filler = lorem_pieces(target - len(pieces), rng)

@@ -105,6 +105,9 @@ class WorkloadPolicy:
     def load(self, shape: TaskShape) -> str:
         """Make `shape` playable; returns its key (the prompt names it by `shape.marker`)."""
         self.shapes[shape.key] = shape
+        for step, spawned in enumerate(shape.steps):
+            for index in range(len(spawned.subagents)):
+                self.load(shape.subagent_shape(step, index))
         return shape.key
 
     def reply(self, request: ChatRequest, context: PolicyContext) -> Reply:
@@ -128,6 +131,16 @@ class WorkloadPolicy:
         last = step + 1 == len(shape.steps)
         target = None if last else shape.steps[step + 1].prompt_tokens
         calls, content = self._plan(request, context, current, step, last, target)
+        calls += [  # sub-agents, played by this policy from their own shapes
+            PlannedToolCall(
+                id=f"wl{step}_sub{index}",
+                name=DELEGATE_TOOL,
+                argument_pieces=context.tokenizer.split(
+                    json.dumps({"role": "workload", "task": subagent_task(sub)})
+                ),
+            )
+            for index, sub in enumerate(shape.subagent_shape(step, i) for i in _subs(current))
+        ]
         return Reply(
             content_pieces=content,
             tool_calls=calls,
@@ -213,3 +226,16 @@ def _prompt_after(
     results = [{"role": "tool", "tool_call_id": c.id, "content": ""} for c in calls]
     cumulative = context.tokenizer.count_messages([*messages, reply, *results], tools)
     return cumulative[-1] + REPLY_PRIMING_TOKENS
+
+
+DELEGATE_TOOL = "delegate"
+"""The agents' sub-agent tool (`looplab.agents.fanout`)."""
+
+
+def subagent_task(shape: TaskShape) -> str:
+    """A drawn sub-agent's task: its shape's marker (this policy then plays that shape)."""
+    return f"{shape.marker} Sub-agent {shape.id}: {len(shape.steps)} step(s)."
+
+
+def _subs(step: StepShape) -> range:
+    return range(len(step.subagents))

@@ -75,6 +75,10 @@ class LatencyProfile(StrictModel):
     """Where the numbers come from (publication, date); empty for synthetic profiles."""
     assumptions: list[str] = Field(default_factory=list)
     """Which values are guesses rather than published figures."""
+    price: str | None = None
+    """The price entry this speed is sold at (`looplab.latency.prices`, e.g.
+    `openai-gpt-5.4-standard`): what a run at this profile costs per token. None: not
+    priced (cost views say so)."""
 
     decode_tps: float = Field(gt=0, le=1_000_000)
     """Output tokens per second per stream, hidden reasoning tokens included: the rate of

@@ -34,7 +34,7 @@ from looplab.backends.proxy.websocket import proxy_websocket
 from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.inprocess import AppServer
 from looplab.backends.simulator.protocol import ApiError
-from looplab.urls import public_url
+from looplab.urls import join_path, public_url
 
 __all__ = ["ProxyServer", "create_proxy_app"]
 
@@ -60,7 +60,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
             client = proxy.http_client()
             forwarded = {k: v for k, v in request.headers.items() if k.lower() == "authorization"}
             with contextlib.suppress(Exception):
-                answer = await client.get(proxy.upstream + "/models", headers=forwarded)
+                answer = await client.get(join_path(proxy.upstream, "/models"), headers=forwarded)
                 return Response(answer.content, answer.status_code, media_type="application/json")
         return JSONResponse({"object": "list", "data": data})
 
@@ -132,7 +132,7 @@ class ProxyServer(AppServer):
 
     Args:
         profile: the profile to pace to.
-        upstream, record, replay, replay_policy, api_key: as for `Proxy`.
+        upstream, record, replay, replay_policy, api_key, upstream_timeout_s: as for `Proxy`.
         host, port: where to bind (loopback, any free port by default).
     """
 
@@ -145,6 +145,7 @@ class ProxyServer(AppServer):
         replay: Path | None = None,
         replay_policy: str = "strict",
         api_key: str | None = None,
+        upstream_timeout_s: float = 600.0,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -155,6 +156,7 @@ class ProxyServer(AppServer):
             replay=replay,
             replay_policy=replay_policy,
             api_key=api_key,
+            upstream_timeout_s=upstream_timeout_s,
         )
         super().__init__(
             create_proxy_app(self.proxy),

@@ -127,6 +127,14 @@ def proxy_command(
         Path | None,
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
+    upstream_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds to wait for any one read from the upstream; then the client gets "
+            "504 upstream_timeout.",
+        ),
+    ] = 600.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.
 
@@ -152,6 +160,7 @@ def proxy_command(
         replay=replay,
         replay_policy=replay_policy,
         api_key=_api_key(api_key_env),
+        upstream_timeout_s=upstream_timeout,
     )
     sock = listening_socket(host)
     try:

@@ -6,10 +6,10 @@ tokens go out on the profile's schedule (`schedule.plan_request`, paced by `Gate
 on the simulator's `SchedulePacer`). Streaming: headers go out with the first token
 (`x-looplab-upstream-slower: ttft` if the upstream's first token was later than the
 profile's), an SSE comment before the end says `upstream-slower decode` when later tokens
-were. Non-streaming: the body is held to the profile's whole-call time. Errors pass
-through with the upstream's status, in OpenAI's shape. Hidden reasoning: known up front
-in replays and non-streamed replies (decoded at the profile's rate); a live stream learns
-it only at its end, so there it takes the upstream's time.
+were. Non-streaming: the body is held to the profile's whole-call time. OpenAI-shaped
+errors pass through with the upstream's status; upstream faults are 502/504 (upstream.py).
+Hidden reasoning: known up front in replays and non-streamed replies (decoded at the
+profile's rate); a live stream learns it only at its end, so there it takes the upstream's.
 """
 
 from __future__ import annotations
@@ -40,7 +40,6 @@ from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
-    json_object,
     prepend,
     streams_reasoning,
     usage_of_body,
@@ -52,7 +51,10 @@ from looplab.backends.proxy.upstream import (
     RecordedSource,
     Source,
     UpstreamClients,
+    check_stream,
     error_body,
+    stream_fault,
+    upstream_json,
 )
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
@@ -87,6 +89,7 @@ class Proxy:
         replay_policy: how replayed requests are paired with recorded steps
             (`follow.REPLAY_POLICIES`: `strict`, `tolerant`).
         api_key: a key for the upstream, replacing the client's (never logged or stored).
+        upstream_timeout_s: longest wait for any one upstream read (then a 504).
 
     Raises:
         ConfigError: `upstream` is not an http(s) API root, or holds credentials
@@ -105,6 +108,7 @@ class Proxy:
         replay_policy: str = "strict",
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
+        upstream_timeout_s: float = 600.0,
     ) -> None:
         problem = url_problem(upstream) if upstream else None
         if problem:
@@ -115,8 +119,8 @@ class Proxy:
         self.timing = TimingModel.from_profile(profile)
         self.clock = WallClock()
         self.upstream = upstream.rstrip("/") if upstream else None
-        self.recorder = Recorder(record) if record is not None else None
         self.recording = Recording(replay, replay_policy) if replay is not None else None
+        self.recorder = Recorder(record) if record is not None else None
         self._api_key = api_key
         self.tokenizer = tokenizer or default_tokenizer()
         self.cache = PrefixCache(
@@ -128,7 +132,7 @@ class Proxy:
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.history = CallLog()
-        self.clients = UpstreamClients(self.upstream)
+        self.clients = UpstreamClients(self.upstream, upstream_timeout_s)
 
     def warm_up(self) -> None:
         """Do the first request's one-time work now (the upstream connection pool, the
@@ -138,8 +142,10 @@ class Proxy:
         self.tokenizer.count_messages([{"role": "user", "content": "warm up"}], [])
 
     async def aclose(self) -> None:
-        """Close the upstream connections."""
+        """Close the upstream connections; give up the recording's writer lock."""
         await self.clients.aclose()
+        if self.recorder is not None:
+            self.recorder.close()
 
     # -- entry ---------------------------------------------------------------------------
 
@@ -165,11 +171,12 @@ class Proxy:
             source="none",
             transport=transport,
         )
+        source: Source | None = None
         try:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
             call.stream = bool(body.get("stream"))
-            found = secret_values(headers, self._api_key)
+            found = secret_values(headers, self._api_key, self.upstream)
             source = self._source(endpoint, body, call, headers)
             # ask the upstream first: counting the prompt for the profile's schedule (which
             # starts at `received` whenever it is computed) then overlaps the upstream's work
@@ -178,20 +185,20 @@ class Proxy:
                 endpoint, body, call, self._plan(endpoint, body, received, transport)
             )
             exchange.secrets = found
-        except ApiError as error:
+            call.status = source.status
+            if source.status >= 300:
+                return await self._error(exchange, source)
+            if call.stream:
+                await check_stream(source)
+                return await self._stream(exchange, source)
+            return await self._complete(exchange, source)
+        except ApiError as error:  # the client's mistake, or the upstream's fault (502/504)
+            if source is not None:
+                await source.close()
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self.history.add(call)
-            return Reply(
-                error.status,
-                {**error.headers, **self._headers(call)},
-                json.dumps(error.body()).encode(),
-            )
-        call.status = source.status
-        if source.status >= 300:
-            return await self._error(exchange, source)
-        if call.stream:
-            return await self._stream(exchange, source)
-        return await self._complete(exchange, source)
+            headers = {**error.headers, **self._headers(call)}
+            return Reply(error.status, headers, json.dumps(error.body()).encode())
 
     def _source(
         self, endpoint: str, body: dict[str, Any], call: CallRecord, headers: Mapping[str, str]
@@ -255,7 +262,7 @@ class Proxy:
                 await source.close()
             arrived = self.clock.now()
             call.upstream_end = arrived
-            body = json_object(raw) if raw else {}
+            body = upstream_json(source, raw)
             call.usage = usage_of_body(exchange.endpoint, body)
             call.message, call.finish_reason = body_message(exchange.endpoint, body)
             plan = replan(self.timing, exchange.plan, call.usage)
@@ -347,6 +354,7 @@ class Proxy:
             if late > 0:
                 call.upstream_slower.append("decode")
                 tail = f": looplab upstream-slower decode late_slots={late}\n\n".encode() + tail
+            tail += stream_fault(call, exchange.items, source)  # an SSE error event, or b""
             call.end = self.clock.now()
             done = True
             self._close_stream(exchange, source, record)  # recorded before the client's [DONE]

@@ -28,7 +28,8 @@ from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
 from looplab.backends.simulator.tokens import Tokenizer
 from looplab.clock import Clock
-from looplab.traces.scrub import remember_secret
+from looplab.traces.scrub import credential_values, remember_secret
+from looplab.urls import join_path
 
 __all__ = [
     "Exchange",
@@ -38,9 +39,6 @@ __all__ = [
     "record_exchange",
     "secret_values",
 ]
-
-SECRET_HEADERS = ("authorization", "api-key", "x-api-key", "proxy-authorization")
-"""Request headers whose values are credentials (never written anywhere)."""
 
 
 def checked_body(endpoint: str, raw: bytes) -> dict[str, Any]:
@@ -55,15 +53,14 @@ def checked_body(endpoint: str, raw: bytes) -> dict[str, Any]:
     return body
 
 
-def secret_values(headers: Mapping[str, str], api_key: str | None) -> tuple[str, ...]:
-    """The credentials in play for one request: the proxy's key, and each credential
-    header's value (and its token after a scheme such as `Bearer`); each is also
-    remembered (`remember_secret`), so no trace this process writes can hold it."""
-    found = [api_key] if api_key else []
-    for name in SECRET_HEADERS:
-        value = headers.get(name)
-        if value:
-            found += [value, value.rpartition(" ")[2]]
+def secret_values(
+    headers: Mapping[str, str], api_key: str | None, upstream: str | None = None
+) -> tuple[str, ...]:
+    """The credentials in play for one request: the proxy's key, every credential the
+    client sent in a header and every credential-named query value of the upstream URL
+    (`traces.scrub.credential_values`, the one rule); each is also remembered
+    (`remember_secret`), so no trace this process writes can hold it."""
+    found = ((api_key,) if api_key else ()) + credential_values(headers, upstream)
     secrets = tuple(v for v in found if len(v) >= 8)  # shorter: placeholders like EMPTY
     for value in secrets:
         remember_secret(value)
@@ -134,7 +131,7 @@ def choose_source(
     call.source = "upstream"
     return HttpUpstream(
         http(),
-        upstream + PROTOCOLS[endpoint].path,
+        join_path(upstream, PROTOCOLS[endpoint].path),
         json.dumps(upstream_body).encode(),
         headers,
         api_key,

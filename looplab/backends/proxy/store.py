@@ -14,8 +14,11 @@ An exchange file holds `format`, `endpoint` (`chat` | `responses`), `hash`, the 
 `body`: the JSON body), `usage` (prompt, cached, completion, reasoning tokens),
 `message` (the assembled text and tool calls) and `upstream` timing (`first_token_s`,
 `last_token_s`, `total_s`). Request headers (credentials) are never stored, and every
-exchange is scrubbed before it is written (`scrub_entry`: the key in use, each
-`Authorization`/`api-key` value, key-shaped strings), bodies and events included.
+exchange is scrubbed before it is written (`scrub_entry`: the key in use, every credential
+the request carried, `traces.scrub.credential_values`, key-shaped strings), bodies and
+events included. Everything read back goes through `recordings.py` (names inside the
+directory, regular files, size caps, a torn last line skipped, types checked); one
+recorder per directory (`recordings.hold_recording`).
 
 The request hash is SHA-256 of the endpoint and the request body with keys sorted, less
 the fields that do not change what a model answers (`CANONICAL_DROP`). Which recorded
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from collections import Counter
@@ -44,7 +48,15 @@ import structlog
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import Item
 from looplab.backends.proxy.follow import REPLAY_POLICIES, Asked, Divergence
+from looplab.backends.proxy.recordings import (
+    RecordingError,
+    hold_recording,
+    read_exchange,
+    read_index,
+    release_recording,
+)
 from looplab.backends.proxy.replies import data_of
+from looplab.backends.simulator.protocol import ApiError
 from looplab.errors import ConfigError
 from looplab.traces.scrub import Scrubber
 
@@ -144,21 +156,40 @@ def exchange_entry(
 
 
 class Recorder:
-    """Appends exchanges to a recording directory (thread-safe; one per proxy)."""
+    """Appends exchanges to a recording directory (thread-safe; one per proxy).
+
+    Holds the directory's writer lock (`recordings.hold_recording`) until `close`; an
+    existing index is read by the format's reader (a torn last line is cut off first, so
+    the next entry starts on a line of its own).
+
+    Raises:
+        RecordingError: another process records into the directory (named), or its
+            index is corrupt (names the line).
+    """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        (directory / "exchanges").mkdir(parents=True, exist_ok=True)
-        index = directory / "index.jsonl"
-        self._counts: Counter[str] = Counter()
-        self._step = 0
-        if index.exists():
-            for line in index.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    entry = json.loads(line)
+        self._lock_fd: int | None = hold_recording(directory)
+        try:
+            self._counts: Counter[str] = Counter()
+            self._step = 0
+            index = directory / "index.jsonl"
+            if index.exists() or index.is_symlink():
+                entries, intact = read_index(directory, field="--record")
+                for entry in entries:
                     self._counts[entry["hash"]] += 1
                     self._step = max(self._step, int(entry["step"]) + 1)
+                _cut(index, intact)
+        except BaseException:
+            self.close()
+            raise
         self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the directory's writer lock (idempotent)."""
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            release_recording(fd)
 
     def add(self, exchange: dict[str, Any]) -> Path:
         """Write one exchange (see the module docstring) and index it."""
@@ -170,7 +201,7 @@ class Recorder:
             self._step += 1
         name = f"{digest}.{n}.json"
         path = self.directory / "exchanges" / name
-        partial = path.with_name(f".{name}.partial")
+        partial = path.with_name(f".{name}.{os.getpid()}.partial")
         partial.write_text(json.dumps({"format": STORE_FORMAT, **exchange}), encoding="utf-8")
         partial.replace(path)
         entry = {
@@ -186,6 +217,16 @@ class Recorder:
         return path
 
 
+def _cut(index: Path, intact: int) -> None:
+    """Drop a torn tail from `index` (past `intact` bytes) and end it with a newline."""
+    with index.open("rb+") as handle:
+        handle.truncate(intact)
+        if intact:
+            handle.seek(intact - 1)
+            if handle.read(1) != b"\n":
+                handle.write(b"\n")
+
+
 class Recording:
     """A recording opened for replay (see the module docstring).
 
@@ -195,18 +236,12 @@ class Recording:
             `strict`, exact hashes; `tolerant`, step by step whatever the request holds).
 
     Raises:
-        ConfigError: the directory is not a recording (no `index.jsonl`), or an unknown
-            policy.
+        ConfigError: an unknown policy; `RecordingError` (a `ConfigError`): the directory
+            is not a recording, or its index or an exchange breaks the format (named by
+            `recordings.read_index` / `read_exchange`).
     """
 
     def __init__(self, directory: Path, policy: str = "strict") -> None:
-        index = directory / "index.jsonl"
-        if not index.is_file():
-            raise ConfigError(
-                f"{directory} is not a looplab proxy recording (no index.jsonl); record one "
-                "with `looplab proxy --record DIR` or `looplab wrap --record DIR`",
-                field="--replay",
-            )
         if policy not in REPLAY_POLICIES:
             raise ConfigError(
                 f"unknown replay policy {policy!r}",
@@ -216,10 +251,12 @@ class Recording:
             )
         self.directory = directory
         self.policy_name = policy
-        self.steps: list[dict[str, Any]] = [
-            json.loads(line) for line in index.read_text(encoding="utf-8").splitlines() if line
-        ]
-        self.steps.sort(key=lambda e: int(e["step"]))
+        self.steps, _ = read_index(directory)
+        for entry in self.steps:  # every exchange is checked before the first request
+            try:
+                read_exchange(directory, entry["file"])
+            except RecordingError as exc:
+                raise RecordingError(f"{exc.message} (index.jsonl step {entry['step']})") from None
         self._requests: dict[int, dict[str, Any]] = {}
         self.policy = REPLAY_POLICIES[policy](self.steps, self.recorded_request)
         self.divergences: list[Divergence] = []
@@ -227,10 +264,12 @@ class Recording:
 
     def exchange(self, step: int) -> dict[str, Any]:
         """The recorded exchange of a step (an index into `steps`)."""
-        data: dict[str, Any] = json.loads(
-            (self.directory / self.steps[step]["file"]).read_text(encoding="utf-8")
-        )
-        return data
+        try:
+            return read_exchange(self.directory, self.steps[step]["file"])
+        except RecordingError as exc:  # changed on disk since it was opened
+            raise ApiError(
+                500, f"replay: {exc}", type="server_error", code="recording_unreadable"
+            ) from None
 
     def recorded_request(self, step: int) -> dict[str, Any]:
         """The canonical request body recorded at a step (read once)."""

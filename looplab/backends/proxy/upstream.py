@@ -5,6 +5,12 @@ body, stamping when each line arrived. `HttpUpstream` forwards the client's requ
 any OpenAI-compatible API; `RecordedSource` serves a recorded exchange with every line
 "arrived" at once (the profile alone sets the pace).
 
+Faults: what the upstream did wrong is the upstream's, never the client's or the proxy's
+(`upstream_fault`): unreachable, reset or timed out (502 / 504), a non-2xx reply that is
+not an OpenAI-shaped error, a 200 whose body is not a JSON object or whose stream is not an
+event stream: each is answered 502 (504 for a timeout) naming the upstream's status and a
+sample of its body, and logged as `proxy.upstream_fault`.
+
 Credentials: the client's headers are forwarded as they came (hop-by-hop headers
 excepted), so `Authorization`, `OpenAI-Organization`, `api-key` and the like reach the
 upstream; with `api_key` set (the proxy's `--api-key-env`) the upstream gets that key
@@ -15,13 +21,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx2
+import structlog
 
-from looplab.backends.proxy.rawhttp import RawHttpError, RawPool, UpstreamClient, uses_raw_client
+from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_client
 from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
@@ -29,9 +37,21 @@ __all__ = [
     "RecordedSource",
     "Source",
     "UpstreamClients",
+    "check_stream",
     "error_body",
     "passed_headers",
+    "stream_fault",
+    "upstream_fault",
+    "upstream_json",
 ]
+
+log = structlog.get_logger(__name__)
+
+SAMPLE_BYTES = 300
+"""How much of a faulty upstream body is quoted back (and logged)."""
+TRANSPORT_ERRORS = (httpx2.HTTPError, OSError)
+"""What a failing upstream connection raises (`RawHttpError` and `TimeoutError` are
+`OSError`s)."""
 
 _HOP_BY_HOP = {
     "host",
@@ -65,6 +85,8 @@ class Source(Protocol):
 
     status: int
     headers: dict[str, str]
+    content_type: str
+    """The reply's media type (`text/event-stream`, `application/json`; "" unknown)."""
     sent: float
     """When the request left (clock seconds)."""
 
@@ -90,8 +112,10 @@ class UpstreamClients:
     loop): httpx for everything, the raw HTTP/1.1 pool for replies from a plain-http
     upstream (`rawhttp.uses_raw_client`: a shorter hop)."""
 
-    def __init__(self, upstream: str | None) -> None:
+    def __init__(self, upstream: str | None, timeout_s: float = 600.0) -> None:
         self.upstream = upstream
+        self.timeout_s = timeout_s
+        """Longest wait for any one read from the upstream (then 504 `upstream_timeout`)."""
         self.raw = upstream is not None and uses_raw_client(upstream)
         """Replies come over `RawPool` (decided once: the proxy variables are read here)."""
         self._http: httpx2.AsyncClient | None = None
@@ -101,7 +125,7 @@ class UpstreamClients:
         """The httpx pool."""
         if self._http is None:
             self._http = httpx2.AsyncClient(
-                timeout=httpx2.Timeout(600.0, connect=10.0),
+                timeout=httpx2.Timeout(self.timeout_s, connect=10.0),
                 limits=httpx2.Limits(max_connections=512, max_keepalive_connections=128),
             )
         return self._http
@@ -110,7 +134,7 @@ class UpstreamClients:
         """The client model replies come through."""
         if self.raw:
             if self._raw is None:
-                self._raw = RawPool()
+                self._raw = RawPool(read_timeout_s=self.timeout_s)
             return self._raw
         return self.http()
 
@@ -137,6 +161,7 @@ class HttpUpstream:
     status: int = 0
     headers: dict[str, str] = field(default_factory=dict)
     """The upstream's response headers that go back to the client (`passed_headers`)."""
+    content_type: str = ""
     sent: float = 0.0
     _response: Any = None
     _context: Any = None
@@ -154,17 +179,12 @@ class HttpUpstream:
         )
         try:
             self._response = await self._context.__aenter__()
-        except (httpx2.HTTPError, RawHttpError) as exc:
+        except TRANSPORT_ERRORS as exc:
             self._context = None
-            raise ApiError(
-                502,
-                f"The looplab proxy could not reach its upstream ({type(exc).__name__}): "
-                f"{_redacted(str(exc))}",
-                type="upstream_error",
-                code="upstream_unreachable",
-            ) from None
+            raise transport_fault(exc, "could not be reached") from None
         self.status = self._response.status_code
         self.headers = passed_headers(self._response.headers)
+        self.content_type = str(self._response.headers.get("content-type", ""))
 
     async def lines(self) -> AsyncIterator[tuple[str, float]]:
         """SSE lines as they arrive."""
@@ -173,9 +193,16 @@ class HttpUpstream:
             yield line, time.perf_counter()
 
     async def body(self) -> bytes:
-        """The whole body."""
+        """The whole body.
+
+        Raises:
+            ApiError: 502 (504 on a timeout): the upstream failed while sending it.
+        """
         assert self._response is not None
-        body: bytes = await self._response.aread()
+        try:
+            body: bytes = await self._response.aread()
+        except TRANSPORT_ERRORS as exc:
+            raise transport_fault(exc, "failed while sending its reply", self.status) from None
         return body
 
     async def close(self) -> None:
@@ -194,6 +221,7 @@ class RecordedSource:
     """Recorded SSE events: `{"event": name | None, "data": text}`."""
     recorded_body: bytes = b""
     headers: dict[str, str] = field(default_factory=dict)
+    content_type: str = ""
     sent: float = 0.0
 
     async def open(self) -> None:
@@ -219,22 +247,105 @@ class RecordedSource:
 
 
 def error_body(status: int, raw: bytes) -> dict[str, Any]:
-    """The upstream's error body if it is in OpenAI's shape, else one made from it."""
+    """The upstream's error body when it is in OpenAI's shape (its deliberate answer: a
+    401, a 429, a 400 naming a field; passed through with its status).
+
+    Raises:
+        ApiError: 502 `upstream_error_<status>` for anything else (an HTML 503 from a load
+            balancer, a 404 page of a wrong `--upstream`): the upstream's fault.
+    """
     try:
         data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         data = None
     if isinstance(data, dict) and isinstance(data.get("error"), dict):
         return data
-    text = raw.decode("utf-8", "replace").strip()[:500]
-    return {
-        "error": {
-            "message": f"The upstream answered HTTP {status}: {text or '(empty body)'}",
-            "type": "upstream_error",
-            "param": None,
-            "code": f"upstream_{status}",
-        }
-    }
+    raise upstream_fault(status, "answered an error", raw, code=f"upstream_error_{status}")
+
+
+def upstream_json(source: Source, raw: bytes) -> dict[str, Any]:
+    """A non-streamed 2xx reply's JSON object.
+
+    Raises:
+        ApiError: 502 `upstream_invalid_body`: not a JSON object (an HTML page, nothing).
+    """
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        data = None
+    if isinstance(data, dict):
+        return data
+    kind = source.content_type or "a body"
+    why = f"answered with {kind} that is not a JSON object"
+    raise upstream_fault(source.status, why, raw, code="upstream_invalid_body")
+
+
+async def check_stream(source: Source) -> None:
+    """Refuse a streamed 2xx that is not an event stream (an HTML page, a JSON body).
+
+    Raises:
+        ApiError: 502 `upstream_not_a_stream`, quoting its start.
+    """
+    kind = source.content_type.split(";")[0].strip().lower()
+    if kind and kind != "text/event-stream":
+        raw = await source.body()
+        why = f"answered a streamed request with {kind}, not an event stream"
+        raise upstream_fault(source.status, why, raw, code="upstream_not_a_stream")
+
+
+def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> bytes:
+    """The SSE `error` event ending a stream the upstream broke (reset, timed out, or
+    empty: no event at all), or b"" for a whole stream. `call.error` says which; a client
+    (the openai one raises `APIError`) learns it was the upstream's fault."""
+    failed = str(call.error or "")
+    if failed.startswith("upstream stream failed"):
+        timeout = "Timeout" in failed
+        error = upstream_fault(
+            source.status,
+            "timed out mid-stream" if timeout else "broke off the stream",
+            failed.encode(),
+            code="upstream_timeout" if timeout else "upstream_stream_broken",
+            gateway=504 if timeout else 502,
+        )
+    elif not items:
+        error = upstream_fault(source.status, "sent an empty stream", code="upstream_empty_stream")
+    else:
+        return b""
+    call.error = error.message[:500]
+    event = {"type": "error", "status": error.status, **error.body()}
+    return ("event: error\ndata: " + json.dumps(event) + "\n\n").encode()
+
+
+def upstream_fault(
+    status: int, why: str, raw: bytes = b"", *, code: str, gateway: int = 502
+) -> ApiError:
+    """The client's answer when the upstream is at fault: `gateway` (502, or 504 for a
+    timeout) naming the upstream's `status` (0: none came) and a sample of its body; logged
+    as `proxy.upstream_fault`."""
+    sample = raw[:SAMPLE_BYTES].decode("utf-8", "replace").strip()
+    said = f"HTTP {status}" if status else "no reply"
+    log.warning("proxy.upstream_fault", upstream_status=status, why=why, code=code, sample=sample)
+    return ApiError(
+        gateway,
+        f"The upstream {why} ({said}): {sample or '(empty body)'}",
+        type="upstream_error",
+        code=code,
+        headers={"x-looplab-upstream-status": str(status)},
+    )
+
+
+def transport_fault(exc: BaseException, what: str, status: int = 0) -> ApiError:
+    """`upstream_fault` for a failed connection: 504 `upstream_timeout` for a timeout,
+    else 502 `upstream_unreachable` (`what` happened; the error's text, user-info cut)."""
+    timeout = isinstance(exc, httpx2.TimeoutException | TimeoutError)
+    text = f"{type(exc).__name__}: {_redacted(str(exc))}".encode()
+    return upstream_fault(
+        status,
+        ("timed out" if timeout else what),
+        text,
+        code="upstream_timeout" if timeout else "upstream_unreachable",
+        gateway=504 if timeout else 502,
+    )
 
 
 def _redacted(text: str) -> str:

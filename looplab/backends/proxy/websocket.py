@@ -10,11 +10,15 @@ HTTP call; only its per-call overhead differs (`transport="websocket"`: the prof
 `previous_response_id` is resolved by the proxy itself from the connection's last turns
 (`ConversationStore`), so the upstream always gets the whole input. A refused turn
 (upstream 4xx/5xx, bad message) is one `error` event; the connection stays open. A stream
-that ends without `response.completed` closes the connection with code 1011.
+that ends without `response.completed`, or whose upstream sent an event that is not JSON,
+ends with an `error` event (`upstream_error`) and closes the connection with code 1011; a
+terminal event without a response object becomes an `error` event (the turn is not
+remembered). A binary frame closes the connection with 1003 (`receive_message`).
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
@@ -24,6 +28,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from looplab.backends.proxy.core import Proxy, Reply
 from looplab.backends.proxy.events import SseParser
+from looplab.backends.proxy.upstream import upstream_fault
 from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.responses_ws import (
     TERMINAL,
@@ -31,6 +36,7 @@ from looplab.backends.simulator.responses_ws import (
     annotate,
     create_body,
     error_event,
+    receive_message,
     stream_id_of,
 )
 from looplab.backends.simulator.sse import dumps
@@ -44,7 +50,9 @@ async def proxy_websocket(proxy: Proxy, websocket: WebSocket) -> None:
     store = ConversationStore()
     try:
         while True:
-            text = await websocket.receive_text()
+            text = await receive_message(websocket)
+            if text is None:
+                return
             if not await _turn(proxy, websocket, store, text):
                 await websocket.close(code=1011, reason="upstream stream ended early")
                 return
@@ -67,13 +75,20 @@ async def _turn(proxy: Proxy, websocket: WebSocket, store: ConversationStore, te
         await websocket.send_text(dumps(error_event(_reply_error(reply), stream_id)))
         return True
     last: dict[str, Any] | None = None
+    ended = False
     async with aclosing(_events(reply.stream)) as events:
         async for event in events:
+            if event.get("type") in TERMINAL:
+                ended = True
+                if not isinstance(event.get("response"), dict):
+                    why = f"sent {event.get('type')} without a response object"
+                    event = error_event(upstream_fault(200, why, code="upstream_invalid_event"))
             await websocket.send_text(dumps(annotate(event, body, stream_id)))
             last = event
-    if last is None or last.get("type") not in TERMINAL:
+    if not ended:  # an upstream fault's error event, or nothing: the stream broke
         return False
-    store.remember(expanded, last["response"])
+    if last is not None and last.get("type") in TERMINAL:
+        store.remember(expanded, last["response"])
     return True
 
 
@@ -94,20 +109,32 @@ def _reply_error(reply: Reply) -> ApiError:
 
 
 async def _events(stream: AsyncIterator[bytes]) -> AsyncGenerator[dict[str, Any]]:
-    """The JSON events of an SSE byte stream (comments and `[DONE]` skipped); closes it."""
+    """The JSON events of an SSE byte stream (comments and `[DONE]` skipped); closes it.
+    An event that is not a JSON object ends it with an `error` event (the upstream's
+    fault, `upstream_stream_broken`)."""
     parser = SseParser()
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")  # a character may span chunks
     pending = ""
     try:
         async for chunk in stream:
-            pending += chunk.decode("utf-8")
+            pending += decoder.decode(chunk)
             *lines, pending = pending.split("\n")
             for line in lines:
                 parsed = parser.feed(line.removesuffix("\r"))
                 if parsed is None or not parsed[1] or parsed[1] == "[DONE]":
                     continue
-                event = json.loads(parsed[1])
-                if isinstance(event, dict):
-                    yield event
+                try:
+                    event = json.loads(parsed[1])
+                except (ValueError, RecursionError):
+                    event = None
+                if not isinstance(event, dict):
+                    why = "sent an event that is not a JSON object"
+                    fault = upstream_fault(
+                        200, why, parsed[1].encode(), code="upstream_stream_broken"
+                    )
+                    yield error_event(fault)
+                    return
+                yield event
     finally:
         close = getattr(stream, "aclose", None)
         if close is not None:

@@ -24,6 +24,9 @@ And it has one rule for a client that **hangs up before its request body is read
 nobody left to answer, so starlette's `ClientDisconnect` ends the request quietly instead
 of reaching uvicorn, which prints a traceback (a Ctrl-C of `looplab run` mid-request
 printed one on the console).
+
+WebSocket text that is not UTF-8 is closed with 1007 quietly (`QuietWebSocketProtocol`,
+uvicorn's websockets-sansio protocol, which logs that as a traceback of its own).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from typing import Any
 from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Receive, Scope, Send
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 __all__ = [
     "ARRIVED_KEY",
@@ -199,3 +203,20 @@ def listening_socket(host: str) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     return sock
+
+
+class QuietWebSocketProtocol(WebSocketsSansIOProtocol):
+    """uvicorn's websockets-sansio protocol; a text message that is not UTF-8 closes the
+    connection with 1007 (invalid frame payload data) and no traceback in the log."""
+
+    def send_receive_event_to_app(self) -> None:
+        """Hand a whole message to the app (uvicorn's), checking text is UTF-8 first."""
+        if self.curr_msg_data_type == "text" and not self.close_sent:
+            try:
+                b"".join(self.frames).decode()
+            except UnicodeDecodeError:
+                self.frames = []
+                self.conn.send_close(1007, "text frames must be UTF-8")
+                self.handle_parser_exception()
+                return
+        super().send_receive_event_to_app()

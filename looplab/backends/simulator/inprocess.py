@@ -26,6 +26,7 @@ from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.simulator.guard import (
     MAX_BODY_BYTES,
     READ_TIMEOUT_S,
+    QuietWebSocketProtocol,
     guarded_protocol,
     listening_socket,
     quiet_hangups,
@@ -66,6 +67,7 @@ def app_config(
         port=port,
         loop="asyncio",
         http=guarded_protocol(read_timeout_s, max_body_bytes),
+        ws=QuietWebSocketProtocol,
         lifespan=lifespan,  # type: ignore[arg-type]
         access_log=False,
         log_level="warning",

@@ -20,7 +20,9 @@ What the connection adds over HTTP:
 
 A turn the server refuses (bad JSON, a field the simulator cannot honour, 404 model, 429)
 is one `error` event `{"type": "error", "status", "error": {type, code, message, param}}`;
-the connection stays open. An injected dropped stream (`faults.drop_stream_rate`) closes
+the connection stays open. A binary frame closes it with code 1003 (unsupported data;
+`receive_message`), text that is not UTF-8 with 1007 (the WebSocket layer's own
+close). An injected dropped stream (`faults.drop_stream_rate`) closes
 the connection with code 1011 after the partial events, as a cut connection would.
 """
 
@@ -45,6 +47,7 @@ __all__ = [
     "annotate",
     "create_body",
     "error_event",
+    "receive_message",
     "responses_websocket",
     "stream_id_of",
 ]
@@ -157,13 +160,33 @@ def create_body(text: str) -> dict[str, Any]:
     return {k: v for k, v in message.items() if k not in skipped}
 
 
+async def receive_message(websocket: WebSocket) -> str | None:
+    """The next text message; None after a binary frame, which closes the connection with
+    1003 (the protocol is JSON text).
+
+    Raises:
+        WebSocketDisconnect: the client closed the connection.
+    """
+    message = await websocket.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
+    text = message.get("text")
+    if isinstance(text, str):
+        return text
+    await websocket.close(code=1003, reason="binary frames are not supported: send JSON text")
+    return None
+
+
 async def responses_websocket(simulator: Simulator, websocket: WebSocket) -> None:
     """Serve one Responses WebSocket until the client closes it (see the module doc)."""
     await websocket.accept()
     store = ConversationStore()
     try:
         while True:
-            if not await _turn(simulator, websocket, store, await websocket.receive_text()):
+            text = await receive_message(websocket)
+            if text is None:
+                return
+            if not await _turn(simulator, websocket, store, text):
                 await websocket.close(code=1011, reason="injected fault: stream dropped")
                 return
     except (WebSocketDisconnect, OSError):  # uvicorn's ClientDisconnected is an OSError

@@ -5,7 +5,8 @@ the fast rate (model calls recomputed from their token counts with the slow grou
 profile, or `slow-80`'s; tools and harness time as recorded). A run is timed when it has a
 positive recorded task time and at least one call with token counts; others (SWE-agent's
 demonstrations carry neither times nor tokens) are counted as untimed, never as 1.0x.
-Rows: one per harness (the panel), one per harness and model (the detail table); the
+Rows: one per harness (the panel) and the harnesses pooled with equal weights (not by run
+count, `claims.groups`), one per harness and model (the detail table); the
 statistic is median slow time over median fast time, its CI the BCa bootstrap over runs
 (none under `MIN_PAIRED_N` runs). They are reference rows (section "reference"), never the
 user's result.
@@ -20,6 +21,7 @@ from collections.abc import Mapping
 from looplab.analysis.retime import sweep_trace
 from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.profiles.profile import LatencyProfile
+from looplab.claims.groups import pooled_equal
 from looplab.errors import LooplabError
 from looplab.report.claim.rows import ClaimRow, make_row
 from looplab.report.data.stats import bca_speedup, median
@@ -114,5 +116,34 @@ def corpus_rows(
         )
         for harness, runs in sorted(by_harness.items(), key=lambda kv: -len(kv[1]))
     ]
+    pooled = _equal_weight(by_harness)
+    if pooled is not None:
+        rows.append(pooled)
     shares = [d for runs in by_harness.values() for *_, d in runs if d == d]
     return rows, detail, shares
+
+
+def _equal_weight(
+    by_harness: Mapping[str, list[tuple[str, float, float, float]]],
+) -> ClaimRow | None:
+    """The harnesses pooled with equal weights, not by run count (`claims.groups`)."""
+    groups = {
+        harness: {run_id: (s, f) for run_id, s, f, _ in runs if s == s}
+        for harness, runs in by_harness.items()
+    }
+    groups = {h: pairs for h, pairs in groups.items() if pairs}
+    pooled = pooled_equal("speedup", groups)
+    if pooled is None:
+        return None
+    row = make_row(
+        "corpus:equal-weight",
+        "re-timed",
+        f"corpus, {pooled.groups} harnesses weighted equally",
+        pooled.how,
+        n=sum(len(p) for p in groups.values()),
+        speedup=pooled.prediction,
+        ci=pooled.ci,
+        section="reference",
+    )
+    row.interval = "95% stratified bootstrap CI"
+    return row

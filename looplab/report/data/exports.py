@@ -321,5 +321,7 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "notes": model.notes,
         "tables": export_tables(model),
         "claim": claim_json(model.claim) if model.claim else None,
+        "money": asdict(model.money) if model.money else None,
+        "caps": asdict(model.caps) if model.caps else None,
     }
     return finite(data)

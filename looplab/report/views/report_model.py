@@ -33,6 +33,7 @@ from looplab.report.views.detail import (
 )
 from looplab.report.views.diff import DiffView
 from looplab.report.views.group import GroupView
+from looplab.report.views.money import CapsView, MoneyView, caps_view, money_view
 from looplab.report.views.nodes import NodeRow, node_rows
 from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
 from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
@@ -112,6 +113,10 @@ class ReportModel:
     claim: ClaimView | None = None
     """The claim check: these runs, the shipped corpus re-timed, the Amdahl band and the
     published claims side by side (`views_claim`)."""
+    money: MoneyView | None = None
+    """Cost per task per agent and profile, the price of waiting (`views/money.py`)."""
+    caps: CapsView | None = None
+    """Success-under-cap curves: these runs and the corpus re-timed (`views/money.py`)."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view)."""
@@ -209,6 +214,8 @@ def build_model(
         run_rows=run_rows(records, order, diffs, set(embedded)),
         claim=claim_view(by_group, order),
         planning=planning_by_group(by_group, order),
+        money=money_view(by_group, order),
+        caps=caps_view(by_group, order),
     )
 
 
