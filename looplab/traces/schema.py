@@ -84,10 +84,8 @@ is damage, not a measurement, and arithmetic on it would overflow to infinity.""
 Seconds = Annotated[float, Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
 """A finite time or duration on the run axis (NaN and infinities are refused too)."""
 MAX_TOKENS = 10**12
-"""Largest token count a trace may hold (far above any context or run): beyond it a count is
-damage (a 400-digit OTLP integer), and statistics over it would overflow a float."""
 Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
-"""A token count: 0 .. `MAX_TOKENS`."""
+"""A token count; past `MAX_TOKENS` it is damage (a 400-digit OTLP integer), not a count."""
 
 
 class TraceHeader(StrictModel):
