@@ -21,7 +21,6 @@ from looplab.traces.io import Trace
 from looplab.traces.otel import export_otel_many
 
 __all__ = [
-    "PROFILE_ATTRIBUTE",
     "ProfileOpt",
     "export_atif_command",
     "export_inference_perf_command",
@@ -33,8 +32,6 @@ __all__ = [
 ]
 
 
-PROFILE_ATTRIBUTE = "looplab.profile"
-"""The span (or resource) attribute naming the latency profile that served a run."""
 ProfileOpt = Annotated[
     str | None,
     typer.Option(

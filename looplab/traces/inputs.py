@@ -4,6 +4,9 @@ shipped `corpus/`, one folder per harness; a folder of experiments).
 
 Only regular files named `*.jsonl` (or `*.jsonl.gz`, compressed) count (a FIFO or socket
 named like a trace is skipped, never opened); `traces/incomplete/` is never searched.
+
+One bad trace found in a directory does not sink the rest: `load_traces` names it on
+stderr and sets it aside (`read_traces`); a file named on its own is still an error.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from looplab.errors import ConfigError
+from looplab.console import err_console
+from looplab.errors import ConfigError, TraceError
 from looplab.layout import ExperimentDir
 from looplab.traces.io import Trace, read_trace
 
-__all__ = ["find_trace_files", "load_traces"]
+__all__ = ["find_trace_files", "load_traces", "read_traces"]
 
 
 def _regular_traces(directory: Path) -> list[Path]:
@@ -80,8 +84,32 @@ def load_traces(
     """
     traces: list[Trace] = []
     for path in paths:
-        for file in find_trace_files(path, flag=flag):
-            trace = read_trace(file)
+        for trace in read_traces(path, flag=flag):
             if trace.complete or not complete_only:
                 traces.append(trace)
+    return traces
+
+
+def read_traces(path: Path, *, flag: str = "TRACES") -> list[Trace]:
+    """The readable traces of one input path; a bad one inside a directory is named on
+    stderr and set aside (`trace set aside: FILE: why`).
+
+    Raises:
+        ConfigError: see `find_trace_files`.
+        TraceError: `path` is a single file that is not a trace, or no trace under the
+            directory is readable (the first one's error).
+    """
+    files = find_trace_files(path, flag=flag)
+    if not path.is_dir():
+        return [read_trace(file) for file in files]
+    traces: list[Trace] = []
+    errors: list[TraceError] = []
+    for file in files:
+        try:
+            traces.append(read_trace(file))
+        except TraceError as exc:
+            errors.append(exc)
+            err_console().print(f"[yellow]trace set aside:[/] {exc}", highlight=False)
+    if errors and not traces:
+        raise errors[0]
     return traces

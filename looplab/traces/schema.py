@@ -84,6 +84,9 @@ MAX_SECONDS = 1e9
 is damage, not a measurement, and arithmetic on it would overflow to infinity."""
 Seconds = Annotated[float, Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
 """A finite time or duration on the run axis (NaN and infinities are refused too)."""
+MAX_TOKENS = 10**12
+Tokens = Annotated[int, Field(ge=0, le=MAX_TOKENS)]
+"""A token count; past `MAX_TOKENS` it is damage (a 400-digit OTLP integer), not a count."""
 
 
 class TraceHeader(StrictModel):
@@ -191,13 +194,13 @@ class ModelCallEvent(_Event):
     token the model generated."""
     last_token: Seconds | None = None
     """Last streamed token (run axis)."""
-    prompt_tokens: int | None = None
+    prompt_tokens: Tokens | None = None
     """Prompt tokens (from usage)."""
-    cached_tokens: int | None = None
+    cached_tokens: Tokens | None = None
     """Prompt tokens served from the prefix cache."""
-    completion_tokens: int | None = None
+    completion_tokens: Tokens | None = None
     """Completion tokens, reasoning included."""
-    reasoning_tokens: int | None = None
+    reasoning_tokens: Tokens | None = None
     """Hidden reasoning tokens (part of completion_tokens)."""
     reasoning_s: Seconds | None = None
     """Decode time of the hidden reasoning, which ends at `first_token`: the call's time to

@@ -121,6 +121,14 @@ def _rows(campaign: Campaign) -> list[tuple[str, str]]:
             if key == "secrets planted":
                 value = f"{counts['secrets found']} (of {counts[key]})"
             rows.append((name, value))
+    if counts["collect cases"]:
+        rows.append(
+            (
+                "collect cases (failures, runs lost, runs duplicated)",
+                f"{counts['collect cases']} ({counts['collect failures']}, "
+                f"{counts['collect lost']}, {counts['collect duplicated']})",
+            )
+        )
     for target in ("config", "trace", "http"):
         rows.append(
             (

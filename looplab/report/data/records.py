@@ -23,8 +23,8 @@ from pathlib import Path
 
 from looplab.errors import TraceError
 from looplab.traces.identity import RunIdentity, identity_of
-from looplab.traces.inputs import find_trace_files
-from looplab.traces.io import Trace, read_trace
+from looplab.traces.inputs import read_traces
+from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
 
 __all__ = ["Bar", "RunRecord", "load_runs", "record_from_trace"]
@@ -122,8 +122,7 @@ def load_runs(inputs: list[Path]) -> list[RunRecord]:
     records: list[RunRecord] = []
     for path in inputs:
         name = path.resolve().name if path.is_dir() else path.stem
-        for file in find_trace_files(path, flag="RUN_DIR"):
-            trace = read_trace(file)
+        for trace in read_traces(path, flag="RUN_DIR"):
             if trace.complete:
                 records.append(record_from_trace(trace, name))
     return records

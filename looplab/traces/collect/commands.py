@@ -6,6 +6,11 @@ builder, atomic files, never another run's file replaced) and prints what was re
 as `looplab import` does. It ends on Ctrl-C (exit 130) or SIGTERM (143), after
 `--until-idle` seconds without a request, or after `--max-runs` runs; every buffered trace
 is written before it stops, and the port is closed.
+
+Written once (see `journal.py`): at start it cleans the temporary files a killed writer
+left, takes the directory's lock and writes what the journal holds unwritten; each run
+written is marked in the journal. A run that cannot be written is said, and the command
+then exits 1, never claiming success.
 """
 
 from __future__ import annotations
@@ -15,17 +20,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from looplab.console import err_console, out_console
 from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
-from looplab.traces.collect.receiver import Collector, FinishedTrace, receiver_app
+from looplab.traces.collect.conventions import PROFILE_ATTRIBUTE
+from looplab.traces.collect.journal import Journal, clean_stale_temporaries
+from looplab.traces.collect.receiver import (
+    MAX_SPANS,
+    MAX_TRACE_SPANS,
+    Collector,
+    FinishedTrace,
+    receiver_app,
+)
 from looplab.traces.collect.runs import draft_run
-from looplab.traces.commands import PROFILE_ATTRIBUTE, ProfileOpt, run_table
+from looplab.traces.commands import ProfileOpt, run_table
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.source import BadValue
+from looplab.traces.schema import TraceHeader
 
 if TYPE_CHECKING:
     from looplab.backends.simulator.inprocess import AppServer
@@ -33,6 +48,39 @@ if TYPE_CHECKING:
 __all__ = ["collect_command"]
 
 _POLL_S = 0.1
+
+_SettleS = Annotated[
+    float,
+    typer.Option(
+        "--settle-s",
+        min=0.0,
+        help="Seconds without a new span, after a trace's root span arrived, "
+        "before its run is written.",
+    ),
+]
+
+_MaxBodyMb = Annotated[
+    float,
+    typer.Option("--max-body-mb", min=0.001, help="Largest request body accepted (413 above)."),
+]
+
+_MaxTraceSpans = Annotated[
+    int,
+    typer.Option(
+        "--max-trace-spans",
+        min=1,
+        help="Most spans buffered for one trace (a request past it: 413, said on stderr).",
+    ),
+]
+
+_MaxSpans = Annotated[
+    int,
+    typer.Option(
+        "--max-spans",
+        min=1,
+        help="Most spans buffered in all (a request past it: 503, retryable).",
+    ),
+]
 
 
 def collect_command(
@@ -71,50 +119,73 @@ def collect_command(
             "--max-runs", min=1, help="Stop after writing this many runs.", show_default=False
         ),
     ] = None,
-    settle_s: Annotated[
-        float,
-        typer.Option(
-            "--settle-s",
-            min=0.0,
-            help="Seconds without a new span, after a trace's root span arrived, "
-            "before its run is written.",
-        ),
-    ] = 2.0,
-    max_body_mb: Annotated[
-        float,
-        typer.Option("--max-body-mb", min=0.001, help="Largest request body accepted (413 above)."),
-    ] = 16.0,
+    settle_s: _SettleS = 2.0,
+    max_body_mb: _MaxBodyMb = 16.0,
+    max_trace_spans: _MaxTraceSpans = MAX_TRACE_SPANS,
+    max_spans: _MaxSpans = MAX_SPANS,
     profile: ProfileOpt = None,
 ) -> None:
     """Receive OpenTelemetry traces (OTLP/HTTP, POST /v1/traces, protobuf or JSON, gzip)
     from an instrumented agent and write one looplab trace per agent run.
 
     Point the agent's exporter at it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=
-    http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions,
-    OpenInference (openai, OpenAI Agents SDK, LangChain) and OpenLLMetry. A run is one
-    trace id; prints per run what was measured, estimated or absent. -p names the profile
-    that served the calls; a `looplab.profile` span or resource attribute wins over it.
+    http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions
+    (invoke_agent / chat / execute_tool spans), OpenInference (AGENT / LLM / TOOL; its
+    openai, OpenAI Agents SDK and LangChain instrumentations) and OpenLLMetry. A run is
+    one trace id; prints per run what was measured, estimated or absent. -p names the
+    profile that served the calls; a `looplab.profile` span or resource attribute wins over it.
     """
     _require_proto()
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
-    collector = Collector(settle_s=settle_s)
+    collector = _collector(output, settle_s, max_trace_spans, max_spans)
     server = _start(collector, port, int(max_body_mb * 1024 * 1024))
     err_console().print(
         f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces -> {output}"
     )
     if port_file is not None:
         port_file.write_text(str(server.port))
-    written = 0
+    tally = _Tally(profile)
     try:
-        written = _serve(collector, output, until_idle, max_runs, profile)
+        _serve(collector, output, until_idle, max_runs, tally)
     finally:
         server.stop()
-        written += _write(collector.drain(), output, profile)
-        err_console().print(
-            f"{written} run(s) from {collector.requests} request(s), {collector.spans} spans "
-            f"({collector.refused} refused) -> {output}"
-        )
+        _finish(collector, output, tally)
+    if tally.failed:
+        raise typer.Exit(1)
+
+
+def _collector(output: Path, settle_s: float, max_trace_spans: int, max_spans: int) -> Collector:
+    """The collector of `output`: its lock taken, stale temporaries removed, the journal's
+    unwritten spans taken back.
+
+    Raises:
+        ConfigError: another collector holds `output`.
+    """
+    journal = Journal(output)
+    journal.lock()
+    for stale in clean_stale_temporaries(output):
+        err_console().print(f"removed {stale.name} (a write cut off by a kill)")
+    collector = Collector(
+        settle_s=settle_s, max_trace_spans=max_trace_spans, max_spans=max_spans, journal=journal
+    )
+    recovered = collector.restore(journal.recover())
+    if recovered:
+        err_console().print(f"{recovered} journalled span(s) not yet written: taken back")
+    return collector
+
+
+def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
+    """At the end (signal or not): write what a signal cut off and every buffered trace,
+    say the totals."""
+    _write(collector.drain(), output, collector, tally)
+    err_console().print(
+        f"{tally.written} run(s) from {collector.requests} request(s), {collector.spans} "
+        f"spans ({collector.refused} refused, {collector.duplicates} already taken) "
+        f"-> {output}"
+    )
+    if tally.failed:
+        err_console().print(f"[bold red]{tally.failed} run(s) not written[/] (said above)")
 
 
 def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
@@ -134,45 +205,77 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
         raise ConfigError(f"cannot bind 127.0.0.1:{port}: {exc.strerror}", field="--port") from None
 
 
+class _Tally:
+    """Runs written and runs that could not be."""
+
+    def __init__(self, profile: str | None = None) -> None:
+        self.profile = profile
+        """The profile given with -p (a span's `looplab.profile` wins over it)."""
+        self.written = 0
+        self.failed = 0
+        self.queue: list[FinishedTrace] = []
+        """Traces taken from the collector and not yet done (a signal may cut a batch)."""
+
+
 def _serve(
     collector: Collector,
     output: Path,
     until_idle: float | None,
     max_runs: int | None,
-    profile: str | None,
-) -> int:
+    tally: _Tally,
+) -> None:
     """Write finished runs until idle or enough runs (Ctrl-C raises through)."""
-    written = 0
-    while max_runs is None or written < max_runs:
-        written += _write(collector.finished(), output, profile)
+    while max_runs is None or tally.written < max_runs:
+        _write(collector.finished(), output, collector, tally)
         idle = time.monotonic() - collector.last_request
         if until_idle is not None and idle >= until_idle and collector.pending() == 0:
             break
         if until_idle is not None and idle >= until_idle + collector.settle_s:
             break  # traces whose root never came are written by the drain
         time.sleep(_POLL_S)
-    return written
 
 
-def _write(traces: list[FinishedTrace], output: Path, profile: str | None) -> int:
-    """Build and write each trace's run, print what was recovered; the count written."""
+def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tally: _Tally) -> None:
+    """Build and write each trace's run, print what was recovered, mark it in the journal.
+
+    The traces wait in `tally.queue` until done, so a signal mid-batch leaves the rest
+    there for `_finish` (a run cut off mid-write is written again: the same file). A trace
+    whose run cannot be built (damaged values) is said and marked too (its spans would fail
+    again); one that cannot be written (disk) stays in the journal for the next start.
+    Either counts as failed."""
     console = out_console()
-    written = 0
-    for trace in traces:
+    tally.queue.extend(traces)
+    while tally.queue:
+        trace = tally.queue[0]
+        ids = {s.span_id for s in trace.spans}
         try:
             run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
-        except (BadValue, TraceError) as exc:
-            err_console().print(f"[bold red]trace {trace.trace_id} not written:[/] {exc}")
+            _assign_profile(run.header, trace, tally.profile)
+            (target,) = write_runs([run], output)
+        except (BadValue, TraceError, OSError, ValueError) as exc:  # UnicodeError: ValueError
+            kept = isinstance(exc, OSError)
+            err_console().print(
+                f"[bold red]trace {trace.trace_id} not written:[/] {escape(str(exc))}"
+                + (" (kept in the journal: the next start writes it)" if kept else "")
+            )
+            tally.failed += 1
+            tally.queue.pop(0)
+            if not kept:
+                _mark(collector, trace, ids)
             continue
-        said = _said_profile(trace)
-        if said is not None:
-            assign_profile(run.header, said, None, "the spans' looplab.profile attribute")
-        elif profile is not None:
-            assign_profile(run.header, profile, None, "given with looplab collect -p")
-        (target,) = write_runs([run], output)
+        tally.written += 1
+        tally.queue.pop(0)
+        _mark(collector, trace, ids)  # cut off here: the restart rewrites the same file
         console.print(run_table(run, target))
-        written += 1
-    return written
+
+
+def _assign_profile(header: TraceHeader, trace: FinishedTrace, given: str | None) -> None:
+    """The profile that served the calls: the spans' `looplab.profile`, else `-p`."""
+    said = _said_profile(trace)
+    if said is not None:
+        assign_profile(header, said, None, "the spans' looplab.profile attribute")
+    elif given is not None:
+        assign_profile(header, given, None, "given with looplab collect -p")
 
 
 def _said_profile(trace: FinishedTrace) -> str | None:
@@ -183,6 +286,18 @@ def _said_profile(trace: FinishedTrace) -> str | None:
             if isinstance(value, str) and value:
                 return value
     return None
+
+
+def _mark(collector: Collector, trace: FinishedTrace, ids: set[str]) -> None:
+    """Say in the journal that this part is done (a failure to say so: written again)."""
+    if collector.journal is None:
+        return
+    try:
+        collector.journal.mark_written(trace.trace_id, trace.part, ids)
+    except OSError as exc:
+        err_console().print(
+            f"[yellow]journal not updated for {trace.trace_id}:[/] {escape(str(exc))}"
+        )
 
 
 def _require_proto() -> None:

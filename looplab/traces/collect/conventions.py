@@ -21,7 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-__all__ = ["FIELDS", "FIRST_TOKEN_EVENTS", "ROLE_RULES", "Role", "first_value", "role_of"]
+__all__ = [
+    "FIELDS",
+    "FIRST_TOKEN_EVENTS",
+    "KEPT_KEYS",
+    "KEPT_RESOURCE_KEYS",
+    "ROLE_RULES",
+    "Role",
+    "first_value",
+    "role_of",
+]
 
 Role = Literal["agent", "model", "tool"]
 
@@ -93,6 +102,27 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "task": ("looplab.task",),
 }
 """Draft field -> attribute keys carrying it, first present wins."""
+
+PROFILE_ATTRIBUTE = "looplab.profile"
+"""The span (or resource) attribute naming the latency profile that served a run."""
+
+KEPT_KEYS = frozenset(
+    {key for keys in FIELDS.values() for key in keys}
+    | {
+        "gen_ai.operation.name",
+        "openinference.span.kind",
+        "llm.request.type",
+        "traceloop.span.kind",
+        "looplab.success",
+        "looplab.end_reason",
+        PROFILE_ATTRIBUTE,
+    }
+)
+"""The span attributes any reader here uses; the receiver keeps only these (an instrumented
+LLM span carries whole prompts in others), which bounds a buffered span's memory."""
+
+KEPT_RESOURCE_KEYS = frozenset({"service.name", PROFILE_ATTRIBUTE})
+"""The resource attributes kept (the run's name when no agent names it)."""
 
 FIRST_TOKEN_EVENTS = frozenset({"First Token Stream Event"})
 """Span event names that mark a streamed call's first token (OpenInference's openai

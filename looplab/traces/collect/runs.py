@@ -13,6 +13,8 @@ name, start and end, and its error status.
 
 from __future__ import annotations
 
+import bisect
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 from looplab.traces.collect.conventions import FIRST_TOKEN_EVENTS, Role, first_value, role_of
 from looplab.traces.collect.spans import STATUS_ERROR, Span
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.schema import MAX_TOKENS
 
 __all__ = ["FORMAT", "draft_run"]
 
@@ -28,6 +31,8 @@ FORMAT = "otlp"
 """The `fmt` of collected runs: their traces' source is `import:otlp`."""
 
 _MEASURED = "measured: span start/end"
+_MAX_TTFT_S = 86_400.0
+"""A `looplab.ttft_s` above a day is damage, not a time to first token."""
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -44,10 +49,10 @@ def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
         The draft; `build_run(draft)` makes the trace.
     """
     roles = {s.span_id: role_of(s.attributes) for s in spans}
-    by_id = {s.span_id: s for s in spans}
     enclosing = _enclosing_models(spans, roles)
     models = [s for s in spans if roles[s.span_id] == "model" and s.span_id not in enclosing]
-    tools = [s for s in spans if roles[s.span_id] == "tool" and not _inside(s, by_id, roles)]
+    nested = _below_a_tool(spans, roles)
+    tools = [s for s in spans if roles[s.span_id] == "tool" and s.span_id not in nested]
     root = _root(spans, roles)
     draft = RunDraft(
         fmt=FORMAT,
@@ -62,32 +67,47 @@ def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
 
 
 def _enclosing_models(spans: list[Span], roles: dict[str, Role | None]) -> set[str]:
-    """Ids of model spans with another model span below them (the innermost one counts)."""
+    """Ids of model spans with another model span below them (the innermost one counts).
+
+    Linear: each span is climbed through once (a climb stops at a span already climbed
+    through, whose model ancestors are already found), a parent cycle included."""
     parents = {s.span_id: s.parent_id for s in spans}
     found: set[str] = set()
+    climbed: set[str] = set()
     for span in spans:
         if roles[span.span_id] != "model":
             continue
-        seen: set[str] = set()
         current = span.parent_id
-        while current is not None and current in parents and current not in seen:
+        while current is not None and current in parents and current not in climbed:
             if roles[current] == "model":
                 found.add(current)
-            seen.add(current)
+            climbed.add(current)
             current = parents[current]
     return found
 
 
-def _inside(span: Span, by_id: dict[str, Span], roles: dict[str, Role | None]) -> bool:
-    """True when an ancestor is a tool span too (count the outermost tool call)."""
-    seen: set[str] = set()
-    current = span.parent_id
-    while current is not None and current in by_id and current not in seen:
-        if roles[current] == "tool":
-            return True
-        seen.add(current)
-        current = by_id[current].parent_id
-    return False
+def _below_a_tool(spans: list[Span], roles: dict[str, Role | None]) -> set[str]:
+    """Ids of spans with a tool span among their ancestors (count the outermost tool call).
+
+    Linear: each span's answer is memoized; a parent cycle counts as no tool above."""
+    parents = {s.span_id: s.parent_id for s in spans}
+    above: dict[str, bool] = {}  # span id -> a tool span is among its strict ancestors
+    for span in spans:
+        path: list[str] = []
+        current: str | None = span.span_id
+        on_path: set[str] = set()
+        while current is not None and current not in above and current not in on_path:
+            path.append(current)
+            on_path.add(current)
+            current = parents.get(current)
+        for node in reversed(path):  # top-down: each parent's answer is known first
+            parent = parents.get(node)
+            above[node] = (
+                parent is not None
+                and parent in parents
+                and (roles.get(parent) == "tool" or above.get(parent, False))
+            )
+    return {span_id for span_id, tool_above in above.items() if tool_above}
 
 
 def _root(spans: list[Span], roles: dict[str, Role | None]) -> Span | None:
@@ -114,11 +134,13 @@ def _run_name(
 
 
 def _steps(models: list[Span], tools: list[Span]) -> list[StepDraft]:
+    """One step per model call with the tools that start from it to the next (n log n)."""
     ordered = sorted(models, key=lambda s: s.start or 0.0)
+    starts = [m.start or 0.0 for m in ordered]
     steps = [StepDraft(model=_model(m)) for m in ordered]
     leading = StepDraft()
     for tool in sorted(tools, key=lambda s: s.start or 0.0):
-        index = sum(1 for m in ordered if (m.start or 0.0) <= (tool.start or 0.0)) - 1
+        index = bisect.bisect_right(starts, tool.start or 0.0) - 1
         (steps[index] if index >= 0 else leading).tools.append(_tool(tool))
     return ([leading] if leading.tools else []) + steps
 
@@ -152,7 +174,7 @@ def _first_token(span: Span) -> float | None:
         if event.name in FIRST_TOKEN_EVENTS and event.time is not None:
             return event.time
     ttft = first_value(span.attributes, "ttft_s")
-    if isinstance(ttft, int | float) and span.start is not None:
+    if _is_number(ttft) and 0 <= ttft <= _MAX_TTFT_S and span.start is not None:
         return span.start + float(ttft)
     return None
 
@@ -216,6 +238,9 @@ def _describe(
         )
     if part > 1:
         draft.notes.append(f"spans that arrived after the run was written (part {part})")
+    repaired = Counter(note for s in spans for note in s.repaired)
+    for note, n in sorted(repaired.items())[:20]:
+        draft.notes.append(f"repaired at the door ({n} span(s)): {note}")
     ignored = Counter(_kind(s) for s in spans if roles[s.span_id] is None)
     if ignored:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
@@ -229,10 +254,18 @@ def _kind(span: Span) -> str:
     return str(kind or "unlabelled")[:40]
 
 
-def _count(value: Any) -> int | None:
+def _is_number(value: Any) -> bool:
+    """A finite int or float (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return math.isfinite(value)
+
+
+def _count(value: Any) -> int | None:
+    """A token count in 0..`MAX_TOKENS`, else None (a damaged count is not a count)."""
+    if not _is_number(value) or not 0 <= value <= MAX_TOKENS:
         return None
-    return int(value) if value >= 0 else None
+    return int(value)
 
 
 def _text(value: Any) -> str | None:
