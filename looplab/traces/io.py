@@ -24,7 +24,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from looplab.errors import TraceError
 from looplab.traces.schema import (
-    TRACE_FORMAT,
+    READ_FORMATS,
     ModelCallEvent,
     RunEndEvent,
     StepEvent,
@@ -244,10 +244,11 @@ def _header(line: str, path: Path) -> TraceHeader:
         first = json.loads(line)
     except ValueError:
         raise TraceError("line 1 is not JSON; not a looplab trace", path=str(path)) from None
-    if not isinstance(first, dict) or first.get("trace_format") != TRACE_FORMAT:
+    if not isinstance(first, dict) or first.get("trace_format") not in READ_FORMATS:
         found = first.get("trace_format") if isinstance(first, dict) else None
         raise TraceError(
-            f"line 1 is not a {TRACE_FORMAT} header (trace_format={found!r}); "
+            f"line 1 is not a looplab trace header (trace_format={found!r}; allowed: "
+            f"{', '.join(READ_FORMATS)}); "
             "other harnesses' files go through `looplab import`",
             path=str(path),
         )

@@ -1,7 +1,8 @@
-"""The trace schema, version `looplab-1`: one JSONL file per run.
+"""The trace schema, version `looplab-2`: one JSONL file per run.
 
-Line 1 is a `TraceHeader` (`{"trace_format": "looplab-1", ...}`); every later line is one
-event, tagged by `kind`:
+Line 1 is a `TraceHeader` (`{"trace_format": "looplab-2", ...}`); every later line is one
+event, tagged by `kind`. Readers accept `looplab-1` traces unchanged (`READ_FORMATS`):
+`looplab-2` only adds the run graph below, and a `looplab-1` trace is a flat `looplab-2` one.
 
 | kind         | one per               | carries                                                  |
 |--------------|-----------------------|----------------------------------------------------------|
@@ -10,6 +11,7 @@ event, tagged by `kind`:
 | `tool_call`  | tool call             | name, arguments, duration, ok/exit status, output        |
 | `sandbox`    | sandbox operation     | create / exec / close timing                             |
 | `step`       | step                  | the step's model / tool / overhead split                 |
+| `subrun`     | sub-run (looplab-2)   | id, parent sub-run, spawning step, joining step, agent   |
 | `run_end`    | run (last line)       | end reason, success, totals                              |
 
 Times: every event has `wall_time` (UTC, when it started) and `start` / `end` in seconds
@@ -23,6 +25,23 @@ A model call's phases: `sent` -> TTFT + prefill (`ttft_s`, to the first token of
 kind) -> hidden reasoning decode (`reasoning_s`) -> `first_token` (first visible token)
 -> visible decode (`decode_s`) -> `last_token`. Traces written before `reasoning_s`
 existed read as calls whose reasoning time is unknown (inside `ttft_s`).
+
+Run graph (`looplab-2`). A run may hold sub-runs: a sub-agent with its own conversation,
+spawned by a step of its parent and joined (its result read) by a later step of it.
+- Every event may carry `subrun`: the id of the sub-run it belongs to; `None` (the
+  default, and every `looplab-1` event) is the top-level run. `step` numbers steps within
+  that (sub-)run's own conversation, from 0.
+- One `subrun` event per sub-run declares it: `subrun` (its id), `parent` (the enclosing
+  sub-run id, `None` = the top-level run), `parent_step` (the parent's step that spawned
+  it; `None` = before the parent's first step), `join_step` (the parent's step that
+  consumed its result; `None` = never joined, the parent did not wait for it), `agent`
+  and `description`; `start`/`end` span its work on the one run axis.
+- Concurrent calls need no field: model or tool calls that overlap in time have
+  overlapping `start`/`end` on the run axis (a step's parallel tool calls, a sub-run
+  running beside its parent). `StepEvent.tool_s` already counts parallel calls once.
+Task time on the graph is its critical path (`looplab.analysis.graph`): a sub-run starts
+after its spawning step and the joining step waits for it; a flat trace's critical path
+is the sum of its steps.
 
 A trace without a final `run_end` is incomplete (the run was cut off). Numbers are finite:
 NaN, infinities and times beyond `MAX_SECONDS` are refused.
@@ -39,6 +58,7 @@ from looplab.config import StrictModel
 
 __all__ = [
     "MAX_SECONDS",
+    "READ_FORMATS",
     "TRACE_FORMAT",
     "Attempt",
     "ModelCallEvent",
@@ -47,13 +67,16 @@ __all__ = [
     "SandboxOpEvent",
     "Seconds",
     "StepEvent",
+    "SubRunEvent",
     "ToolCallEvent",
     "TraceEvent",
     "TraceHeader",
 ]
 
-TRACE_FORMAT = "looplab-1"
-"""The current trace format tag."""
+TRACE_FORMAT = "looplab-2"
+"""The current trace format tag (what writers stamp)."""
+READ_FORMATS = ("looplab-1", "looplab-2")
+"""Format tags readers accept: `looplab-1` traces are flat `looplab-2` traces."""
 
 MAX_SECONDS = 1e9
 """Largest magnitude of any time or duration in a trace (about 31 years): beyond it a value
@@ -65,8 +88,8 @@ Seconds = Annotated[float, Field(ge=-MAX_SECONDS, le=MAX_SECONDS)]
 class TraceHeader(StrictModel):
     """First line of every trace."""
 
-    trace_format: Literal["looplab-1"] = "looplab-1"
-    """Format tag; readers refuse others."""
+    trace_format: Literal["looplab-1", "looplab-2"] = "looplab-2"
+    """Format tag (`READ_FORMATS`); readers refuse others."""
     run_id: str
     """Unique id of the run."""
     created: datetime
@@ -115,6 +138,9 @@ class _Event(StrictModel):
     """Seconds on the run's monotonic axis when it ended."""
     estimated: dict[str, str] = Field(default_factory=dict)
     """Fields of this event that were derived rather than measured, and how."""
+    subrun: str | None = None
+    """The sub-run this event belongs to (its `SubRunEvent` id); None: the top-level run
+    (looplab-2; every looplab-1 event)."""
 
     @property
     def duration_s(self) -> float:
@@ -302,6 +328,27 @@ class StepEvent(_Event):
     reflection calls by `purpose`). Empty: not split."""
 
 
+class SubRunEvent(_Event):
+    """A sub-run (looplab-2): a sub-agent with its own conversation inside this run.
+
+    `subrun` is its id (events with that `subrun` belong to it); `start`/`end` span its
+    first to its last event. Its own steps number from 0. The parent's step `parent_step`
+    spawned it, and the parent's step `join_step` waited for its result."""
+
+    kind: Literal["subrun"] = "subrun"
+    parent: str | None = None
+    """The enclosing sub-run's id; None: the top-level run."""
+    parent_step: int | None = None
+    """The parent's step that spawned this sub-run; None: spawned before its first step."""
+    join_step: int | None = None
+    """The parent's step that consumed its result (it cannot start before this sub-run
+    ends); None: never joined (fire-and-forget, or the parent ended first)."""
+    agent: str | None = None
+    """The sub-agent's name or type (`Explore`, `general-purpose`, `search`, ...)."""
+    description: str | None = None
+    """What the sub-run was asked to do (its task or prompt, cut)."""
+
+
 class RunEndEvent(_Event):
     """The run ended: `start` = run origin, `end` = the agent's finish."""
 
@@ -344,7 +391,13 @@ class RunEndEvent(_Event):
 
 
 TraceEvent = Annotated[
-    RunStartEvent | ModelCallEvent | ToolCallEvent | SandboxOpEvent | StepEvent | RunEndEvent,
+    RunStartEvent
+    | ModelCallEvent
+    | ToolCallEvent
+    | SandboxOpEvent
+    | StepEvent
+    | SubRunEvent
+    | RunEndEvent,
     Field(discriminator="kind"),
 ]
 """Any event line of a trace."""
