@@ -26,22 +26,12 @@ kind) -> hidden reasoning decode (`reasoning_s`) -> `first_token` (first visible
 -> visible decode (`decode_s`) -> `last_token`. Traces written before `reasoning_s`
 existed read as calls whose reasoning time is unknown (inside `ttft_s`).
 
-Run graph (`looplab-2`). A run may hold sub-runs: a sub-agent with its own conversation,
-spawned by a step of its parent and joined (its result read) by a later step of it.
-- Every event may carry `subrun`: the id of the sub-run it belongs to; `None` (the
-  default, and every `looplab-1` event) is the top-level run. `step` numbers steps within
-  that (sub-)run's own conversation, from 0.
-- One `subrun` event per sub-run declares it: `subrun` (its id), `parent` (the enclosing
-  sub-run id, `None` = the top-level run), `parent_step` (the parent's step that spawned
-  it; `None` = before the parent's first step), `join_step` (the parent's step that
-  consumed its result; `None` = never joined, the parent did not wait for it), `agent`
-  and `description`; `start`/`end` span its work on the one run axis.
-- Concurrent calls need no field: model or tool calls that overlap in time have
-  overlapping `start`/`end` on the run axis (a step's parallel tool calls, a sub-run
-  running beside its parent). `StepEvent.tool_s` already counts parallel calls once.
-Task time on the graph is its critical path (`looplab.analysis.graph`): a sub-run starts
-after its spawning step and the joining step waits for it; a flat trace's critical path
-is the sum of its steps.
+Run graph (`looplab-2`): a run may hold sub-runs (sub-agents, each its own conversation).
+Any event may carry `subrun`, the id of the sub-run it belongs to (None: the top-level
+run; `step` counts within that sub-run). One `subrun` event per sub-run declares its
+`parent` sub-run, the parent's `parent_step` that spawned it and `join_step` that waited
+for it. Concurrent calls need no field: their `start`/`end` overlap. Task time on the
+graph is its critical path (`looplab.analysis.graph`); a flat trace's is its steps' sum.
 
 A trace without a final `run_end` is incomplete (the run was cut off). Numbers are finite:
 NaN, infinities and times beyond `MAX_SECONDS` are refused.
