@@ -10,10 +10,12 @@ of recorded time that grows by each of its own model calls' change in duration a
 call's end. Two rules tie the runs together:
 
 - spawn: a sub-run starts with its parent's shift at the sub-run's recorded start;
-- join: the parent's `join_step` starts at the later of its own warped start and the
-  sub-run's warped end plus the recorded gap after the later of the two (the parent's
-  ready time: the end of its last event before the join). Its shift from there on is
-  raised to match when the sub-run binds. Unjoined sub-runs do not hold the parent up.
+- join: the parent's `join_step` starts at the later of its own re-timed ready time (the
+  end of its last own work before the join: not its step summaries, not the tool calls
+  that only waited for a joined sub-run, `SubRunEvent.spawn_call_id`) and its joined
+  sub-runs' re-timed ends, plus the recorded gap after the later of them; the parent's
+  shift from there on follows (it falls when the sub-runs got faster). Unjoined
+  sub-runs do not hold the parent up.
 
 The task time is the top-level run's warped end. With no sub-runs this is exactly the
 recorded end plus every call's change, i.e. today's summed re-timing (`sweep_trace`,
@@ -105,10 +107,12 @@ class CriticalPath:
     model_s: float
     """Model seconds summed over every call, re-timed."""
     tool_s: float
-    """Tool seconds summed over every tool call (parallel calls each count)."""
+    """Tool seconds summed over every tool call (parallel calls each count; calls that
+    only waited for a joined sub-run do not)."""
     binding: tuple[str, ...]
-    """The sub-runs on the critical path through the top-level run's last join that a
-    sub-run held up, outermost first; empty: the top-level run's own steps bind."""
+    """The sub-runs that bind the top-level run's last join, outermost first (the latest
+    joined sub-run, then the one that bound its last join, ...); empty: the top-level
+    run's own work binds it (or it has no joins)."""
     subruns: int
     """Number of sub-runs in the tree."""
 
@@ -136,57 +140,75 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
 
     Args:
         events: one run's events (any order; times on the run axis).
-        timing: the re-timing of one model call (`retime.profile_model_timing`), None to
+        timing: the re-timing of one model call (`calltiming.model_timing`), None to
             keep its recorded timing.
     """
     tree = run_tree(events)
+    waits = {
+        (e.parent, e.spawn_call_id)
+        for e in events
+        if isinstance(e, SubRunEvent) and e.spawn_call_id and e.join_step is not None
+    }
     deltas: dict[str | None, list[tuple[float, float]]] = {}
-    model_s = 0.0
-    total_delta = 0.0
+    model_s = total_delta = 0.0
     for call in (e for e in events if isinstance(e, ModelCallEvent)):
         new = timing(call)
         recorded = call.end - call.start
-        duration = recorded
-        if new is not None:
-            duration = retimed_duration(call, new)
+        duration = recorded if new is None else retimed_duration(call, new)
         model_s += duration
         total_delta += duration - recorded
         deltas.setdefault(call.subrun, []).append((call.end, duration - recorded))
-    tool_s = sum(e.end - e.start for e in events if isinstance(e, ToolCallEvent))
+    tool_s = sum(
+        e.end - e.start
+        for e in events
+        if isinstance(e, ToolCallEvent) and (e.subrun, e.call_id) not in waits
+    )
     binding: dict[str | None, tuple[str, ...]] = {}
 
-    def run(node: RunNode, shift0: float) -> float:
-        """Walk one run in time order; return its shift at its end."""
-        own_ends = sorted(
-            e.end for e in events if e.subrun == node.id and not isinstance(e, SubRunEvent)
+    def work_ends(run_id: str | None) -> list[float]:
+        """Ends of a run's own work: not step summaries, not waits on joined sub-runs."""
+        return sorted(
+            e.end
+            for e in events
+            if e.subrun == run_id
+            and not isinstance(e, StepEvent | SubRunEvent)
+            and not (isinstance(e, ToolCallEvent) and (run_id, e.call_id) in waits)
         )
+
+    def run(node: RunNode, shift0: float) -> float:
+        """Walk one run in time order from shift `shift0`; return its shift at its end."""
+        own = work_ends(node.id)
         starts = _join_times(events, node.id)
-        points: list[tuple[float, int, object]] = [(t, 0, d) for t, d in deltas.get(node.id, [])]
+        joins: dict[float, list[RunNode]] = {}
+        points: list[tuple[float, int, float | RunNode]] = [
+            (t, 0, d) for t, d in deltas.get(node.id, [])
+        ]
         for child in node.children:
             points.append((child.start, 2, child))
             join = child.declared.join_step if child.declared else None
             if join is not None and join in starts:
-                points.append((starts[join], 1, child))
+                joins.setdefault(starts[join], []).append(child)
+        points += [(t, 1, node) for t in joins]
         shift = shift0
         path: tuple[str, ...] = ()
-        child_end: dict[int, tuple[float, tuple[str, ...]]] = {}
+        ended: dict[str | None, float] = {}
         for t, order, item in sorted(points, key=lambda p: (p[0], p[1])):
-            if order == 0:
-                assert isinstance(item, float)
+            if isinstance(item, float):
                 shift += item
-            elif order == 2:
-                assert isinstance(item, RunNode)
-                end_shift = run(item, shift)
-                child_end[id(item)] = (item.end + end_shift, binding[item.id])
+            elif order == 2 and isinstance(item, RunNode):
+                ended[item.id] = item.end + run(item, shift)
             else:
-                assert isinstance(item, RunNode)
-                child_new_end, child_path = child_end[id(item)]
-                ready = max((x for x in own_ends if x <= t), default=node.start)
-                gap = max(0.0, t - max(item.end, ready))
-                via_child = child_new_end + gap
-                if via_child > t + shift:
-                    shift = via_child - t
-                    path = (item.id or "", *child_path)
+                ready = max((x for x in own if x <= t), default=node.start)
+                joined = joins[t]
+                last = max([ready, *(c.end for c in joined)])
+                new_ready = ready + shift
+                latest = max(joined, key=lambda c: ended.get(c.id, c.end))
+                new_last = max(new_ready, *(ended.get(c.id, c.end) for c in joined))
+                if new_last > new_ready:
+                    path = (latest.id or "", *binding.get(latest.id, ()))
+                else:
+                    path = ()
+                shift = new_last + (t - last) - t
         binding[node.id] = path
         return shift
 

@@ -333,6 +333,9 @@ class SubRunEvent(_Event):
     join_step: int | None = None
     """The parent's step that consumed its result (it cannot start before this sub-run
     ends); None: never joined (fire-and-forget, or the parent ended first)."""
+    spawn_call_id: str | None = None
+    """The parent's tool call that started it and returned its result (`call_id`, e.g. a
+    `Task` call): that call's time is the parent waiting, not working. None: no such call."""
     agent: str | None = None
     """The sub-agent's name or type (`Explore`, `general-purpose`, `search`, ...)."""
     description: str | None = None
