@@ -135,6 +135,45 @@ def _join_times(events: Sequence[TraceEvent], run_id: str | None) -> dict[int, f
     return {**first, **stepped}
 
 
+def _waits(events: Sequence[TraceEvent]) -> set[tuple[str | None, str | None]]:
+    """(run, call id) of the tool calls that only waited for a joined sub-run."""
+    return {
+        (e.parent, e.spawn_call_id)
+        for e in events
+        if isinstance(e, SubRunEvent) and e.spawn_call_id and e.join_step is not None
+    }
+
+
+def _deltas(
+    events: Sequence[TraceEvent], timing: TimingFn
+) -> tuple[dict[str | None, list[tuple[float, float]]], float, float]:
+    """Per run, (call end, change in duration) of its model calls; the re-timed model
+    seconds summed; the summed change."""
+    deltas: dict[str | None, list[tuple[float, float]]] = {}
+    model_s = total = 0.0
+    for call in (e for e in events if isinstance(e, ModelCallEvent)):
+        new = timing(call)
+        recorded = call.end - call.start
+        duration = recorded if new is None else retimed_duration(call, new)
+        model_s += duration
+        total += duration - recorded
+        deltas.setdefault(call.subrun, []).append((call.end, duration - recorded))
+    return deltas, model_s, total
+
+
+def _work_ends(
+    events: Sequence[TraceEvent], run_id: str | None, waits: set[tuple[str | None, str | None]]
+) -> list[float]:
+    """Ends of a run's own work: not step summaries, not waits on joined sub-runs."""
+    return sorted(
+        e.end
+        for e in events
+        if e.subrun == run_id
+        and not isinstance(e, StepEvent | SubRunEvent)
+        and not (isinstance(e, ToolCallEvent) and (run_id, e.call_id) in waits)
+    )
+
+
 def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPath:
     """The task time of a run's tree of sub-runs with model calls re-timed by `timing`.
 
@@ -144,20 +183,8 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
             keep its recorded timing.
     """
     tree = run_tree(events)
-    waits = {
-        (e.parent, e.spawn_call_id)
-        for e in events
-        if isinstance(e, SubRunEvent) and e.spawn_call_id and e.join_step is not None
-    }
-    deltas: dict[str | None, list[tuple[float, float]]] = {}
-    model_s = total_delta = 0.0
-    for call in (e for e in events if isinstance(e, ModelCallEvent)):
-        new = timing(call)
-        recorded = call.end - call.start
-        duration = recorded if new is None else retimed_duration(call, new)
-        model_s += duration
-        total_delta += duration - recorded
-        deltas.setdefault(call.subrun, []).append((call.end, duration - recorded))
+    waits = _waits(events)
+    deltas, model_s, total_delta = _deltas(events, timing)
     tool_s = sum(
         e.end - e.start
         for e in events
@@ -165,19 +192,9 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
     )
     binding: dict[str | None, tuple[str, ...]] = {}
 
-    def work_ends(run_id: str | None) -> list[float]:
-        """Ends of a run's own work: not step summaries, not waits on joined sub-runs."""
-        return sorted(
-            e.end
-            for e in events
-            if e.subrun == run_id
-            and not isinstance(e, StepEvent | SubRunEvent)
-            and not (isinstance(e, ToolCallEvent) and (run_id, e.call_id) in waits)
-        )
-
     def run(node: RunNode, shift0: float) -> float:
         """Walk one run in time order from shift `shift0`; return its shift at its end."""
-        own = work_ends(node.id)
+        own = _work_ends(events, node.id, waits)
         starts = _join_times(events, node.id)
         joins: dict[float, list[RunNode]] = {}
         points: list[tuple[float, int, float | RunNode]] = [
