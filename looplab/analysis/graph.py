@@ -38,7 +38,7 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["CriticalPath", "RunNode", "critical_path", "run_tree"]
+__all__ = ["CriticalPath", "RunNode", "critical_path", "retime_tree", "run_tree"]
 
 
 @dataclass
@@ -174,13 +174,19 @@ def _work_ends(
     )
 
 
-def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPath:
+def critical_path(
+    events: Sequence[TraceEvent],
+    timing: TimingFn,
+    shifts: dict[str | None, list[tuple[float, float]]] | None = None,
+) -> CriticalPath:
     """The task time of a run's tree of sub-runs with model calls re-timed by `timing`.
 
     Args:
         events: one run's events (any order; times on the run axis).
         timing: the re-timing of one model call (`calltiming.model_timing`), None to
             keep its recorded timing.
+        shifts: filled, when given, with each run's shift as (recorded time, shift from
+            then on) steps (`retime_tree` places the events by them).
     """
     tree = run_tree(events)
     waits = _waits(events)
@@ -191,6 +197,7 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
         if isinstance(e, ToolCallEvent) and (e.subrun, e.call_id) not in waits
     )
     binding: dict[str | None, tuple[str, ...]] = {}
+    shifts = shifts if shifts is not None else {}
 
     def run(node: RunNode, shift0: float) -> float:
         """Walk one run in time order from shift `shift0`; return its shift at its end."""
@@ -207,6 +214,7 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
                 joins.setdefault(starts[join], []).append(child)
         points += [(t, 1, node) for t in joins]
         shift = shift0
+        steps = shifts.setdefault(node.id, [(float("-inf"), shift0)])
         path: tuple[str, ...] = ()
         ended: dict[str | None, float] = {}
         for t, order, item in sorted(points, key=lambda p: (p[0], p[1])):
@@ -226,6 +234,7 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
                 else:
                     path = ()
                 shift = new_last + (t - last) - t
+            steps.append((t, shift))
         binding[node.id] = path
         return shift
 
@@ -240,3 +249,39 @@ def critical_path(events: Sequence[TraceEvent], timing: TimingFn) -> CriticalPat
         binding=binding[None],
         subruns=len(tree.walk()) - 1,
     )
+
+
+def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
+    """Events re-timed on the run tree: each (sub-)run warped by its own shift (its calls'
+    changes, its spawn and its joins, as `critical_path` walks them); the `run_end` at
+    the critical path. A flat trace comes out as `retime.retime_events` makes it."""
+    from looplab.analysis.retime import retime_events
+
+    shifts: dict[str | None, list[tuple[float, float]]] = {}
+    path = critical_path(events, timing, shifts)
+    out: list[TraceEvent] = []
+    for run_id, steps in shifts.items():
+        own = [e for e in events if e.subrun == run_id and not isinstance(e, RunEndEvent)]
+        for before, after in zip(own, retime_events(own, timing, note), strict=True):
+            if not isinstance(after, ModelCallEvent):
+                start, end = before.start, before.end
+                update = {"start": start + _shift(steps, start), "end": end + _shift(steps, end)}
+                out.append(after.model_copy(update=update))
+                continue
+            extra = _shift(steps, before.start) - (after.start - before.start)
+            moved: dict[str, float | None] = {
+                "start": after.start + extra,
+                "end": after.end + extra,
+            }
+            for name in ("sent", "first_token", "last_token"):
+                value = getattr(after, name)
+                moved[name] = None if value is None else value + extra
+            out.append(after.model_copy(update=moved))
+    for last in (e for e in events if isinstance(e, RunEndEvent)):
+        out.append(last.model_copy(update={"end": path.task_s, "model_s": path.model_s}))
+    return out
+
+
+def _shift(steps: list[tuple[float, float]], t: float) -> float:
+    """A run's shift at recorded time `t` (the last step at or before it)."""
+    return next((shift for at, shift in reversed(steps) if at <= t), steps[0][1])

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
+from looplab.analysis.graph import retime_tree
 from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
@@ -43,7 +44,11 @@ __all__ = [
 def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
     """`trace` re-timed at `profile` (a new trace; the original is untouched)."""
     note = f"virtual replay at profile {profile.name}: from recorded token counts"
-    events = retime_events(trace.events, profile_model_timing(profile), note)
+    timing = profile_model_timing(profile)
+    if any(e.subrun is not None for e in trace.events):  # a run tree: its critical path
+        events = retime_tree(trace.events, timing, note)
+    else:
+        events = retime_events(trace.events, timing, note)
     header = trace.header.model_copy(
         update={
             "run_id": f"{trace.header.run_id}.replay-{uuid.uuid4().hex[:6]}",

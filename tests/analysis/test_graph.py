@@ -109,3 +109,22 @@ def test_flat_traces_critical_path_is_the_summed_retiming() -> None:
             assert path.binding == () and path.subruns == 0
             assert path.task_s == pytest.approx(point.task_s, abs=1e-9)
             assert path.task_s == pytest.approx(path.summed_s, abs=1e-9)
+
+
+def test_virtual_replay_of_a_tree_ends_at_its_critical_path() -> None:
+    """`replay --mode virtual` of a structured trace: run_end at the critical path, and the
+    joining step starts after both re-timed sub-runs end."""
+    from looplab.experiments.replay import replay_virtual
+    from looplab.traces.schema import RunEndEvent, StepEvent
+
+    events = _events(GRAPH / "atif-subagents.json", "atif")
+    trace = Trace(
+        header=TraceHeader(run_id="r", created=datetime(2026, 3, 2, tzinfo=UTC)), events=events
+    )
+    for preset in ("slow-80", "fast-750"):
+        out = replay_virtual(trace, resolve_profile(preset, [])).events
+        (end,) = [e for e in out if isinstance(e, RunEndEvent)]
+        assert end.end == pytest.approx(_at(events, preset).task_s)
+        join = next(e for e in out if isinstance(e, StepEvent) and e.subrun is None and e.step == 1)
+        subs = [e for e in out if isinstance(e, SubRunEvent)]
+        assert join.start >= max(s.end for s in subs) - 1e-9
