@@ -38,7 +38,7 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["CriticalPath", "RunNode", "critical_path", "retime_tree", "run_tree"]
+__all__ = ["CriticalPath", "RunNode", "critical_path", "run_tree"]
 
 
 @dataclass
@@ -186,7 +186,7 @@ def critical_path(
         timing: the re-timing of one model call (`calltiming.model_timing`), None to
             keep its recorded timing.
         shifts: filled, when given, with each run's shift as (recorded time, shift from
-            then on) steps (`retime_tree` places the events by them).
+            then on) steps (`retime.retime_tree` places the events by them).
     """
     tree = run_tree(events)
     waits = _waits(events)
@@ -249,39 +249,3 @@ def critical_path(
         binding=binding[None],
         subruns=len(tree.walk()) - 1,
     )
-
-
-def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
-    """Events re-timed on the run tree: each (sub-)run warped by its own shift (its calls'
-    changes, its spawn and its joins, as `critical_path` walks them); the `run_end` at
-    the critical path. A flat trace comes out as `retime.retime_events` makes it."""
-    from looplab.analysis.retime import retime_events
-
-    shifts: dict[str | None, list[tuple[float, float]]] = {}
-    path = critical_path(events, timing, shifts)
-    out: list[TraceEvent] = []
-    for run_id, steps in shifts.items():
-        own = [e for e in events if e.subrun == run_id and not isinstance(e, RunEndEvent)]
-        for before, after in zip(own, retime_events(own, timing, note), strict=True):
-            if not isinstance(after, ModelCallEvent):
-                start, end = before.start, before.end
-                update = {"start": start + _shift(steps, start), "end": end + _shift(steps, end)}
-                out.append(after.model_copy(update=update))
-                continue
-            extra = _shift(steps, before.start) - (after.start - before.start)
-            moved: dict[str, float | None] = {
-                "start": after.start + extra,
-                "end": after.end + extra,
-            }
-            for name in ("sent", "first_token", "last_token"):
-                value = getattr(after, name)
-                moved[name] = None if value is None else value + extra
-            out.append(after.model_copy(update=moved))
-    for last in (e for e in events if isinstance(e, RunEndEvent)):
-        out.append(last.model_copy(update={"end": path.task_s, "model_s": path.model_s}))
-    return out
-
-
-def _shift(steps: list[tuple[float, float]], t: float) -> float:
-    """A run's shift at recorded time `t` (the last step at or before it)."""
-    return next((shift for at, shift in reversed(steps) if at <= t), steps[0][1])

@@ -56,6 +56,7 @@ __all__ = [
     "compose_virtual_timeline",
     "profile_model_timing",
     "retime_events",
+    "retime_tree",
     "simulator_record",
     "sweep_trace",
 ]
@@ -276,3 +277,37 @@ def sweep_trace(
                 )
             )
     return points
+
+
+def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
+    """Events re-timed on the run tree: each (sub-)run warped by its own shift (its calls'
+    changes, its spawn and its joins, as `critical_path` walks them); the `run_end` at
+    the critical path. A flat trace comes out as `retime.retime_events` makes it."""
+    shifts: dict[str | None, list[tuple[float, float]]] = {}
+    path = critical_path(events, timing, shifts)
+    out: list[TraceEvent] = []
+    for run_id, steps in shifts.items():
+        own = [e for e in events if e.subrun == run_id and not isinstance(e, RunEndEvent)]
+        for before, after in zip(own, retime_events(own, timing, note), strict=True):
+            if not isinstance(after, ModelCallEvent):
+                start, end = before.start, before.end
+                update = {"start": start + _shift(steps, start), "end": end + _shift(steps, end)}
+                out.append(after.model_copy(update=update))
+                continue
+            extra = _shift(steps, before.start) - (after.start - before.start)
+            moved: dict[str, float | None] = {
+                "start": after.start + extra,
+                "end": after.end + extra,
+            }
+            for name in ("sent", "first_token", "last_token"):
+                value = getattr(after, name)
+                moved[name] = None if value is None else value + extra
+            out.append(after.model_copy(update=moved))
+    for last in (e for e in events if isinstance(e, RunEndEvent)):
+        out.append(last.model_copy(update={"end": path.task_s, "model_s": path.model_s}))
+    return out
+
+
+def _shift(steps: list[tuple[float, float]], t: float) -> float:
+    """A run's shift at recorded time `t` (the last step at or before it)."""
+    return next((shift for at, shift in reversed(steps) if at <= t), steps[0][1])

@@ -16,8 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
-from looplab.analysis.graph import retime_tree
-from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
+from looplab.analysis.retime import (
+    annotate_reasoning,
+    profile_model_timing,
+    retime_events,
+    retime_tree,
+)
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
 from looplab.backends.profiles.profile import LatencyProfile

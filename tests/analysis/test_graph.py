@@ -128,3 +128,22 @@ def test_virtual_replay_of_a_tree_ends_at_its_critical_path() -> None:
         join = next(e for e in out if isinstance(e, StepEvent) and e.subrun is None and e.step == 1)
         subs = [e for e in out if isinstance(e, SubRunEvent)]
         assert join.start >= max(s.end for s in subs) - 1e-9
+
+
+def test_report_views_show_the_tree_and_binding_branch() -> None:
+    """The run view's tree lists both sub-runs; the profiles name different binding branches."""
+    from looplab.report.render.graph import run_graph_html
+    from looplab.report.views.graph import run_graph
+
+    events = _events(GRAPH / "atif-subagents.json", "atif")
+    trace = Trace(
+        header=TraceHeader(run_id="r", created=datetime(2026, 3, 2, tzinfo=UTC)), events=events
+    )
+    view = run_graph(trace)
+    assert view is not None
+    assert [n.depth for n in view.nodes] == [0, 1, 1]
+    assert [p.binding for p in view.points] == ["explore-1", "lint-1"]
+    html = run_graph_html(view)
+    assert "explore-1 (explore)" in html and "lint-1" in html and "critical path" in html
+    flat = Trace(header=trace.header, events=[e for e in events if e.subrun is None])
+    assert run_graph(flat) is None
