@@ -147,3 +147,45 @@ def test_report_views_show_the_tree_and_binding_branch() -> None:
     assert "explore-1 (explore)" in html and "lint-1" in html and "critical path" in html
     flat = Trace(header=trace.header, events=[e for e in events if e.subrun is None])
     assert run_graph(flat) is None
+
+
+def test_collect_keeps_nested_invoke_agent_spans_as_sub_runs() -> None:
+    """OTLP: an orchestrator's `execute_tool` span wrapping a nested `invoke_agent` span
+    becomes a sub-run spawned by step 0, joined by step 1, its tool call the wait."""
+    from looplab.traces.collect.runs import draft_run
+    from looplab.traces.collect.spans import Span
+    from looplab.traces.importers.build import build_run
+
+    t0 = 1_770_000_000.0
+
+    def span(
+        sid: str, parent: str | None, op: str, start: float, end: float, **extra: object
+    ) -> Span:
+        attrs: dict[str, object] = {"gen_ai.operation.name": op, **extra}
+        if op == "chat":
+            attrs.update({"gen_ai.usage.input_tokens": 900, "gen_ai.usage.output_tokens": 400})
+        return Span("t1", sid, parent, op, t0 + start, t0 + end, attrs)
+
+    spans = [
+        span("root", None, "invoke_agent", 0.0, 40.0, **{"gen_ai.agent.name": "lead"}),
+        span("m0", "root", "chat", 0.0, 5.0),
+        span(
+            "tool",
+            "root",
+            "execute_tool",
+            5.1,
+            30.0,
+            **{"gen_ai.tool.call.id": "call-1", "gen_ai.tool.name": "delegate"},
+        ),
+        span("sub", "tool", "invoke_agent", 5.2, 29.9, **{"gen_ai.agent.name": "searcher"}),
+        span("s0", "sub", "chat", 5.2, 15.0),
+        span("s1", "sub", "chat", 15.1, 29.9),
+        span("m1", "root", "chat", 30.1, 40.0),
+    ]
+    run = build_run(draft_run("t1", spans))
+    (sub,) = [e for e in run.events if isinstance(e, SubRunEvent)]
+    assert (sub.parent_step, sub.join_step, sub.spawn_call_id) == (0, 1, "call-1")
+    assert sub.agent == "searcher" and run.report.subruns == 1
+    assert sum(1 for e in run.events if e.subrun == "sub" and e.kind == "model_call") == 2
+    at80, at750 = _at(run.events, "slow-80"), _at(run.events, "fast-750")
+    assert at750.task_s < at80.task_s and at80.binding == ("sub",)

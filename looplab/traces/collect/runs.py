@@ -20,6 +20,7 @@ from typing import Any
 
 from looplab.traces.collect.conventions import FIRST_TOKEN_EVENTS, Role, first_value, role_of
 from looplab.traces.collect.spans import STATUS_ERROR, Span
+from looplab.traces.collect.subruns import owners, subrun_drafts
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 
 __all__ = ["FORMAT", "draft_run"]
@@ -49,14 +50,20 @@ def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
     models = [s for s in spans if roles[s.span_id] == "model" and s.span_id not in enclosing]
     tools = [s for s in spans if roles[s.span_id] == "tool" and not _inside(s, by_id, roles)]
     root = _root(spans, roles)
+    owned = owners(spans, roles)  # nested agent spans: sub-runs (collect/subruns.py)
+    own = owned[0]
     draft = RunDraft(
         fmt=FORMAT,
         run_id=_run_name(root, spans, roles, trace_id),
         source_path=Path(f"otlp:{trace_id}"),
         source_key=str(part),
         source_digest=trace_id,
-        steps=_steps(models, tools),
+        steps=_steps(
+            [m for m in models if own[m.span_id] is None],
+            [t for t in tools if own[t.span_id] is None],
+        ),
     )
+    draft.subruns = subrun_drafts(spans, owned, _steps, (models, tools), draft.steps)
     _describe(draft, root, spans, roles, part)
     return draft
 
@@ -85,6 +92,8 @@ def _inside(span: Span, by_id: dict[str, Span], roles: dict[str, Role | None]) -
     while current is not None and current in by_id and current not in seen:
         if roles[current] == "tool":
             return True
+        if roles[current] == "agent":  # a sub-agent's own tools count (collect/subruns.py)
+            return False
         seen.add(current)
         current = by_id[current].parent_id
     return False
