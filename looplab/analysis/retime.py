@@ -29,14 +29,22 @@ token counts keep their recorded timing (and say so).
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from looplab.analysis.calltiming import (
+    ModelTiming,
+    TimingFn,
+    call_tokens,
+    model_timing,
+    retimed_duration,
+)
 from looplab.analysis.eager import apply_eager_setup
+from looplab.analysis.graph import critical_path
 from looplab.analysis.overlap import apply_overlap
 from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.backends.profiles.timing import TimingModel
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
 
@@ -48,22 +56,12 @@ __all__ = [
     "compose_virtual_timeline",
     "profile_model_timing",
     "retime_events",
+    "retime_tree",
     "simulator_record",
     "sweep_trace",
 ]
 
-
-@dataclass(frozen=True)
-class ModelTiming:
-    """A model call's new timing (seconds): sent -> first token of any kind (`ttft_s`),
-    hidden reasoning decode (`reasoning_s`), first -> last visible token (`decode_s`)."""
-
-    ttft_s: float
-    decode_s: float
-    reasoning_s: float = 0.0
-
-
-TimingFn = Callable[[ModelCallEvent], ModelTiming | None]
+# re-exported: ModelTiming, TimingFn, call_tokens (their home is `calltiming`)
 
 
 def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
@@ -86,8 +84,7 @@ def retime_events(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> 
         if new is None:
             continue
         queue = (call.sent - call.start) if call.sent is not None else 0.0
-        tail = (call.end - call.last_token) if call.last_token is not None else 0.0
-        duration = queue + new.ttft_s + new.reasoning_s + new.decode_s + tail
+        duration = retimed_duration(call, new)
         delta = duration - (call.end - call.start)
         start = call.start + _shift_at(call.start, ends, cumulative)
         sent = start + queue
@@ -200,31 +197,9 @@ def simulator_record(
     return timings.get(request_id) or timings.get(request_id.removeprefix("resp_"))
 
 
-def call_tokens(call: ModelCallEvent) -> CallTokens | None:
-    """The token counts of a recorded call, or None when it has no completion count."""
-    if call.completion_tokens is None:
-        return None
-    reasoning = call.reasoning_tokens or 0
-    return CallTokens(
-        prompt=call.prompt_tokens or 0,
-        cached=call.cached_tokens or 0,
-        reasoning=reasoning,
-        output=max(0, call.completion_tokens - reasoning),
-    )
-
-
 def profile_model_timing(profile: LatencyProfile) -> TimingFn:
     """Model timing of a call under `profile`, from the call's token counts (module doc)."""
-    model = TimingModel.from_profile(profile)
-
-    def timing(call: ModelCallEvent) -> ModelTiming | None:
-        tokens = call_tokens(call)
-        if tokens is None:
-            return None
-        plan = model.plan(tokens, transport=call.transport)
-        return ModelTiming(ttft_s=plan.ttft_s, reasoning_s=plan.reasoning_s, decode_s=plan.decode_s)
-
-    return timing
+    return model_timing(TimingModel.from_profile(profile))
 
 
 @dataclass(frozen=True)
@@ -276,6 +251,7 @@ def sweep_trace(
         for c, _ in shapes
     )
     model = TimingModel.from_profile(base)
+    structured = any(e.subrun is not None for e in trace.events)
     points: list[SweepPoint] = []
     for rate in rates:
         for ttft in ttfts:
@@ -285,6 +261,8 @@ def sweep_trace(
             reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)
             task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
+            if structured:  # a run tree: its critical path (`graph.critical_path`)
+                task = critical_path(trace.events, model_timing(at)).task_s
             points.append(
                 SweepPoint(
                     decode_tps=rate,
@@ -299,3 +277,37 @@ def sweep_trace(
                 )
             )
     return points
+
+
+def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
+    """Events re-timed on the run tree: each (sub-)run warped by its own shift (its calls'
+    changes, its spawn and its joins, as `critical_path` walks them); the `run_end` at
+    the critical path. A flat trace comes out as `retime.retime_events` makes it."""
+    shifts: dict[str | None, list[tuple[float, float]]] = {}
+    path = critical_path(events, timing, shifts)
+    out: list[TraceEvent] = []
+    for run_id, steps in shifts.items():
+        own = [e for e in events if e.subrun == run_id and not isinstance(e, RunEndEvent)]
+        for before, after in zip(own, retime_events(own, timing, note), strict=True):
+            if not isinstance(after, ModelCallEvent):
+                start, end = before.start, before.end
+                update = {"start": start + _shift(steps, start), "end": end + _shift(steps, end)}
+                out.append(after.model_copy(update=update))
+                continue
+            extra = _shift(steps, before.start) - (after.start - before.start)
+            moved: dict[str, float | None] = {
+                "start": after.start + extra,
+                "end": after.end + extra,
+            }
+            for name in ("sent", "first_token", "last_token"):
+                value = getattr(after, name)
+                moved[name] = None if value is None else value + extra
+            out.append(after.model_copy(update=moved))
+    for last in (e for e in events if isinstance(e, RunEndEvent)):
+        out.append(last.model_copy(update={"end": path.task_s, "model_s": path.model_s}))
+    return out
+
+
+def _shift(steps: list[tuple[float, float]], t: float) -> float:
+    """A run's shift at recorded time `t` (the last step at or before it)."""
+    return next((shift for at, shift in reversed(steps) if at <= t), steps[0][1])

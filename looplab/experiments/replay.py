@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
-from looplab.analysis.retime import annotate_reasoning, profile_model_timing, retime_events
+from looplab.analysis.retime import (
+    annotate_reasoning,
+    profile_model_timing,
+    retime_events,
+    retime_tree,
+)
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
 from looplab.backends.profiles.profile import LatencyProfile
@@ -45,7 +50,11 @@ __all__ = [
 def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
     """`trace` re-timed at `profile` (a new trace; the original is untouched)."""
     note = f"virtual replay at profile {profile.name}: from recorded token counts"
-    events = retime_events(trace.events, profile_model_timing(profile), note)
+    timing = profile_model_timing(profile)
+    if any(e.subrun is not None for e in trace.events):  # a run tree: its critical path
+        events = retime_tree(trace.events, timing, note)
+    else:
+        events = retime_events(trace.events, timing, note)
     header = trace.header.model_copy(
         update={
             "run_id": f"{trace.header.run_id}.replay-{uuid.uuid4().hex[:6]}",

@@ -1,1 +1,1 @@
-"""Traces: the `looplab-1` event schema, reader/writer, scrubbing, importers. See README.md."""
+"""Traces: the `looplab-2` event schema, reader/writer, scrubbing, importers. See README.md."""

@@ -1,8 +1,7 @@
 """The trace schema, version `looplab-2`: one JSONL file per run.
 
-Line 1 is a `TraceHeader` (`{"trace_format": "looplab-2", ...}`); every later line is one
-event, tagged by `kind`. Readers accept `looplab-1` traces unchanged (`READ_FORMATS`):
-`looplab-2` only adds the run graph below, and a `looplab-1` trace is a flat `looplab-2` one.
+Line 1 is a `TraceHeader` (`{"trace_format": "looplab-2", ...}`), then one event a line,
+tagged by `kind`. `looplab-1` traces read unchanged (`READ_FORMATS`): flat `looplab-2` ones.
 
 | kind         | one per               | carries                                                  |
 |--------------|-----------------------|----------------------------------------------------------|
@@ -21,30 +20,18 @@ that had to be derived are named in the event's `estimated` with how (`{"ttft_s"
 "response latency minus output tokens / 40.7 tok/s"}`), so nothing absent is invented
 and nothing estimated passes for measured.
 
-A model call's phases: `sent` -> TTFT + prefill (`ttft_s`, to the first token of any
-kind) -> hidden reasoning decode (`reasoning_s`) -> `first_token` (first visible token)
--> visible decode (`decode_s`) -> `last_token`. Traces written before `reasoning_s`
-existed read as calls whose reasoning time is unknown (inside `ttft_s`).
+A model call's phases: `sent` -> TTFT + prefill (`ttft_s`, to the first token of any kind)
+-> hidden reasoning (`reasoning_s`) -> `first_token` (first visible) -> visible decode
+(`decode_s`) -> `last_token`; older traces without `reasoning_s` keep it inside `ttft_s`.
 
-Run graph (`looplab-2`). A run may hold sub-runs: a sub-agent with its own conversation,
-spawned by a step of its parent and joined (its result read) by a later step of it.
-- Every event may carry `subrun`: the id of the sub-run it belongs to; `None` (the
-  default, and every `looplab-1` event) is the top-level run. `step` numbers steps within
-  that (sub-)run's own conversation, from 0.
-- One `subrun` event per sub-run declares it: `subrun` (its id), `parent` (the enclosing
-  sub-run id, `None` = the top-level run), `parent_step` (the parent's step that spawned
-  it; `None` = before the parent's first step), `join_step` (the parent's step that
-  consumed its result; `None` = never joined, the parent did not wait for it), `agent`
-  and `description`; `start`/`end` span its work on the one run axis.
-- Concurrent calls need no field: model or tool calls that overlap in time have
-  overlapping `start`/`end` on the run axis (a step's parallel tool calls, a sub-run
-  running beside its parent). `StepEvent.tool_s` already counts parallel calls once.
-Task time on the graph is its critical path (`looplab.analysis.graph`): a sub-run starts
-after its spawning step and the joining step waits for it; a flat trace's critical path
-is the sum of its steps.
+Run graph (`looplab-2`): a run may hold sub-runs (sub-agents, each its own conversation).
+Any event may carry `subrun`, the id of the sub-run it belongs to (None: the top-level
+run; `step` counts within that sub-run). One `subrun` event per sub-run declares its
+`parent` sub-run, the parent's `parent_step` that spawned it and `join_step` that waited
+for it. Concurrent calls need no field: their `start`/`end` overlap. Task time on the
+graph is its critical path (`looplab.analysis.graph`); a flat trace's is its steps' sum.
 
-A trace without a final `run_end` is incomplete (the run was cut off). Numbers are finite:
-NaN, infinities and times beyond `MAX_SECONDS` are refused.
+No final `run_end`: incomplete (cut off). NaN, infinities, times beyond `MAX_SECONDS` refused.
 """
 
 from __future__ import annotations
@@ -350,6 +337,9 @@ class SubRunEvent(_Event):
     join_step: int | None = None
     """The parent's step that consumed its result (it cannot start before this sub-run
     ends); None: never joined (fire-and-forget, or the parent ended first)."""
+    spawn_call_id: str | None = None
+    """The parent's tool call that started it and returned its result (`call_id`, e.g. a
+    `Task` call): that call's time is the parent waiting, not working. None: no such call."""
     agent: str | None = None
     """The sub-agent's name or type (`Explore`, `general-purpose`, `search`, ...)."""
     description: str | None = None

@@ -89,14 +89,17 @@ def step_rows(record: RunRecord) -> list[StepRow]:
     calls: dict[int, ModelCallEvent] = {}
     side: dict[int, float] = defaultdict(float)
     for call in trace.model_calls():
+        if call.subrun is not None:  # a sub-run's steps: in the run tree, not here
+            continue
         if call.purpose in ("planner", "reflection"):
             side[call.step or 0] += call.end - call.start
         else:
             calls.setdefault(call.step or 0, call)
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
     for tool in trace.tool_calls():
-        tools[tool.step or 0].append(tool)
-    events = {s.step or 0: s for s in trace.steps()}
+        if tool.subrun is None:
+            tools[tool.step or 0].append(tool)
+    events = {s.step or 0: s for s in trace.steps() if s.subrun is None}
     indices = sorted(set(calls) | set(tools) | set(events))
     timing = _timing(record)
     return [

@@ -10,6 +10,7 @@ from __future__ import annotations
 from html import escape
 
 from looplab.report.data.steps import PHASES
+from looplab.report.render.graph import run_graph_html
 from looplab.report.render.svg import Chart, fmt_s
 from looplab.report.views.diff import DiffRow, DiffView
 from looplab.report.views.time_split import COMPONENTS
@@ -198,5 +199,7 @@ def diff_section(
     back = '<p><a href="#tasks">back to the per-task table</a></p>' if hidden else ""
     return (
         f'<section class="{css}" id="{diff.key}"><h3>Step-aligned diff: {escape(diff.task)}</h3>'
-        f"{who}{summary}{diff_chart(diff)}{diff_table_html(diff)}{notes}{back}</section>"
+        f"{who}{summary}{diff_chart(diff)}{diff_table_html(diff)}{notes}"
+        f"{run_graph_html(diff.trees[0], 'Run tree of A')}"
+        f"{run_graph_html(diff.trees[1], 'Run tree of B')}{back}</section>"
     )

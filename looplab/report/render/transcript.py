@@ -9,6 +9,7 @@ from html import escape
 
 from looplab.report.data.steps import PHASES
 from looplab.report.render.diff import PHASE_COLORS
+from looplab.report.render.graph import run_graph_html
 from looplab.report.render.svg import fmt_s
 from looplab.report.views.transcript import ToolEntry, TranscriptStep, TranscriptView
 
@@ -161,7 +162,7 @@ def transcript_html(view: TranscriptView) -> str:
         )
     steps = "".join(_step(view, s) for s in view.steps)
     hints = "".join(f'<p class="hint">{escape(n)}</p>' for n in notes)
-    return (
+    return run_graph_html(view.graph) + (
         f'<div class="transcript"><h4>Transcript</h4>{hints}{prompt}'
         f'<ol class="tsteps">{steps}</ol>{end}</div>'
     )

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from looplab.analysis.divergence import find_divergences, replay_of
 from looplab.report.data.records import RunRecord
 from looplab.report.data.steps import PHASES, StepRow, step_rows
+from looplab.report.views.graph import RunGraphView, run_graph
 
 __all__ = ["MAX_CELLS", "DiffRow", "DiffRun", "DiffView", "align", "diff_key", "diff_view"]
 
@@ -82,6 +83,8 @@ class DiffView:
     only_a: int
     only_b: int
     notes: list[str] = field(default_factory=list)
+    trees: tuple[RunGraphView | None, RunGraphView | None] = (None, None)
+    """A's and B's trees of sub-runs (None: flat); the rows align top-level steps only."""
 
 
 def diff_key(a: RunRecord, b: RunRecord) -> str:
@@ -155,6 +158,7 @@ def diff_view(a: RunRecord, b: RunRecord) -> DiffView:
         only_a=sum(1 for _, j in pairs if j is None),
         only_b=sum(1 for i, _ in pairs if i is None),
         notes=notes,
+        trees=(run_graph(a.trace), run_graph(b.trace)),
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from looplab.analysis.divergence import find_divergences, replay_of
 from looplab.report.data.records import RunRecord
 from looplab.report.data.steps import StepRow, step_rows
+from looplab.report.views.graph import RunGraphView, run_graph
 from looplab.traces.schema import ToolCallEvent
 
 __all__ = ["REPORT_OUTPUT_CHARS", "ToolEntry", "TranscriptStep", "TranscriptView", "transcript"]
@@ -86,6 +87,8 @@ class TranscriptView:
     absent: list[str]
     has_content: bool
     """Whether the trace holds any message or tool output text."""
+    graph: RunGraphView | None = None
+    """The run's tree of sub-runs and critical path (None: a flat run)."""
     replay_of: str | None = None
     """The run this one is a live replay of, if it is one."""
     notes: list[str] = field(default_factory=list)
@@ -156,6 +159,7 @@ def transcript(
         absent=list(trace.header.absent),
         has_content=any(s.text or any(t.output for t in s.tools) for s in steps),
         replay_of=origin,
+        graph=run_graph(trace),
     )
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from looplab.traces.collect.conventions import FIRST_TOKEN_EVENTS, Role, first_value, role_of
 from looplab.traces.collect.spans import STATUS_ERROR, Span
+from looplab.traces.collect.subruns import owners, subrun_drafts
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.schema import MAX_TOKENS
 
@@ -54,14 +55,20 @@ def draft_run(trace_id: str, spans: list[Span], part: int = 1) -> RunDraft:
     nested = _below_a_tool(spans, roles)
     tools = [s for s in spans if roles[s.span_id] == "tool" and s.span_id not in nested]
     root = _root(spans, roles)
+    owned = owners(spans, roles)  # nested agent spans: sub-runs (collect/subruns.py)
+    own = owned[0]
     draft = RunDraft(
         fmt=FORMAT,
         run_id=_run_name(root, spans, roles, trace_id),
         source_path=Path(f"otlp:{trace_id}"),
         source_key=str(part),
         source_digest=trace_id,
-        steps=_steps(models, tools),
+        steps=_steps(
+            [m for m in models if own[m.span_id] is None],
+            [t for t in tools if own[t.span_id] is None],
+        ),
     )
+    draft.subruns = subrun_drafts(spans, owned, _steps, (models, tools), draft.steps)
     _describe(draft, root, spans, roles, part)
     return draft
 
@@ -87,7 +94,8 @@ def _enclosing_models(spans: list[Span], roles: dict[str, Role | None]) -> set[s
 
 
 def _below_a_tool(spans: list[Span], roles: dict[str, Role | None]) -> set[str]:
-    """Ids of spans with a tool span among their ancestors (count the outermost tool call).
+    """Ids of spans with a tool span among their ancestors below the nearest agent span
+    (count the outermost tool call; a sub-agent's own tools count: collect/subruns.py).
 
     Linear: each span's answer is memoized; a parent cycle counts as no tool above."""
     parents = {s.span_id: s.parent_id for s in spans}
@@ -105,7 +113,10 @@ def _below_a_tool(spans: list[Span], roles: dict[str, Role | None]) -> set[str]:
             above[node] = (
                 parent is not None
                 and parent in parents
-                and (roles.get(parent) == "tool" or above.get(parent, False))
+                and (
+                    roles.get(parent) == "tool"
+                    or (roles.get(parent) != "agent" and above.get(parent, False))
+                )
             )
     return {span_id for span_id, tool_above in above.items() if tool_above}
 

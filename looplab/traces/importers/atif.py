@@ -2,7 +2,11 @@
 
 Accepted: one ATIF trajectory (`schema_version` `ATIF-v1.0` ... `ATIF-v1.8`,
 `traces.atif.ATIF_VERSIONS`) as a JSON file, or several as JSON lines; one run each.
-Embedded `subagent_trajectories` are not imported (a note says how many).
+Embedded `subagent_trajectories` (each with its own `steps`, found by `trajectory_id` or
+`session_id`, nested ones too) become sub-runs (looplab-2): spawned by the agent step
+whose observation result carries a `subagent_trajectory_ref` naming it (its
+`source_call_id` is the spawning call) and joined by the next agent step, whose model call
+then starts no earlier than the sub-run's last timestamp (it read the result).
 
 Each `agent` step is one model call: `model_name` (else the agent's), `message` and
 `tool_calls` (the assistant message), `metrics` (`prompt_tokens`, `completion_tokens`,
@@ -29,7 +33,13 @@ from typing import Any
 from looplab.errors import TraceError
 from looplab.traces.atif import ATIF_VERSIONS, EXTRA_KEY
 from looplab.traces.importers.build import build_run
-from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
+from looplab.traces.importers.drafts import (
+    ModelDraft,
+    RunDraft,
+    StepDraft,
+    SubRunDraft,
+    ToolDraft,
+)
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.sniff import peek
 from looplab.traces.importers.source import (
@@ -91,23 +101,12 @@ def _draft(data: dict[str, Any], path: Path, key: str) -> RunDraft:
         success=end.get("success") if isinstance(end.get("success"), bool) else None,
         error=as_str(end.get("error")),
     )
-    steps = [obj(s) for s in data["steps"]]
-    stamps = [_stamp(s, i, path) for i, s in enumerate(steps)]
     origin = ours.get("origin")
     base = parse_time(origin, "extra.looplab.origin", path) if origin is not None else None
-    for index, step in enumerate(steps):
-        source = step.get("source")
-        if source == "user" and draft.prompt is None:
-            draft.prompt = _text(step.get("message"))
-        if source != "agent":
-            continue
-        before = next((t for t in reversed(stamps[:index]) if t is not None), None)
-        draft.steps.append(_step(step, draft.model, base, (before, stamps[index])))
+    draft.steps, draft.prompt, spawns = _steps(data, draft.model, base, path)
     if base is not None and end.get("end") is not None:
         draft.end_time = base + float(end["end"])
-    subagents = data.get("subagent_trajectories")
-    if isinstance(subagents, list) and subagents:
-        draft.notes.append(f"{len(subagents)} embedded subagent trajectories not imported")
+    draft.subruns = _subruns(data, draft.steps, spawns, None, (base, path))
     exported = base is not None
     draft.model_timing = (
         "measured: looplab's own times (extra.looplab, written by looplab export atif)"
@@ -129,6 +128,83 @@ def _draft(data: dict[str, Any], path: Path, key: str) -> RunDraft:
             }
         )
     return draft
+
+
+def _steps(
+    data: dict[str, Any], model: str | None, base: float | None, path: Path
+) -> tuple[list[StepDraft], str | None, dict[str, tuple[int, str | None]]]:
+    """A trajectory's agent steps, its prompt, and the sub-trajectories its steps spawned
+    (referenced id -> (agent step index, spawning call id))."""
+    steps = [obj(s) for s in data.get("steps") or []]
+    stamps = [_stamp(s, i, path) for i, s in enumerate(steps)]
+    out: list[StepDraft] = []
+    prompt: str | None = None
+    spawns: dict[str, tuple[int, str | None]] = {}
+    for index, step in enumerate(steps):
+        source = step.get("source")
+        if source == "user" and prompt is None:
+            prompt = _text(step.get("message"))
+        if source != "agent":
+            continue
+        for result in (obj(x) for x in dig(step, "observation", "results") or []):
+            for ref in (obj(r) for r in result.get("subagent_trajectory_ref") or []):
+                for key in ("trajectory_id", "session_id"):
+                    if as_str(ref.get(key)):
+                        spawns[str(ref[key])] = (len(out), as_str(result.get("source_call_id")))
+        before = next((t for t in reversed(stamps[:index]) if t is not None), None)
+        out.append(
+            _step(
+                step,
+                as_str(obj(data.get("agent")).get("model_name")) or model,
+                base,
+                (before, stamps[index]),
+            )
+        )
+    return out, prompt, spawns
+
+
+def _subruns(
+    data: dict[str, Any],
+    parent_steps: list[StepDraft],
+    spawns: dict[str, tuple[int, str | None]],
+    parent: str | None,
+    where: tuple[float | None, Path],
+) -> list[SubRunDraft]:
+    """The embedded sub-trajectories as sub-runs (nested ones after their parent); a
+    joining step's model call starts no earlier than the sub-run's end."""
+    base, path = where
+    out: list[SubRunDraft] = []
+    for k, sub in enumerate(obj(x) for x in data.get("subagent_trajectories") or []):
+        key = as_str(sub.get("trajectory_id")) or as_str(sub.get("session_id")) or f"sub-{k}"
+        steps, prompt, inner = _steps(sub, None, base, path)
+        spawned, call_id = spawns.get(key, (None, None))
+        join = spawned + 1 if spawned is not None and spawned + 1 < len(parent_steps) else None
+        out.append(
+            SubRunDraft(
+                id=safe_run_id(key),
+                steps=steps,
+                parent=parent,
+                parent_step=spawned,
+                join_step=join,
+                spawn_call_id=call_id,
+                agent=as_str(obj(sub.get("agent")).get("name")),
+                description=prompt,
+            )
+        )
+        ends = [t for s in steps for t in _times(s) if t is not None]
+        joined = parent_steps[join].model if join is not None else None
+        if joined is not None and ends and joined.start is not None and joined.start < max(ends):
+            joined.start = max(ends)
+            joined.estimated["start"] = "the joined sub-run's last timestamp (it read its result)"
+        out += _subruns(sub, steps, inner, safe_run_id(key), where)
+    return out
+
+
+def _times(step: StepDraft) -> list[float | None]:
+    return [
+        *(x for t in step.tools for x in (t.start, t.end)),
+        *((step.model.start, step.model.end) if step.model else ()),
+    ]
 
 
 def _stamp(step: dict[str, Any], index: int, path: Path) -> float | None:

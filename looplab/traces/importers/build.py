@@ -23,10 +23,17 @@ from looplab.traces.build.builder import EventBuilder, RunTotals
 from looplab.traces.build.items import RunEndDraft
 from looplab.traces.identity import run_identity as comparison_identity
 from looplab.traces.importers.axis import run_origin
-from looplab.traces.importers.drafts import RunDraft
+from looplab.traces.importers.drafts import RunDraft, SubRunDraft
 from looplab.traces.importers.imported import ImportedRun, ImportReport
 from looplab.traces.importers.source import BadValue, source_digest
-from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader
+from looplab.traces.schema import (
+    ModelCallEvent,
+    RunEndEvent,
+    SubRunEvent,
+    ToolCallEvent,
+    TraceEvent,
+    TraceHeader,
+)
 
 __all__ = ["build_run", "run_identity"]
 
@@ -49,6 +56,9 @@ def build_run(draft: RunDraft) -> ImportedRun:
     for index, step in enumerate(draft.steps):
         with _named(f"step {index}"):
             events.extend(builder.step(index, step))
+    for sub in draft.subruns:
+        with _named(f"sub-run {sub.id}"):
+            events.extend(_subrun(builder, sub))
     _note_untimed(draft, builder.totals)
     with _named("run_end"):
         end = builder.run_end(
@@ -63,7 +73,52 @@ def build_run(draft: RunDraft) -> ImportedRun:
     events.append(end)
     with _named("header"):
         header = _header(draft, axis)
-    return ImportedRun(header=header, events=events, report=_report(draft, builder.totals, end))
+    report = _report(draft, builder.totals, end)
+    report.subruns = sum(isinstance(e, SubRunEvent) for e in events)
+    report.concurrent_calls = concurrent_calls(events)
+    return ImportedRun(header=header, events=events, report=report)
+
+
+def _subrun(builder: EventBuilder, sub: SubRunDraft) -> list[TraceEvent]:
+    """A sub-run's events, tagged with its id, after its `subrun` declaration."""
+    own: list[TraceEvent] = []
+    for index, step in enumerate(sub.steps):
+        own.extend(e.model_copy(update={"subrun": sub.id}) for e in builder.step(index, step))
+    if not own:
+        return []
+    start = min(e.start for e in own)
+    declared = SubRunEvent(
+        run_id=builder.run_id,
+        subrun=sub.id,
+        wall_time=builder.axis.wall(start),
+        start=start,
+        end=max(e.end for e in own),
+        parent=sub.parent,
+        parent_step=sub.parent_step,
+        join_step=sub.join_step,
+        spawn_call_id=sub.spawn_call_id,
+        agent=sub.agent,
+        description=sub.description[:500] if sub.description else None,
+    )
+    return [declared, *own]
+
+
+def concurrent_calls(events: list[TraceEvent]) -> int:
+    """Model and tool calls whose time overlaps another call's (parallel tool calls, a
+    sub-run beside its parent); zero-length calls never overlap."""
+    spans = sorted(
+        (e.start, e.end)
+        for e in events
+        if isinstance(e, ModelCallEvent | ToolCallEvent) and e.end > e.start
+    )
+    overlapping = [False] * len(spans)
+    reach, holder = float("-inf"), -1
+    for index, (start, end) in enumerate(spans):
+        if start < reach:
+            overlapping[index] = overlapping[holder] = True
+        if end > reach:
+            reach, holder = end, index
+    return sum(overlapping)
 
 
 def run_identity(draft: RunDraft) -> str:

@@ -15,7 +15,22 @@ from typing import Any
 
 from looplab.traces.build.items import ModelDraft, SandboxDraft, StepDraft, ToolDraft
 
-__all__ = ["ModelDraft", "RunDraft", "SandboxDraft", "StepDraft", "ToolDraft"]
+__all__ = ["ModelDraft", "RunDraft", "SandboxDraft", "StepDraft", "SubRunDraft", "ToolDraft"]
+
+
+@dataclass
+class SubRunDraft:
+    """A sub-run the source kept (a sub-agent's own conversation): its steps, on the same
+    clock as the run's, and where it hangs in the run tree (`schema.SubRunEvent`)."""
+
+    id: str
+    steps: list[StepDraft] = field(default_factory=list)
+    parent: str | None = None
+    parent_step: int | None = None
+    join_step: int | None = None
+    spawn_call_id: str | None = None
+    agent: str | None = None
+    description: str | None = None
 
 
 @dataclass
@@ -52,3 +67,6 @@ class RunDraft:
     """How model times were obtained: `measured: ...`, `estimated: ...` or `absent`."""
     tool_timing: str = "absent"
     """How tool times were obtained, in the same form."""
+    subruns: list[SubRunDraft] = field(default_factory=list)
+    """Sub-runs (sub-agents) the source kept, each becoming a `subrun` event and events
+    tagged with its id (looplab-2)."""

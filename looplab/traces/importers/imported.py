@@ -31,6 +31,10 @@ class ImportReport:
     success: bool | None
     absent: list[str]
     notes: list[str]
+    subruns: int = 0
+    """Sub-runs (sub-agents) kept as `subrun` events (looplab-2)."""
+    concurrent_calls: int = 0
+    """Model and tool calls overlapping another call in time."""
 
     def rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a two-column table."""
@@ -49,6 +53,8 @@ class ImportReport:
             ("model calls", str(self.model_calls)),
             ("tool calls", str(self.tool_calls)),
             ("sandbox operations", str(self.sandbox_ops)),
+            ("sub-runs", str(self.subruns)),
+            ("concurrent calls", str(self.concurrent_calls)),
             ("prompt tokens", opt(self.prompt_tokens)),
             ("cached tokens", opt(self.cached_tokens)),
             ("completion tokens", opt(self.completion_tokens)),
