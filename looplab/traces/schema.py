@@ -16,9 +16,8 @@ tagged by `kind`. `looplab-1` traces read unchanged (`READ_FORMATS`): flat `loop
 Times: every event has `wall_time` (UTC, when it started) and `start` / `end` in seconds
 on the run's monotonic axis, whose zero is the run's origin (its first scheduled model
 request). Values a source did not have are `None`, listed in the header's `absent`; values
-that had to be derived are named in the event's `estimated` with how (`{"ttft_s":
-"response latency minus output tokens / 40.7 tok/s"}`), so nothing absent is invented
-and nothing estimated passes for measured.
+that had to be derived are named in the event's `estimated` with how (`{"ttft_s": "latency
+minus output / 40.7 tok/s"}`): nothing absent is invented, nothing estimated passes as measured.
 
 A model call's phases: `sent` -> TTFT + prefill (`ttft_s`, to the first token of any kind)
 -> hidden reasoning (`reasoning_s`) -> `first_token` (first visible) -> visible decode
