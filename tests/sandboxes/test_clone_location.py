@@ -7,7 +7,6 @@ its own path and nothing of its neighbours.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from looplab.sandboxes import _confine
 from looplab.sandboxes.factory import open_sandbox
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+@pytest.mark.bwrap
 async def test_a_clone_in_a_home_shows_no_neighbours(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
