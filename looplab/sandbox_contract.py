@@ -17,6 +17,7 @@ implement it and `tests/conformance/test_sandbox_conformance.py` holds both to i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,12 +28,15 @@ from typing import Literal, Protocol, Self, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
+    "DEFAULT_IMAGE",
+    "IMAGE_ENV",
     "TRUNCATION_MARKER",
     "EventSink",
     "ExecResult",
     "Sandbox",
     "SandboxConfig",
     "SandboxEvent",
+    "default_image",
     "parse_size",
 ]
 
@@ -130,6 +134,18 @@ def parse_size(value: str | int) -> int:
     return size
 
 
+DEFAULT_IMAGE = "looplab/sandbox:1"
+"""The image `looplab sandbox build` makes (sandboxes/image.py `IMAGE_TAG`)."""
+IMAGE_ENV = "LOOPLAB_SANDBOX_IMAGE"
+"""Environment variable naming another default image (the test suite points it at a tag
+that does not exist to check the docker tier is skipped without its image)."""
+
+
+def default_image() -> str:
+    """The docker sandbox image when a config names none: `IMAGE_ENV`, else `DEFAULT_IMAGE`."""
+    return os.environ.get(IMAGE_ENV) or DEFAULT_IMAGE
+
+
 class SandboxConfig(BaseModel):
     """How sandboxes are made: kind, image and limits (per experiment, overridable per task)."""
 
@@ -137,8 +153,9 @@ class SandboxConfig(BaseModel):
 
     kind: Literal["local", "docker"] = "local"
     """`local`: a host workspace (bubblewrap-isolated where `bwrap` exists); `docker`."""
-    image: str = "looplab/sandbox:1"
-    """Docker image of a docker sandbox (built by `looplab sandbox build`)."""
+    image: str = Field(default_factory=default_image)
+    """Docker image of a docker sandbox (built by `looplab sandbox build`); default
+    `looplab/sandbox:1`, or the environment's `LOOPLAB_SANDBOX_IMAGE` when set."""
     network: Literal["none", "bridge"] = "none"
     """`none`: no network at all; `bridge`: a private network (docker) / the host's (local)."""
     publish_ports: list[int] = Field(default_factory=list)

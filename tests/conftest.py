@@ -1,8 +1,14 @@
-"""Test tiers of design.md: unit/simulated (always), docker, browser, ray, live.
+"""Test tiers of design.md and the marks `make test` schedules by.
 
-A tier whose prerequisite is missing is skipped with the reason, except that
-LOOPLAB_REQUIRE_DOCKER=1 / LOOPLAB_REQUIRE_BROWSER=1 / LOOPLAB_REQUIRE_RAY=1 turn that
-skip into a failure (CI sets them, so a broken CI machine cannot pass by skipping).
+Tiers: unit/simulated (always), docker, browser, ray, bwrap, live. A tier whose
+prerequisite is missing is skipped with the reason (a Docker engine without the sandbox
+image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip into a
+failure (CI sets them, so a broken CI machine cannot pass by skipping).
+
+Marks by need, given here by directory, file and name (`_NEEDS`), so test files stay
+free of scheduling: `timing` (asserts on wall-clock pacing or latency: run serially, on
+their own), `integration` (starts subprocesses or servers), `reliability` (tests/reliability).
+`make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
 """
 
 from __future__ import annotations
@@ -34,6 +40,31 @@ def _docker_engine_problem() -> str | None:
     return problem
 
 
+def _docker_problem() -> str | None:
+    """Return why the docker tier cannot run (no engine, or no sandbox image), or None."""
+    problem = _docker_engine_problem()
+    if problem is not None:
+        return problem
+    import docker as docker_sdk
+
+    from looplab.sandbox_contract import IMAGE_ENV, default_image
+    from looplab.sandboxes.engine import connect_engine
+
+    image = default_image()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        client = connect_engine(timeout_s=5)
+        try:
+            client.images.get(image)
+        except docker_sdk.errors.ImageNotFound:
+            named = f" ({IMAGE_ENV})" if os.environ.get(IMAGE_ENV) else ""
+            problem = f"the sandbox image {image}{named} is not there (looplab sandbox build)"
+        finally:
+            client.close()
+            gc.collect()
+    return problem
+
+
 def _chromium_problem() -> str | None:
     """Return why no Chromium is usable, or None when one is (`looplab.chromium`)."""
     from looplab.chromium import require_chromium
@@ -55,11 +86,46 @@ def _ray_problem() -> str | None:
     return None
 
 
+def _bwrap_problem() -> str | None:
+    """Return why bubblewrap cannot contain a local sandbox (not on PATH), or None."""
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (apt-get install bubblewrap; make venv as root)"
+    return None
+
+
 _TIERS = {
-    "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_engine_problem),
+    "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_problem),
     "browser": ("LOOPLAB_REQUIRE_BROWSER", _chromium_problem),
     "ray": ("LOOPLAB_REQUIRE_RAY", _ray_problem),
+    "bwrap": ("LOOPLAB_REQUIRE_BWRAP", _bwrap_problem),
 }
+"""Tier mark -> (the variable that makes it required, why it cannot run here or None)."""
+
+_NEEDS: dict[str, tuple[str, ...]] = {
+    # wall-clock pacing and latency asserts: a loaded machine makes them late
+    "timing": (
+        "tests/backends/test_pacing.py",
+        "tests/backends/test_arrival.py",
+        "tests/backends/test_precise_timers.py",
+        "tests/backends/test_responses_ws.py",
+        "tests/backends/test_client.py",
+        "tests/backends/proxy/test_proxy.py",
+        "tests/backends/proxy/test_proxy_websocket.py",
+        "tests/tools/test_synthetic.py",
+        "tests/experiments/test_transport_axis.py",
+        "tests/backends/test_errors.py::test_queued_request_waits_and_counts_in_ttft",
+        "tests/conformance/test_sandbox_conformance.py::test_concurrent_execs_overlap",
+        "tests/report/test_report.py::test_a_thousand_runs_take_seconds",
+        "tests/experiments/test_reasoning_phase.py::test_trace_splits_ttft_reasoning_and_decode",
+    ),
+    "reliability": ("tests/reliability/",),
+}
+"""Mark -> node-id prefixes (a directory, a file, or a file::test) that get it."""
+
+_INTEGRATION_WORDS = ("subprocess", "SimulatorServer", "open_sandbox", "serve(", "Popen")
+"""A test module naming one of these starts processes or servers: mark `integration`."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -73,11 +139,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip (or, when required, fail) tests whose tier cannot run on this machine."""
+    """Mark tests by need (`_NEEDS`, integration by module text); skip (or, when
+    required, fail) tests whose tier cannot run on this machine."""
     problems: dict[str, str | None] = {}
+    texts: dict[str, bool] = {}
     for item in items:
+        _mark_needs(item, texts)
         for tier, (require_var, probe) in _TIERS.items():
-            if tier not in item.keywords:
+            if item.get_closest_marker(tier) is None:
                 continue
             if tier not in problems:
                 problems[tier] = probe()
@@ -91,6 +160,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=f"{tier} tier: {problem}"))
         if "live" in item.keywords and not os.environ.get("LOOPLAB_LIVE_API_KEY"):
             item.add_marker(pytest.mark.skip(reason="live tier: LOOPLAB_LIVE_API_KEY is not set"))
+
+
+def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
+    """Add the `_NEEDS` marks whose prefix the item's node id has, and `integration` when
+    its module names a process or server (`_INTEGRATION_WORDS`; cached per file)."""
+    node = item.nodeid.split("[")[0]
+    for mark, prefixes in _NEEDS.items():
+        if any(node == p or node.startswith(p if p.endswith("/") else p + "::") for p in prefixes):
+            item.add_marker(getattr(pytest.mark, mark))
+    path = str(item.path)
+    if path not in integration:
+        text = item.path.read_text(encoding="utf-8") if item.path.suffix == ".py" else ""
+        integration[path] = any(word in text for word in _INTEGRATION_WORDS)
+    if integration[path] or any(item.get_closest_marker(t) for t in _TIERS):
+        item.add_marker(pytest.mark.integration)
 
 
 @pytest.fixture

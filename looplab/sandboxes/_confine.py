@@ -15,7 +15,9 @@ Two ways, by who runs looplab:
   workspace is owned by that user.
 
 Mount order matters: the fresh /tmp is mounted before the project's Python environment,
-so a checkout (and its .venv) under /tmp stays visible inside the sandbox.
+so a checkout (and its .venv) under /tmp stays visible inside the sandbox. The directories
+above that environment are made traverse-only (`PARENT_MODE`): a clone in a home directory
+(root's included) shows its path, never the home's other entries.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from looplab.sandboxes.owner import owner_label
 
 __all__ = [
     "DROPPED_USER",
+    "PARENT_MODE",
     "SANDBOX_WORKDIR",
     "SYSTEM_DIRS",
     "Confinement",
@@ -47,6 +50,10 @@ __all__ = [
 SANDBOX_WORKDIR = "/workspace"
 SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "var")
 """Host directories visible (read-only) inside bubblewrap; homes, /run and /tmp stay out."""
+PARENT_MODE = "0111"
+"""Mode of the directories made inside the sandbox above the project's Python environment
+(e.g. /root for a clone in root's home): anyone may pass through them to the environment,
+nobody may list them, so where the clone lives shows nothing of its neighbours."""
 DROPPED_USER = (65534, 65534)
 """uid, gid (nobody, nogroup) that sandbox commands run as when looplab runs as root."""
 
@@ -73,9 +80,9 @@ def bwrap_args(root: Path, config: SandboxConfig, *, as_root: bool) -> list[str]
     if config.local_python == "project":  # after /tmp: a checkout under /tmp must stay visible
         made = {Path("/"), Path("/tmp"), *(Path("/", name) for name in SYSTEM_DIRS)}
         for directory in project_python_dirs():
-            for parent in reversed(directory.parents):  # bubblewrap would make them 0700
-                if parent not in made:
-                    args += ["--perms", "0755", "--dir", str(parent)]
+            for parent in reversed(directory.parents):
+                if parent not in made:  # traversable, not listable: no host names shown
+                    args += ["--perms", PARENT_MODE, "--dir", str(parent)]
                     made.add(parent)
             args += ["--ro-bind", str(directory), str(directory)]
     args += ["--bind", str(root), SANDBOX_WORKDIR, "--remount-ro", "/"]

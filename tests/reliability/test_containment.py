@@ -10,7 +10,6 @@ skipped with that statement as the reason (the README says when this happens and
 
 from __future__ import annotations
 
-import shutil
 import textwrap
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -23,7 +22,7 @@ from looplab.sandboxes.factory import open_sandbox
 
 pytestmark = [pytest.mark.reliability]
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+needs_bwrap = pytest.mark.bwrap
 KINDS = [
     pytest.param("local", marks=needs_bwrap),
     pytest.param("docker", marks=pytest.mark.docker),

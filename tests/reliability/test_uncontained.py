@@ -8,7 +8,6 @@ unless `sandbox.isolation: none` opts in, which still prints the warning.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -111,7 +110,7 @@ def test_isolation_none_opts_in_and_still_warns(tmp_path: Path) -> None:
     assert len(list((tmp_path / "exp" / "traces").glob("*.jsonl"))) == 1
 
 
-@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+@pytest.mark.bwrap
 def test_no_warning_when_contained(tmp_path: Path) -> None:
     """With bubblewrap on PATH the same scripted run prints no containment warning."""
     done = _run(tmp_path, _scripted(tmp_path), path=os.environ["PATH"])

@@ -6,7 +6,6 @@ tests/reliability/test_containment.py.
 
 from __future__ import annotations
 
-import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-needs_bwrap = pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+needs_bwrap = pytest.mark.bwrap
 KINDS = [
     pytest.param("local", marks=needs_bwrap),
     pytest.param("docker", marks=pytest.mark.docker),

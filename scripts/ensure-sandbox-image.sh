@@ -1,0 +1,27 @@
+#!/usr/bin/env sh
+# Preflight of `make venv`: the docker tier's sandbox image (looplab/sandbox:1), when a
+# Docker engine answers. As root with apt-get, installs debootstrap first (the offline build
+# needs it when no base image can be pulled). Best effort and quiet: never fails the caller;
+# without the image the docker test tier is skipped with that reason.
+# Usage: scripts/ensure-sandbox-image.sh PYTHON (the project's venv Python)
+set -u
+PY="${1:-python3}"
+"$PY" -c 'import docker' >/dev/null 2>&1 || exit 0
+command -v docker >/dev/null 2>&1 && ! docker info >/dev/null 2>&1 && exit 0
+if ! command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
+  && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq >/dev/null 2>&1 \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      debootstrap >/dev/null 2>&1
+fi
+if ! "$PY" - >/dev/null 2>&1 <<'PYEOF'
+from looplab.sandboxes.engine import connect_engine
+connect_engine(timeout_s=5).close()
+PYEOF
+then
+  exit 0  # no engine: the docker tier is skipped with the reason
+fi
+echo "building the sandbox image (docker tier; cached when already built)..." >&2
+"$PY" -c 'from looplab.sandboxes.image import build_image; build_image()' >/dev/null 2>&1 \
+  || echo "note: the sandbox image did not build (looplab sandbox build says why); the docker test tier will be skipped" >&2
+exit 0
