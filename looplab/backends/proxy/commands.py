@@ -231,8 +231,10 @@ def wrap_command(
     """
     from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
+    from looplab.experiments.containment import WRAP_WARNING
 
     _check(upstream, record, replay, policy=replay_policy, builtin=True)
+    err_console().print(WRAP_WARNING, style="bold yellow", markup=False, highlight=False)
     resolved = resolve_profile(profile, profile_set or [])
     destination = output or Path("runs/wrap")
     if destination.suffix == ".jsonl":
