@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from looplab.console import (
+    DrainOpt,
     HostOpt,
     OutputOpt,
     PortOpt,
@@ -127,6 +128,7 @@ def proxy_command(
         Path | None,
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
+    drain_s: DrainOpt = 5.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.
 
@@ -175,7 +177,7 @@ def proxy_command(
     if port_file is not None:
         port_file.write_text(str(bound))
     server = uvicorn.Server(
-        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on")
+        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on", drain_s=drain_s)
     )
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     try:
