@@ -27,6 +27,7 @@ from looplab.errors import ConfigError
 
 __all__ = [
     "OWN_FOLDERS",
+    "DrainOpt",
     "HostOpt",
     "OutputOpt",
     "PortOpt",
@@ -54,6 +55,15 @@ ProfileSetOpt = Annotated[
         "--profile-set",
         help="Override a latency-profile field: --profile-set decode_tps=500 (repeatable).",
         show_default=False,
+    ),
+]
+DrainOpt = Annotated[
+    float,
+    typer.Option(
+        "--drain-s",
+        min=0.0,
+        help="On SIGTERM/SIGINT: let in-flight requests and streams finish for at most "
+        "this many seconds, then close them and exit.",
     ),
 ]
 SetOpt = Annotated[

@@ -14,6 +14,7 @@ import typer
 from rich.table import Table
 
 from looplab.console import (
+    DrainOpt,
     HostOpt,
     OutputOpt,
     PortOpt,
@@ -46,6 +47,7 @@ def serve_command(
         Path | None,
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
+    drain_s: DrainOpt = 5.0,
 ) -> None:
     """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, POST /v1/responses
     (and the Responses WebSocket at /v1/responses), GET /v1/models.
@@ -83,7 +85,7 @@ def serve_command(
     sock.listen(2048)  # connections wait in the backlog until the server runs
     if port_file is not None:
         port_file.write_text(str(bound))
-    server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound))
+    server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound, drain_s=drain_s))
     try:
         run_server(server, [sock])
     finally:

@@ -25,6 +25,7 @@ from looplab.console import (
     write_output,
 )
 from looplab.errors import ConfigError
+from looplab.sandbox_contract import SandboxConfig
 
 __all__ = [
     "replay_command",
@@ -146,8 +147,19 @@ def replay_command(
             "--output", "-o", help="Directory for the replayed traces.", show_default=False
         ),
     ] = None,
+    sandbox_isolation: Annotated[
+        str,
+        typer.Option(
+            help="Live mode's local sandbox: auto (bubblewrap; refused without it), bwrap "
+            "(require it) or none (run the recorded commands on this host, on purpose)."
+        ),
+    ] = "auto",
 ) -> None:
-    """Replay recorded runs at another latency profile, virtually or live."""
+    """Replay recorded runs at another latency profile, virtually or live.
+
+    Live mode re-runs a trace's recorded commands: without bubblewrap it refuses unless
+    --sandbox-isolation none opts in, and it always prints what is not contained.
+    """
     from looplab.backends.profiles.presets import resolve_profile
     from looplab.experiments.replay import default_output, replay_live, replay_virtual
     from looplab.traces.inputs import load_traces
@@ -159,6 +171,7 @@ def replay_command(
         from looplab.extras import require
 
         require("agents", "replay --mode live")
+    sandbox = _replay_sandbox(sandbox_isolation, live=mode == "live")
     resolved = resolve_profile(profile, profile_set or [])
     traces = load_traces(inputs)
     destination = output or default_output(inputs)
@@ -171,7 +184,7 @@ def replay_command(
         if mode == "virtual":
             new = replay_virtual(trace, resolved)
         else:
-            live = asyncio.run(replay_live(trace, resolved))
+            live = asyncio.run(replay_live(trace, resolved, sandbox))
             new = live.trace
             divergences = [
                 f"step {d.step} {d.tool}: {d.recorded} -> {d.replayed}" for d in live.divergences
@@ -190,6 +203,24 @@ def replay_command(
     console = out_console()
     console.print(table)
     console.print(f"replayed traces: {destination}")
+
+
+def _replay_sandbox(isolation: str, *, live: bool) -> SandboxConfig:
+    """The live replay's sandbox, checked by the one containment rule (warning printed)."""
+    from looplab.experiments.containment import require_contained
+
+    allowed = ["auto", "bwrap", "none"]
+    if isolation not in allowed:
+        raise ConfigError(
+            f"unknown isolation {isolation!r}", field="--sandbox-isolation", allowed=allowed
+        )
+    sandbox = SandboxConfig(isolation=isolation)
+    if live:
+        for line in require_contained(
+            sandbox, "a trace's recorded commands", opt_in="--sandbox-isolation none"
+        ):
+            err_console().print(line, style="bold yellow", markup=False, highlight=False)
+    return sandbox
 
 
 def _sweep_table(summaries: list[Any], title: str) -> Table:

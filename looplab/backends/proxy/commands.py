@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from looplab.console import (
+    DrainOpt,
     HostOpt,
     OutputOpt,
     PortOpt,
@@ -135,6 +136,7 @@ def proxy_command(
             "504 upstream_timeout.",
         ),
     ] = 600.0,
+    drain_s: DrainOpt = 5.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.
 
@@ -184,7 +186,7 @@ def proxy_command(
     if port_file is not None:
         port_file.write_text(str(bound))
     server = uvicorn.Server(
-        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on")
+        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on", drain_s=drain_s)
     )
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     try:
@@ -243,8 +245,10 @@ def wrap_command(
     """
     from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
+    from looplab.experiments.containment import WRAP_WARNING
 
     _check(upstream, record, replay, policy=replay_policy, builtin=True)
+    err_console().print(WRAP_WARNING, style="bold yellow", markup=False, highlight=False)
     resolved = resolve_profile(profile, profile_set or [])
     destination = output or Path("runs/wrap")
     if destination.suffix == ".jsonl":

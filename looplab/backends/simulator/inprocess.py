@@ -37,12 +37,24 @@ from looplab.backends.simulator.timers import run_server
 from looplab.clock import Clock
 from looplab.errors import BackendError
 
-__all__ = ["AppServer", "SimulatorServer", "app_config", "simulator_transport", "uvicorn_config"]
+__all__ = [
+    "DRAIN_S",
+    "AppServer",
+    "SimulatorServer",
+    "app_config",
+    "simulator_transport",
+    "uvicorn_config",
+]
+
+DRAIN_S = 5.0
+"""Default seconds a stopping server lets in-flight streams finish before closing them."""
 
 
-def uvicorn_config(simulator: Simulator, *, host: str, port: int) -> uvicorn.Config:
+def uvicorn_config(
+    simulator: Simulator, *, host: str, port: int, drain_s: float = DRAIN_S
+) -> uvicorn.Config:
     """The uvicorn settings of the simulator's app (`app_config`)."""
-    return app_config(create_app(simulator), host=host, port=port)
+    return app_config(create_app(simulator), host=host, port=port, drain_s=drain_s)
 
 
 def app_config(
@@ -53,13 +65,16 @@ def app_config(
     lifespan: str = "off",
     read_timeout_s: float = READ_TIMEOUT_S,
     max_body_bytes: int = MAX_BODY_BYTES,
+    drain_s: float = DRAIN_S,
 ) -> uvicorn.Config:
     """The uvicorn settings looplab serves with: asyncio loop, httptools guarded by a read
     deadline and a body limit (`looplab.backends.simulator.guard`), no access log.
 
     An asyncio loop on purpose: its timers never fire early, which the pacer relies on
     (libuv-based loops round timers to whole milliseconds both ways). `timers.run_server`
-    runs it with microsecond timer resolution (`timers.PreciseSelector`).
+    runs it with microsecond timer resolution (`timers.PreciseSelector`). On shutdown
+    in-flight requests and streams get `drain_s` seconds to finish, then are cancelled
+    (uvicorn's `timeout_graceful_shutdown`).
     """
     return uvicorn.Config(
         quiet_hangups(app),
@@ -73,6 +88,7 @@ def app_config(
         log_level="warning",
         timeout_keep_alive=30,
         backlog=4096,
+        timeout_graceful_shutdown=drain_s,  # type: ignore[arg-type]  # typed int, any number works
     )
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.importers.archive import check_count, read_member
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import RunDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -88,11 +89,11 @@ def _read(path: Path) -> tuple[Any, list[tuple[str, Any]]]:
                         path=str(path),
                     )
                 header = _zip_json(archive, head, path)
-                samples = [
-                    (name, _zip_json(archive, name, path))
-                    for name in sorted(n for n in names if n.startswith("samples/"))
-                    if name.endswith(".json")
-                ]
+                members = sorted(
+                    n for n in names if n.startswith("samples/") and n.endswith(".json")
+                )
+                check_count(archive, members, path)
+                samples = [(name, _zip_json(archive, name, path)) for name in members]
         except zipfile.BadZipFile as exc:
             raise TraceError(f"corrupt .eval zip: {exc}", path=str(path)) from None
         return header, samples
@@ -104,7 +105,7 @@ def _read(path: Path) -> tuple[Any, list[tuple[str, Any]]]:
 
 def _zip_json(archive: zipfile.ZipFile, name: str, path: Path) -> Any:
     try:
-        return loads(archive.read(name).decode("utf-8"))
+        return loads(read_member(archive, name, path).decode("utf-8"))
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise TraceError(f"{name}: not valid JSON ({exc})", path=str(path)) from None
 
