@@ -18,7 +18,7 @@ import time
 
 from looplab.agents.runner import run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.latency.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.cli.logs import configure_logging

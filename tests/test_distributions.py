@@ -14,7 +14,7 @@ from looplab.distributions import (
     Mixture,
     WorkloadDistribution,
 )
-from looplab.stats import ks_one_sample
+from looplab.stats.order import ks_one_sample
 
 PROFILE: TypeAdapter[Distribution] = TypeAdapter(Distribution)
 WORKLOAD: TypeAdapter[WorkloadDistribution] = TypeAdapter(WorkloadDistribution)

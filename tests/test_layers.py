@@ -26,6 +26,7 @@ LAYERS: list[set[str]] = [
         "layout",
         "console",
         "distributions",
+        "serving",
     },
     {"latency"},
     {"traces"},
@@ -36,6 +37,7 @@ LAYERS: list[set[str]] = [
     {"agents"},
     {"report", "claims"},
     {"experiments"},
+    {"bench"},
 ]
 WIRING = {"cli", "__main__"}
 

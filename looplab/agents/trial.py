@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import TaskRun, run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.sandbox_contract import SandboxConfig
 from looplab.tasks import load_task
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.latency.timing import CallTokens, TimingModel
 from looplab.traces.schema import ModelCallEvent
 
 __all__ = ["ModelTiming", "TimingFn", "call_tokens", "model_timing", "retimed_duration"]

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from looplab.analysis.retime import profile_model_timing, retime_events
-from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
 from looplab.traces.schema import RunEndEvent, StepEvent, TraceEvent
 

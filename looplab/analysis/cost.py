@@ -18,9 +18,9 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from looplab.backends.profiles.presets import presets
-from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.presets import presets
 from looplab.latency.prices import PriceEntry, resolve_price
+from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent
 

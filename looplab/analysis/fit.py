@@ -1,6 +1,6 @@
 """Fitting the serving model's curves to recorded calls (for `looplab calibrate`).
 
-Two fits, each in the functional form of `looplab.backends.profiles.timing` so its result drops
+Two fits, each in the functional form of `looplab.latency.timing` so its result drops
 into a latency profile (`as_overrides`):
 
 - **decode rate vs context length**: a call's visible decode covers tokens reading the
@@ -25,7 +25,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from looplab.backends.profiles.timing import PER_CONTEXT
+from looplab.latency.timing import PER_CONTEXT
 from looplab.traces.schema import ModelCallEvent
 
 __all__ = [

@@ -19,7 +19,7 @@ token), visible decode. Reasoning is decoded at the decode rate, so it scales wi
 against the simulator, `annotate_reasoning` takes the reasoning time from its schedule.
 
 Model timing from a profile comes from the one call-timing function,
-`looplab.backends.profiles.timing.TimingModel.plan` (its module docstring has the formula), fed
+`looplab.latency.timing.TimingModel.plan` (its module docstring has the formula), fed
 with the call's recorded prompt, cached, reasoning and visible token counts and the TTFT
 jitter's mean, each call paying the per-call overhead of its recorded `transport`
 (`request_overhead_s` over HTTP, `websocket_overhead_s` on a WebSocket). Calls without
@@ -43,8 +43,8 @@ from looplab.analysis.calltiming import (
 from looplab.analysis.eager import apply_eager_setup
 from looplab.analysis.graph import critical_path
 from looplab.analysis.overlap import apply_overlap
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import TimingModel
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import TimingModel
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
 

@@ -32,8 +32,8 @@ from looplab.claims.decompose import Decomposition, decompose, decomposition_jso
 from looplab.claims.evidence import WORKLOAD_GROUP, Evidence, gather, timed_evidence
 from looplab.claims.groups import GroupRow, Pooled, group_rows, pooled_equal
 from looplab.claims.model import Claimed, ClaimEntry
-from looplab.report.data.stats import MIN_PAIRED_N, bca_median, bca_speedup
-from looplab.stats import against_band, median
+from looplab.stats.intervals import MIN_PAIRED_N, bca_median, bca_speedup
+from looplab.stats.order import against_band, median
 
 __all__ = ["TOO_FEW", "ClaimCheck", "check_claim", "check_json", "verdict"]
 
@@ -101,7 +101,7 @@ _WORDS = {
     "consistent": "consistent",
     "undecided": "undecided",
 }
-"""`looplab.stats.against_band` in the words of a claim check (gains: larger is more)."""
+"""`looplab.stats.order.against_band` in the words of a claim check (gains: larger is more)."""
 
 
 def _point(measure: str, slow: list[float], fast: list[float]) -> float:

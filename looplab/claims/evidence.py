@@ -26,12 +26,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.bundled import bundled_tasks_dir
 from looplab.claims.implied import implied_value
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import ClaimEntry, TestPlan
 from looplab.errors import ConfigError, LooplabError
+from looplab.latency.presets import resolve_profile
 from looplab.traces.corpus import list_corpus, load_corpus
 from looplab.workloads.model import load_workload
 from looplab.workloads.sample import draw_shape

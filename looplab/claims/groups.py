@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from looplab.claims.model import Claimed
-from looplab.report.data.stats import MIN_PAIRED_N, bca_median, bca_speedup
-from looplab.stats import median
+from looplab.stats.intervals import MIN_PAIRED_N, bca_median, bca_speedup
+from looplab.stats.order import median
 
 __all__ = ["RESAMPLES", "GroupRow", "Pooled", "group_rows", "pooled_equal"]
 

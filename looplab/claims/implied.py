@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import Claimed, Implied, TestPlan
-from looplab.stats import median
+from looplab.stats.order import median
 
 __all__ = ["implied_value", "target_speedup"]
 

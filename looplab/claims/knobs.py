@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from looplab.analysis.retime import SweepPoint, profile_model_timing, sweep_trace
-from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
 from looplab.workloads.shape import StepShape, TaskShape, shape_trace
 

@@ -12,7 +12,7 @@ from looplab.claims.check import TOO_FEW, ClaimCheck
 from looplab.claims.decompose import Decomposition
 from looplab.claims.knobs import KNOBS
 from looplab.claims.model import Claimed, ClaimEntry
-from looplab.report.data.stats import MIN_PAIRED_N
+from looplab.stats.intervals import MIN_PAIRED_N
 
 __all__ = ["check_text", "listing_text", "value_text", "waterfall_text"]
 

@@ -17,16 +17,13 @@ import typer
 from looplab import __version__
 from looplab.agents import commands as agents_commands
 from looplab.backends import commands as backend_commands
-from looplab.backends.bench import commands as transport_commands
-from looplab.backends.bench import wakeups
 from looplab.backends.proxy import commands as proxy_commands
+from looplab.bench.commands import BENCHES
 from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
-from looplab.experiments import bench_commands as experiment_bench
 from looplab.experiments import commands as experiment_commands
 from looplab.experiments import doctor_commands
-from looplab.experiments.executors import commands as executor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands
@@ -73,20 +70,7 @@ GROUPS: dict[str, tuple[str, dict[str, Command]]] = {
     ),
     "bench": (
         "Benchmarks that print side-by-side numbers (medians and ratios).",
-        {
-            "backend": backend_commands.bench_backend_command,
-            "transport": transport_commands.bench_transport_command,
-            "timers": wakeups.bench_timers_command,
-            "proxy": proxy_commands.bench_proxy_command,
-            "sandbox": sandbox_commands.bench_sandbox_command,
-            "browser": sandbox_commands.bench_browser_command,
-            "replay": experiment_bench.bench_replay_command,
-            "report": report_commands.bench_report_command,
-            "clock": experiment_bench.bench_clock_command,
-            "knobs": experiment_bench.bench_knobs_command,
-            "workload": workload_commands.bench_workload_command,
-            "scale": executor_commands.bench_scale_command,
-        },
+        BENCHES,
     ),
 }
 """Command groups: name -> (help, sub-commands)."""

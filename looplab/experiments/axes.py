@@ -31,7 +31,7 @@ from typing import Any, cast, get_args
 
 from pydantic import BaseModel, ValidationError, create_model
 
-from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.profile import LatencyProfile
 
 __all__ = [
     "EXPERIMENT_SECTIONS",

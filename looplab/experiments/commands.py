@@ -160,8 +160,8 @@ def replay_command(
     Live mode re-runs a trace's recorded commands: without bubblewrap it refuses unless
     --sandbox-isolation none opts in, and it always prints what is not contained.
     """
-    from looplab.backends.profiles.presets import resolve_profile
     from looplab.experiments.replay import default_output, replay_live, replay_virtual
+    from looplab.latency.presets import resolve_profile
     from looplab.traces.inputs import load_traces
     from looplab.traces.io import write_trace
 
@@ -259,7 +259,7 @@ def _sweep_costs(traces: list[Any], base: str) -> str:
     profile and of the mission's pair (the tokens are the traces'; the rate changes time,
     not tokens)."""
     from looplab.analysis.cost import median_cost_per_task_at_profile
-    from looplab.backends.profiles.presets import presets
+    from looplab.latency.presets import presets
 
     known = presets()
     parts = []
@@ -304,8 +304,8 @@ def sweep_command(
     `--profile` gives everything but the decode rate and TTFT (prefill, stages, jitter);
     `-o FILE` writes the table as JSON (`-o -`: JSON on stdout, no table).
     """
-    from looplab.backends.profiles.presets import resolve_profile
-    from looplab.experiments.sweep import run_sweep
+    from looplab.analysis.sweep import run_sweep
+    from looplab.latency.presets import resolve_profile
     from looplab.traces.inputs import load_traces
 
     base = resolve_profile(profile, profile_set or [])

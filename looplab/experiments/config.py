@@ -24,11 +24,11 @@ from pydantic import Field, field_validator, model_validator
 
 from looplab.agents.config import AgentConfig
 from looplab.backends.policies import POLICIES
-from looplab.backends.profiles.timing import Transport
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
+from looplab.latency.timing import Transport
 from looplab.sandbox_contract import SandboxConfig
 from looplab.urls import api_root
 from looplab.workloads.resolve import WorkloadSettings

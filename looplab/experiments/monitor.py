@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from looplab.stats import quantile
+from looplab.stats.order import quantile
 
 __all__ = ["LoopLagMonitor"]
 

@@ -25,10 +25,10 @@ from looplab.analysis.retime import (
 )
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
+from looplab.latency.profile import LatencyProfile
 from looplab.sandbox_contract import SandboxConfig
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder

@@ -13,13 +13,13 @@ import asyncio
 from dataclasses import dataclass
 
 from looplab.backends.client.client import EndpointConfig
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import VirtualClock
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.matrix import Cell
 from looplab.experiments.workload import WORKLOAD_MODEL
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
 from looplab.tasks.references import is_trace_driven
 
 __all__ = ["ServerPool", "backend_profile"]

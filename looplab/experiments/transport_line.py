@@ -20,7 +20,7 @@ from typing import Any
 
 from looplab.report.data.knobs import variant_of
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median
+from looplab.stats.intervals import median
 
 __all__ = ["TransportSaving", "transport_lines", "transport_savings"]
 

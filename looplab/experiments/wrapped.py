@@ -29,11 +29,11 @@ import shutil
 import threading
 from pathlib import Path
 
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.wrap import FAST_UPSTREAM, run_wrapped
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.wrapped_agent import WrappedAgent
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
 from looplab.tasks import load_task
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent

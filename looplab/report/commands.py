@@ -5,8 +5,6 @@ Commands of the report package; `looplab.cli.app` registers them.
 
 from __future__ import annotations
 
-import statistics
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -14,10 +12,9 @@ import typer
 
 from looplab.console import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
-from looplab.layout import ExperimentDir
 from looplab.report.views.detail import TRANSCRIPTS
 
-__all__ = ["bench_report_command", "dashboard_command", "report_command"]
+__all__ = ["dashboard_command", "report_command"]
 
 
 RunDirsArg = Annotated[
@@ -134,7 +131,7 @@ def report_command(
     for line in result.model.bottom_lines:
         console.print(f"[bold]Bottom line[/] {line.text}", highlight=False)
     if result.model.claim is not None:
-        from looplab.report.claim.panel import claim_panel
+        from looplab.claims.panel.panel import claim_panel
 
         console.print(claim_panel(result.model.claim))
 
@@ -172,23 +169,3 @@ def dashboard_command(
     server = DashboardServer(root, port=port, host=host)
     out_console().print(f"dashboard of {root.resolve()}: {server.url} (Ctrl-C to stop)")
     server.serve_forever()
-
-
-def bench_report_command(
-    runs: Annotated[int, typer.Option(min=1, help="Synthetic runs in the experiment.")] = 1000,
-) -> None:
-    """Time to write the HTML report of an experiment with RUNS synthetic runs (target: seconds)."""
-    from looplab.report.build import write_report
-    from looplab.report.data.synthetic import write_synthetic_experiment
-
-    with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
-        experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
-        times: list[float] = []
-        for _ in range(3):
-            result = write_report([experiment], ExperimentDir(Path(directory)).report)
-            times.append(result.seconds)
-        size_mb = ExperimentDir(Path(directory)).report.stat().st_size / 1e6
-    out_console().print(
-        f"report of {runs} runs: {statistics.median(times):.2f} s median of 3 "
-        f"(min {min(times):.2f} s), {size_mb:.1f} MB"
-    )

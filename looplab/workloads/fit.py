@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from looplab.clock import utc_now
 from looplab.distributions import Categorical, Empirical
-from looplab.stats import ks_critical, ks_one_sample, ks_two_sample, quantile
+from looplab.stats.order import ks_critical, ks_one_sample, ks_two_sample, quantile
 from looplab.traces.io import Trace
 from looplab.workloads.model import (
     FittedFrom,

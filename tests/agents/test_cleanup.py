@@ -10,10 +10,10 @@ import pytest
 
 from looplab.agents.runner import AGENT_KINDS, TASK_KIND_AGENTS, agent_kind, run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError
 from looplab.experiments.config import AgentName
+from looplab.latency.presets import resolve_profile
 from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes.leftovers import find_owned
 from looplab.tasks import load_task

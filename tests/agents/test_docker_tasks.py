@@ -12,8 +12,8 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.agents.services import start_services
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes.docker import DockerSandbox
 from looplab.tasks import list_tasks, load_task

@@ -11,8 +11,8 @@ import pytest
 from looplab.agents.config import AgentConfig, RetryConfig
 from looplab.agents.runner import TaskRun, eager_applies, run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.sandbox_contract import SandboxEvent
 from looplab.sandboxes.leftovers import find_owned
 from looplab.tasks import load_task

@@ -18,13 +18,13 @@ from looplab.backends.policies.fanout import (
     search_task,
     subagent_plan,
 )
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.config import load_model
 from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.knob_table import variant_speedups
 from looplab.experiments.record import run_events
+from looplab.latency.presets import resolve_profile
 from looplab.report.data.knobs import KnobRow
 from looplab.tasks import load_task
 from looplab.tasks.solution import expand_solution

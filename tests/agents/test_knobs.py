@@ -15,9 +15,9 @@ from looplab.agents.runner import TaskRun, run_task
 from looplab.agents.speculation import READ_ONLY_TOOLS, Speculator
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.protocol import ChatRequest
+from looplab.latency.presets import resolve_profile
 from looplab.tasks import load_task
 from looplab.tools.base import ToolResult
 

@@ -11,9 +11,9 @@ from looplab.agents.runner import run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.scripted import ScriptedPolicy
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.protocol import ChatRequest
+from looplab.latency.presets import resolve_profile
 from looplab.tasks import load_task
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]

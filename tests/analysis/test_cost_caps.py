@@ -9,7 +9,7 @@ import pytest
 
 from looplab.analysis.caps import cap_events, finished, share_under_cap, under_cap_curve
 from looplab.analysis.cost import median_cost_per_task, recorded_cost, run_cost, trace_cost
-from looplab.backends.profiles.presets import presets
+from looplab.latency.presets import presets
 from looplab.latency.prices import PriceEntry, resolve_price
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent, TraceHeader

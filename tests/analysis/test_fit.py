@@ -12,8 +12,8 @@ from looplab.analysis.fit import (
     fit_ttft_vs_prompt,
     ttft_points,
 )
-from looplab.backends.profiles.presets import presets, resolve_profile
-from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.latency.presets import presets, resolve_profile
+from looplab.latency.timing import CallTokens, TimingModel
 from looplab.traces.schema import ModelCallEvent
 
 GPU = TimingModel.from_profile(presets()["gpu-frontier-batched-68"]).with_(ttft_jitter_mean_s=0.0)

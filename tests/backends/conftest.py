@@ -8,8 +8,8 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 FAST = ["decode_tps=5000", "ttft_s=0", "prefill_tps=null", "output_tokens=40"]
 """Overrides that make a stream take milliseconds."""

@@ -10,12 +10,13 @@ import openai
 import pytest
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import create_proxy_app
 from looplab.backends.proxy.core import Proxy
-from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
 
 TTFT_S = 0.5
 HELD_S = 0.3

@@ -3,10 +3,10 @@ through every client) and print the others' excess."""
 
 from __future__ import annotations
 
-from looplab.backends.bench.backend import BackendBenchCell
-from looplab.backends.commands import client_overheads, fidelity_failures
-from looplab.backends.proxy.bench import PathStats, ProxyBenchRow
-from looplab.backends.proxy.bench import fidelity_failures as proxy_failures
+from looplab.bench.backend import BackendBenchCell
+from looplab.bench.backend_commands import client_overheads, fidelity_failures
+from looplab.bench.proxy import PathStats, ProxyBenchRow
+from looplab.bench.proxy import fidelity_failures as proxy_failures
 
 
 def _cell(client: str, ttft_ms: float, rate_pct: float = 0.0) -> BackendBenchCell:

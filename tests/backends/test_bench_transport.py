@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from looplab.backends.bench.loop import overhead_for_cut, run_loop_bench
-from looplab.backends.bench.transport import TRANSPORT_WIRE_TRIPS, run_transport_bench
+from looplab.bench.loop import overhead_for_cut, run_loop_bench
+from looplab.bench.transport import TRANSPORT_WIRE_TRIPS, run_transport_bench
 
 
 def test_transport_bench_measures_each_transport() -> None:

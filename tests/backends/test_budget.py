@@ -5,8 +5,8 @@ from __future__ import annotations
 import openai
 from openai.types.chat import ChatCompletionMessageParam, ChatCompletionToolParam
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 FAST = ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=7"]
 TOOL: ChatCompletionToolParam = {

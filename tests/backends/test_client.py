@@ -9,11 +9,11 @@ import httpx2
 import pytest
 
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer, simulator_transport
 from looplab.backends.simulator.model import Simulator
 from looplab.clock import VirtualClock
 from looplab.errors import BackendError, ConfigError
+from looplab.latency.presets import resolve_profile
 
 USER = [{"role": "user", "content": "Fix the bug."}]
 

@@ -11,9 +11,9 @@ import pytest
 
 from looplab.backends.client.assembly import ModelResponse, ToolReady
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import BackendError
+from looplab.latency.presets import resolve_profile
 
 from .conftest import FAST, TOOLS
 

@@ -9,8 +9,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 FAST = ["decode_tps=5000", "ttft_s=0", "prefill_tps=null", "output_tokens=40"]
 

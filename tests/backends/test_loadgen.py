@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from looplab.backends.bench.loadgen import LoadGenerator, LoadSpec, attach_server_timing
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.bench.loadgen import LoadGenerator, LoadSpec, attach_server_timing
 
 
 def test_load_runs_in_worker_processes(fast_server: SimulatorServer) -> None:

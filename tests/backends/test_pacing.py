@@ -8,10 +8,10 @@ import time
 import pytest
 
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.pacing import NaivePacer, PacingRecord, Release, SchedulePacer
 from looplab.clock import VirtualClock, WallClock
+from looplab.latency.presets import resolve_profile
 
 
 async def _releases(

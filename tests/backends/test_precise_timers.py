@@ -10,9 +10,9 @@ import time
 import httpx2
 import openai
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.backends.simulator.timers import PreciseSelector, has_precise_timers, precise_loop
+from looplab.latency.presets import resolve_profile
+from looplab.serving.timers import PreciseSelector, has_precise_timers, precise_loop
 
 
 async def _lateness_s(delay: float, times: int) -> list[float]:

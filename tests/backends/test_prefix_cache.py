@@ -6,10 +6,10 @@ import json
 
 import httpx2
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.clock import VirtualClock
+from looplab.latency.presets import resolve_profile
 
 
 async def test_growing_conversation_caches_previous_prompt() -> None:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.profiles.presets import presets, resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import TimingModel
 from looplab.distributions import LogNormal
 from looplab.errors import ConfigError
+from looplab.latency.presets import presets, resolve_profile
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import TimingModel
 
 
 def test_mission_pair_differs_only_in_decode_rate() -> None:
@@ -94,7 +94,7 @@ def test_limits_must_fit() -> None:
 def test_presets_are_data_files_with_their_sources() -> None:
     """Every preset is a YAML file named after it, with a source, loaded by the profile
     loader (so `--profile path/to/that.yaml` gives the same profile)."""
-    from looplab.backends.profiles.presets import PRESET_DIR
+    from looplab.latency.presets import PRESET_DIR
 
     files = sorted(PRESET_DIR.glob("*.yaml"))
     assert [f.stem for f in files] == sorted(presets())

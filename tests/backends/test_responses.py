@@ -12,9 +12,9 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.responses import chat_body
+from looplab.latency.presets import resolve_profile
 
 FUNCTION_TOOL: dict[str, Any] = {
     "type": "function",

@@ -10,10 +10,10 @@ import httpx2
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallTokens, TimingModel
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallTokens, TimingModel
 
 OVERHEAD = ["request_overhead_s=0.25", "websocket_overhead_s=0.05"]
 PROFILE = ["decode_tps=400", "ttft_s=0", "prefill_tps=null", "output_tokens=20"]

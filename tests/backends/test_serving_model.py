@@ -11,11 +11,11 @@ import random
 import pytest
 
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import presets, resolve_profile
-from looplab.backends.profiles.timing import CallTokens, TimingModel
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.model import Simulator
 from looplab.clock import VirtualClock
+from looplab.latency.presets import presets, resolve_profile
+from looplab.latency.timing import CallTokens, TimingModel
 
 GPU = TimingModel.from_profile(presets()["gpu-frontier-batched-68"])
 WAFER = TimingModel.from_profile(presets()["sol-cerebras-750"])

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, sweep_trace
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallTokens, TimingModel, plan_call
 from looplab.backends.simulator.model import Simulator
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.clock import VirtualClock
-from looplab.report.data.synthetic import write_synthetic_experiment
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallTokens, TimingModel, plan_call
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent
 

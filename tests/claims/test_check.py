@@ -16,7 +16,7 @@ from looplab.claims.model import Claimed, get_claim
 from looplab.claims.shapley import shapley
 from looplab.cli.app import app
 from looplab.errors import ConfigError
-from looplab.stats import median
+from looplab.stats.order import median
 
 
 def test_codex_spark_verdict_pinned() -> None:

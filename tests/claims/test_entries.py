@@ -8,8 +8,8 @@ import pytest
 
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
+from looplab.claims.panel.rows import band, band_claim, claims
 from looplab.errors import ConfigError
-from looplab.report.claim.rows import band, band_claim, claims
 
 GOOD = """\
 name: good

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from looplab.report.data.synthetic import write_synthetic_experiment
+from looplab.bench.synthetic import write_synthetic_experiment
 
 GOOD = "name: g\nbackends: [{name: fast-750}]\ntasks: [coding/fix-pager]\n"
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.extras import EXTRAS
-from looplab.report.data.synthetic import write_synthetic_experiment
 
 BLOCKER = textwrap.dedent(
     """

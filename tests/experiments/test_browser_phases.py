@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, retime_events
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
+from looplab.latency.presets import resolve_profile
 from looplab.report.data.records import load_runs
 from looplab.report.data.steps import step_rows
 from looplab.report.views.observations import observation_rows

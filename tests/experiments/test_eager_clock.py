@@ -8,10 +8,10 @@ from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.analysis.retime import compose_virtual_timeline
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import VirtualClock, utc_now
 from looplab.experiments.record import run_events
+from looplab.latency.presets import resolve_profile
 from looplab.tasks import load_task
 from looplab.traces.schema import (
     ModelCallEvent,

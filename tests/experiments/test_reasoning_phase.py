@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from looplab.analysis.retime import sweep_trace
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.analysis.sweep import run_sweep
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.sweep import run_sweep
+from looplab.latency.presets import resolve_profile
 from looplab.report.data.records import load_runs
 from looplab.report.views.report_model import components
 from looplab.traces.inputs import load_traces

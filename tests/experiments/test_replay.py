@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.analysis.sweep import run_sweep
+from looplab.bench.replay import synthetic_trace
 from looplab.config import validate_model
-from looplab.experiments.bench import synthetic_trace
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import find_divergences, load_traces, replay_live, replay_virtual
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.sweep import run_sweep
+from looplab.latency.presets import resolve_profile
 from looplab.traces.io import Trace
 
 

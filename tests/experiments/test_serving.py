@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import load_traces, replay_virtual
 from looplab.experiments.runner import ExperimentRunner
+from looplab.latency.presets import resolve_profile
 from looplab.traces.io import Trace
 
 CONTEXT = {"decode_context_slowdown": 20, "reasoning_tokens": 0}

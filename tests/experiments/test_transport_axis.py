@@ -12,7 +12,6 @@ import pytest
 from looplab.agents.runner import run_task
 from looplab.analysis.retime import profile_model_timing
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.config import load_model, validate_model
 from looplab.errors import ConfigError
@@ -20,6 +19,7 @@ from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.transport_line import transport_savings
+from looplab.latency.presets import resolve_profile
 from looplab.report.data.records import load_runs
 from looplab.tasks import load_task
 from looplab.traces.io import read_trace

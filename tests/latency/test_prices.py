@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.profiles.presets import presets
 from looplab.errors import ConfigError
+from looplab.latency.presets import presets
 from looplab.latency.prices import load_price, price_names, prices, resolve_price
 
 

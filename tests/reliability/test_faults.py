@@ -17,10 +17,10 @@ import pytest
 from looplab.agents.config import AgentConfig, RetryConfig
 from looplab.agents.runner import run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.experiments.record import run_events
+from looplab.latency.presets import resolve_profile
 from looplab.tasks import load_task
 from looplab.traces.io import TraceWriter, read_trace
 from looplab.traces.schema import ModelCallEvent, TraceHeader

@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 from .conftest import FUZZ
 

@@ -22,16 +22,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.analysis.sweep import run_sweep
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.config import validate_model
 from looplab.errors import LooplabError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.replay import replay_virtual
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.sweep import run_sweep
 from looplab.experiments.verdict import reference_verdict
+from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
-from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.io import read_trace, write_trace
 from looplab.traces.otel import export_otel
 from looplab.traces.store import ResultStore

@@ -22,8 +22,8 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
+from looplab.latency.presets import resolve_profile
 
 pytestmark = [pytest.mark.reliability]
 

@@ -22,9 +22,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
-from looplab.backends.simulator.inprocess import AppServer
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
 
 pytestmark = [pytest.mark.reliability]
 

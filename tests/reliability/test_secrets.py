@@ -24,11 +24,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.core import Proxy
-from looplab.backends.simulator.inprocess import AppServer
 from looplab.cli.main import main
 from looplab.errors import ConfigError
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
 
 pytestmark = [pytest.mark.reliability]
 

@@ -18,13 +18,14 @@ from typing import Any
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import create_proxy_app
 from looplab.backends.proxy.core import Proxy
-from looplab.backends.simulator.guard import MAX_BODY_BYTES
-from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
+from looplab.serving.guard import MAX_BODY_BYTES
 
 pytestmark = [pytest.mark.reliability]
 

@@ -15,8 +15,8 @@ import httpx2
 import pytest
 import yaml
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.traces.store import ResultStore
 
 pytestmark = [pytest.mark.reliability]

@@ -27,9 +27,10 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
-from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
 
 pytestmark = [pytest.mark.reliability]
 

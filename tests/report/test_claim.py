@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from looplab.claims.panel.rows import TOO_FEW, amdahl, required_share, verdict
 from looplab.report.build import build_model_for
-from looplab.report.claim.rows import TOO_FEW, amdahl, required_share, verdict
 from looplab.report.data.records import load_runs
-from looplab.report.data.stats import median
+from looplab.stats.intervals import median
 from looplab.tasks.references import is_trace_driven
 
 REPO = Path(__file__).resolve().parents[2]

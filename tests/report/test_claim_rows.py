@@ -10,11 +10,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from looplab.report.claim.panel import claim_panel
-from looplab.report.claim.rows import TOO_FEW, make_row, verdict
-from looplab.report.claim.views import claim_view
+from looplab.claims.panel.panel import claim_panel
+from looplab.claims.panel.rows import TOO_FEW, make_row, verdict
+from looplab.claims.panel.views import claim_view
 from looplab.report.data.records import RunRecord, record_from_trace
-from looplab.report.data.stats import MIN_PAIRED_N, bca_speedup
+from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup
 from looplab.traces.io import read_trace
 
 

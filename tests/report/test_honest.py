@@ -9,7 +9,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
 from looplab.report.data.records import record_from_trace
 from looplab.report.views.time_split import compounding

@@ -13,7 +13,7 @@ from looplab.cli.app import app
 from looplab.latency.prices import resolve_price
 from looplab.report.build import build_report
 from looplab.report.data.records import RunRecord, load_runs
-from looplab.stats import median
+from looplab.stats.order import median
 
 
 def test_cost_per_task_per_profile_at_the_profiles_price(runs_root: Path) -> None:

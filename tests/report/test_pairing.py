@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.experiments.replay import replay_virtual
+from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_model_for, load_records
 from looplab.report.data.pairing import comparison_groups, pooled_key
 from looplab.report.views.bottom_line import bottom_lines, cap_minutes

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.cli.app import app
 from looplab.errors import ConfigError
 from looplab.report.build import build_report, write_report
-from looplab.report.data.stats import bootstrap_speedup, quantile
-from looplab.report.data.synthetic import write_synthetic_experiment
+from looplab.stats.intervals import bootstrap_speedup, quantile
 
 
 def _data(html: str) -> dict[str, object]:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from looplab.claims.panel.waterfall import decomposed_checks, waterfall_tables
 from looplab.report.build import build_report
-from looplab.report.claim.waterfall import decomposed_checks, waterfall_tables
 
 
 def test_waterfall_section_in_the_page(known_pair: Path) -> None:

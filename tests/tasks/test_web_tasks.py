@@ -12,7 +12,7 @@ from looplab.tasks import list_tasks, load_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.policies.scripted import ScriptedPolicy
-from looplab.backends.profiles.presets import resolve_profile
+from looplab.latency.presets import resolve_profile
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 WEB = list_tasks("web")

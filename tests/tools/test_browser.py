@@ -15,10 +15,10 @@ from looplab.agents.computer_use.agent import computer_use_toolbox
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.chromium import require_chromium
 from looplab.errors import PrerequisiteError
+from looplab.latency.presets import resolve_profile
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tasks import load_task
@@ -191,7 +191,7 @@ async def test_trace_screenshots_are_opt_in(context: ToolContext, site: str) -> 
 @pytest.mark.browser
 def test_bench_browser_times_each_capture() -> None:
     """`looplab bench browser` measures the snapshot, the trace JPEG and the PNG for real."""
-    from looplab.sandboxes.browser_bench import run_browser_bench
+    from looplab.bench.browser import run_browser_bench
 
     rows = run_browser_bench(3)
     assert [r.name.split(",")[0] for r in rows] == [

@@ -12,9 +12,9 @@ from looplab.agents.coding.agent import coding_toolbox
 from looplab.agents.services import start_services
 from looplab.backends.policies.base import PolicyContext
 from looplab.backends.policies.scripted import ScriptedPolicy
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.protocol import ChatRequest
 from looplab.backends.simulator.tokens import default_tokenizer
+from looplab.latency.presets import resolve_profile
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tasks import ServiceSpec
 from looplab.tools.base import ToolContext

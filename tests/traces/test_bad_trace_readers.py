@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.errors import TraceError
 from looplab.report.dashboard.server import DashboardServer
-from looplab.report.data.synthetic import write_synthetic_experiment
 from looplab.traces.io import read_trace
 
 BAD = "zz-huge-tokens.jsonl"

@@ -21,11 +21,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.experiments.replay import replay_virtual
+from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
-from looplab.report.data.synthetic import write_synthetic_experiment
+from looplab.serving.appserver import AppServer
 from looplab.traces.collect.receiver import Collector, receiver_app
 from looplab.traces.collect.runs import draft_run
 from looplab.traces.importers import write_runs

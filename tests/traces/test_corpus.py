@@ -5,8 +5,8 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.experiments.sweep import run_sweep
+from looplab.analysis.sweep import run_sweep
+from looplab.latency.presets import resolve_profile
 from looplab.traces.corpus import (
     CONTENT_LIMIT,
     compact_run,

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.cli.app import app
+from looplab.latency.presets import resolve_profile
 from looplab.traces.importers import import_runs, write_runs
 
 _TOKENIZER = """

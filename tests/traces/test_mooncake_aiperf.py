@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.traces.importers import import_runs
 from looplab.traces.io import Trace
 from looplab.traces.mooncake import mooncake_rows, mooncake_sessions

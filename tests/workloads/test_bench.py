@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from looplab.experiments.workload_bench import bench_traces, run_workload_bench
+from looplab.bench.workload import bench_traces, run_workload_bench
 
 
 def test_bench_runs_traces_live_and_predicts_them(fixtures: Path, tmp_path: Path) -> None:

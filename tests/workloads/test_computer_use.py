@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from looplab.analysis.retime import profile_model_timing, retime_events
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
+from looplab.latency.presets import resolve_profile
 from looplab.tasks.references import parse_reference
 from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.inputs import load_traces

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from looplab.agents.workload.runner import run_workload_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.tasks import default_tasks_dir
 from looplab.workloads.model import (
     FanoutParameters,

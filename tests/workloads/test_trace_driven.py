@@ -9,9 +9,9 @@ import pytest
 from looplab.agents.workload.runner import run_workload_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.workload import WorkloadPolicy
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import BackendError
+from looplab.latency.presets import resolve_profile
 from looplab.traces.io import read_trace
 from looplab.workloads.resolve import WorkloadSettings
 from looplab.workloads.shape import shape_from_trace

@@ -35,9 +35,9 @@ from pydantic import Field
 
 from looplab.backends.client.assembly import CallTiming, ModelResponse, StreamAssembler, ToolReady
 from looplab.backends.client.websocket import ResponsesSocket
-from looplab.backends.profiles.timing import Transport
 from looplab.config import StrictModel
 from looplab.errors import BackendError, ConfigError
+from looplab.latency.timing import Transport
 from looplab.traces.scrub import remember_secret
 
 __all__ = [

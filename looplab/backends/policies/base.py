@@ -11,9 +11,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.simulator.protocol import ChatRequest
 from looplab.backends.simulator.tokens import Tokenizer
+from looplab.latency.profile import LatencyProfile
 
 __all__ = ["ModelPolicy", "PlannedToolCall", "PolicyContext", "Reply"]
 

@@ -28,12 +28,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.core import Proxy, Reply
 from looplab.backends.proxy.websocket import proxy_websocket
-from looplab.backends.simulator.guard import arrival
-from looplab.backends.simulator.inprocess import AppServer
 from looplab.backends.simulator.protocol import ApiError
+from looplab.latency.profile import LatencyProfile
+from looplab.serving.appserver import AppServer
+from looplab.serving.guard import arrival
 from looplab.urls import join_path, public_url
 
 __all__ = ["ProxyServer", "create_proxy_app"]

@@ -17,8 +17,8 @@ from typing import Any
 import structlog
 
 from looplab.backends.client.client import StreamAssembler
-from looplab.backends.profiles.timing import Transport
 from looplab.backends.proxy.events import Item, Usage
+from looplab.latency.timing import Transport
 
 __all__ = ["HISTORY", "CallLog", "CallRecord", "assemble_message", "reply_headers"]
 

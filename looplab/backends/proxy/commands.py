@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -19,10 +18,7 @@ from looplab.console import (
     ProfileSetOpt,
     ensure_parent,
     err_console,
-    out_console,
-    parse_numbers,
     prepare_output_dir,
-    write_output,
 )
 from looplab.errors import ConfigError
 from looplab.traces.scrub import remember_secret
@@ -31,7 +27,7 @@ from looplab.urls import public_url, url_problem
 if TYPE_CHECKING:
     from looplab.backends.proxy.store import Recording
 
-__all__ = ["bench_proxy_command", "proxy_command", "wrap_command"]
+__all__ = ["proxy_command", "wrap_command"]
 
 UpstreamOpt = Annotated[
     str | None,
@@ -146,12 +142,12 @@ def proxy_command(
     """
     import uvicorn
 
-    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.app import create_proxy_app
     from looplab.backends.proxy.core import Proxy
-    from looplab.backends.simulator.guard import listening_socket
-    from looplab.backends.simulator.inprocess import app_config
-    from looplab.backends.simulator.timers import run_server
+    from looplab.latency.presets import resolve_profile
+    from looplab.serving.appserver import app_config
+    from looplab.serving.guard import listening_socket
+    from looplab.serving.timers import run_server
 
     _check(upstream, record, replay, policy=replay_policy)
     resolved = resolve_profile(profile, profile_set or [])
@@ -243,9 +239,9 @@ def wrap_command(
     estimated). Exits with the command's exit code.
     Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
-    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.wrap import run_wrapped
     from looplab.experiments.containment import WRAP_WARNING
+    from looplab.latency.presets import resolve_profile
 
     _check(upstream, record, replay, policy=replay_policy, builtin=True)
     err_console().print(WRAP_WARNING, style="bold yellow", markup=False, highlight=False)
@@ -286,51 +282,3 @@ def wrap_command(
     for line in summary.get("divergences") or []:  # type: ignore[attr-defined]
         console.print(f"[yellow]replay divergence[/] {line}")
     raise typer.Exit(result.exit_code)
-
-
-def bench_proxy_command(
-    rates: Annotated[
-        str, typer.Option(help="Comma-separated profile decode rates, tok/s.")
-    ] = "80,750",
-    upstream_ttft: Annotated[
-        str,
-        typer.Option(help="Comma-separated upstream TTFTs, s (the profile's TTFT is 0.3 s)."),
-    ] = "0,0.3",
-    concurrency: Annotated[
-        str, typer.Option(help="Comma-separated concurrent stream counts.")
-    ] = "1,16,64",
-    tokens: Annotated[int, typer.Option(min=2, help="Output tokens per stream.")] = 400,
-    output: OutputOpt = Path("bench-results/proxy.json"),
-    check: Annotated[
-        bool,
-        typer.Option(
-            "--check",
-            help="Exit 1 when the proxy misses a target at 1 or 16 streams: |rate error| "
-            "p50 > 0.5% through any client, TTFT error p50 > 2 ms through the raw client "
-            "(the server's part), or added TTFT (proxy minus direct) p50 > 2 ms through an "
-            "openai-based client (whose own request work is in both paths).",
-        ),
-    ] = False,
-) -> None:
-    """TTFT and decode-rate error of the proxy vs the simulator direct, side by side,
-    through raw HTTP, the instrumented and the stock openai client."""
-    from looplab.backends.proxy.bench import (
-        fidelity_failures,
-        print_proxy_bench,
-        run_proxy_bench,
-    )
-
-    errors = err_console()
-    rows = run_proxy_bench(
-        rates=parse_numbers(rates, "--rates", float),
-        upstream_ttfts=parse_numbers(upstream_ttft, "--upstream-ttft", float, allow_zero=True),
-        concurrencies=parse_numbers(concurrency, "--concurrency", int),
-        tokens=tokens,
-        progress=lambda line: errors.print(f"[dim]measuring {line}[/]"),
-    )
-    console = out_console()
-    print_proxy_bench(console, rows, tokens)
-    if output is not None and write_output(output, json.dumps([r.as_dict() for r in rows])):
-        console.print(f"results: {output}")
-    if check and fidelity_failures(rows):
-        raise typer.Exit(1)

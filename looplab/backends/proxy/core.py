@@ -24,8 +24,6 @@ from typing import Any
 
 import httpx2
 
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule, TimingModel, Transport
 from looplab.backends.proxy.calls import CallLog, CallRecord, assemble_message, reply_headers
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.exchange import (
@@ -62,6 +60,8 @@ from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
 from looplab.errors import ConfigError
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallSchedule, TimingModel, Transport
 from looplab.traces.scrub import remember_secret
 from looplab.urls import url_problem
 

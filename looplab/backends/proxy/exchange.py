@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.backends.profiles.timing import CallSchedule
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import PROTOCOLS, Item, SseParser, make_item
 from looplab.backends.proxy.gate import GatedRecord
@@ -28,6 +27,7 @@ from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
 from looplab.backends.simulator.tokens import Tokenizer
 from looplab.clock import Clock
+from looplab.latency.timing import CallSchedule
 from looplab.traces.scrub import credential_values, remember_secret
 from looplab.urls import join_path
 

@@ -1,7 +1,7 @@
 """`GatedRecord`: the simulator's pacing record for tokens that arrive from an upstream.
 
 The proxy paces with the simulator's own pacer (`looplab.backends.simulator.pacing.SchedulePacer`)
-and the one call-timing function (`looplab.backends.profiles.timing`). What differs is where the
+and the one call-timing function (`looplab.latency.timing`). What differs is where the
 tokens come from: they arrive over time from the upstream, so a slot's release time is
 
 ```
@@ -41,7 +41,7 @@ from typing import Any
 
 from looplab.backends.simulator.pacing import PacingRecord
 from looplab.clock import Clock
-from looplab.stats import quantile
+from looplab.stats.order import quantile
 
 __all__ = ["UNKNOWN_SLOTS", "GatedRecord"]
 

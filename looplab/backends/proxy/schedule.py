@@ -12,8 +12,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule, CallTokens, TimingModel, Transport
 from looplab.backends.proxy.events import Usage
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS
 from looplab.backends.proxy.store import request_hash
@@ -21,6 +19,8 @@ from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.simulator.responses import chat_body
 from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer
 from looplab.distributions import rate_factor
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallSchedule, CallTokens, TimingModel, Transport
 
 __all__ = ["plan_request", "replan"]
 

@@ -34,7 +34,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.backends.profiles.profile import LatencyProfile
 from looplab.backends.proxy.app import ProxyServer, describe
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.store import Recording
@@ -42,6 +41,7 @@ from looplab.backends.proxy.trace import wrap_events
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
+from looplab.latency.profile import LatencyProfile
 from looplab.traces.identity import run_identity
 from looplab.traces.io import write_trace
 from looplab.traces.schema import TraceHeader

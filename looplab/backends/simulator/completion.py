@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from looplab.backends.policies import Reply
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallSchedule, Transport
 from looplab.backends.simulator.pacing import Release
 from looplab.backends.simulator.protocol import ApiError, ChatRequest
 from looplab.backends.simulator.sse import ChunkWriter
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallSchedule, Transport
 
 __all__ = [
     "PreparedCompletion",

@@ -25,8 +25,6 @@ from typing import Any
 import structlog
 
 from looplab.backends.policies import MODEL_PREFIX, POLICIES, ModelPolicy, PolicyContext
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import CallTokens, TimingModel, Transport
 from looplab.backends.simulator.admission import Admission, QueueFull
 from looplab.backends.simulator.completion import (
     PreparedCompletion,
@@ -49,6 +47,8 @@ from looplab.backends.simulator.sse import DONE, ChunkWriter
 from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 from looplab.clock import Clock, WallClock, utc_now
 from looplab.distributions import rate_factor
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import CallTokens, TimingModel, Transport
 
 __all__ = ["PreparedCompletion", "Simulator"]
 
@@ -297,7 +297,7 @@ class Simulator:
             record.replan(now, self.admission.active)
 
     def _schedule(self, prepared: PreparedCompletion, granted: float) -> PacingRecord:
-        """The request's intended schedule (`looplab.backends.profiles.timing`), from its slot."""
+        """The request's intended schedule (`looplab.latency.timing`), from its slot."""
         tokens = CallTokens(
             prompt=prepared.prompt_tokens,
             cached=prepared.cached_tokens,

@@ -1,7 +1,7 @@
 """Token pacing: release token slots on a fixed schedule, never one sleep per token.
 
 `SchedulePacer` (the simulator's pacer) takes slot `i`'s due time from the request's
-own schedule (`looplab.backends.profiles.timing.TokenTrack`: `first + i / rate` at a constant
+own schedule (`looplab.latency.timing.TokenTrack`: `first + i / rate` at a constant
 rate, a closed-form sum when the rate changes with context or load). At each wake-up it
 releases every slot already due, then sleeps until the next slot is due but at least
 `frame_floor_s` after this release, so below the floor several tokens share one SSE chunk, as real
@@ -28,10 +28,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from looplab.backends.profiles.timing import TimingModel, TokenTrack
-from looplab.backends.simulator.timers import has_precise_timers
 from looplab.clock import Clock
-from looplab.stats import quantile
+from looplab.latency.timing import TimingModel, TokenTrack
+from looplab.serving.timers import has_precise_timers
+from looplab.stats.order import quantile
 
 __all__ = ["PACERS", "NaivePacer", "Pacer", "PacingRecord", "Release", "SchedulePacer"]
 

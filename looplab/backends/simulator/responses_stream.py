@@ -30,7 +30,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from looplab.backends.simulator.completion import PreparedCompletion, assembled_calls
-from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.responses import (
@@ -43,6 +42,7 @@ from looplab.backends.simulator.responses import (
     responses_usage,
 )
 from looplab.backends.simulator.sse import dumps
+from looplab.serving.guard import arrival
 
 __all__ = ["Event", "ResponsesWriter", "paced_events", "responses_endpoint", "sse"]
 

@@ -12,7 +12,7 @@ What the connection adds over HTTP:
 
 - **per-call overhead**: each turn is prepared with `transport="websocket"`, so it pays the
   profile's `websocket_overhead_s` instead of `request_overhead_s`
-  (`looplab.backends.profiles.timing`);
+  (`looplab.latency.timing`);
 - **`previous_response_id`**: the connection keeps its last responses (input + output), so
   a turn may send only its new input items; an id the connection does not hold is an
   `error` event `previous_response_not_found`;

@@ -28,11 +28,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from looplab.backends.simulator.guard import arrival
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.protocol import ApiError
 from looplab.backends.simulator.responses_stream import responses_endpoint
 from looplab.backends.simulator.responses_ws import responses_websocket
+from looplab.serving.guard import arrival
 
 __all__ = ["create_app"]
 

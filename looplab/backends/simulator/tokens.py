@@ -17,7 +17,7 @@ so a 1 MB message is counted like any other instead of hitting the encoder's inp
 Chat messages are counted the way OpenAI documents for its chat models: each message costs
 its content tokens plus 3 (role and separators), the reply is primed with 3 more, and tool
 schemas cost the tokens of their JSON. Image parts cost what the profile's vision rule
-says (`looplab.backends.profiles.vision`; the caller passes the rule's name). These are the
+says (`looplab.latency.vision`; the caller passes the rule's name). These are the
 simulator's prompt tokens; its output tokens are exact by construction (each emitted
 piece is one token).
 """
@@ -33,7 +33,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from looplab.backends.profiles.vision import DEFAULT_VISION_RULE, message_image_tokens
+from looplab.latency.vision import DEFAULT_VISION_RULE, message_image_tokens
 
 __all__ = [
     "CHUNK_CHARS",
@@ -126,7 +126,7 @@ class Tokenizer:
         Args:
             messages: chat messages; their `image_url` parts count by the `vision` rule.
             tools: tool schemas.
-            vision: the vision token rule (`looplab.backends.profiles.vision.VISION_RULES`).
+            vision: the vision token rule (`looplab.latency.vision.VISION_RULES`).
 
         Returns:
             A list `c` with `c[i]` = prompt tokens of tools + messages[0..i]; the total

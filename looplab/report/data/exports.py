@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict
 from typing import Any, TypeVar, cast
 
-from looplab.report.claim.rows import claim_json
+from looplab.claims.panel.rows import claim_json
 from looplab.report.data.steps import PHASES
 from looplab.report.render.gantt import lanes
 from looplab.report.views.diff import DiffView

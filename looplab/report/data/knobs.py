@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median, quantile, speedup_ci
+from looplab.stats.intervals import median, quantile, speedup_ci
 
 __all__ = ["KnobRow", "knob_rows", "variant_labels", "variant_of"]
 

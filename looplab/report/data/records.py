@@ -203,7 +203,7 @@ def _with_rate(identity: RunIdentity) -> RunIdentity:
     names a preset without its rate (`looplab import -p fast-750`, `collect -p`)."""
     if identity.profile is None or identity.decode_tps is not None:
         return identity
-    from looplab.backends.profiles.presets import presets
+    from looplab.latency.presets import presets
 
     preset = presets().get(identity.profile)
     if preset is None:

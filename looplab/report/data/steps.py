@@ -8,7 +8,7 @@ attempts, is harness-side time and counted as overhead, as the run-level split d
 |-------------|------------------------------------------------------------------------|
 | `ttft`      | request sent -> first token of any kind, minus the planned prefill     |
 | `prefill`   | the prompt's uncached tokens at the run's profile prefill rate (planned |
-|             | by `looplab.backends.profiles.timing`, so estimated; None without a profile)    |
+|             | by `looplab.latency.timing`, so estimated; None without a profile)    |
 | `reasoning` | hidden reasoning decode                                                |
 | `decode`    | first -> last visible token                                            |
 | `model`     | a model call the source could not split (imported traces)             |
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from looplab.backends.profiles.profile import LatencyProfile
-from looplab.backends.profiles.timing import TimingModel
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.timing import TimingModel
 from looplab.report.data.records import RunRecord
 from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent
 

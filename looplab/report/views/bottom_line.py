@@ -26,7 +26,7 @@ from looplab.analysis.cost import price_of, trace_cost
 from looplab.errors import LooplabError
 from looplab.report.data.pairing import ComparisonKey, by_profile, comparison_groups
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median, speedup_ci
+from looplab.stats.intervals import median, speedup_ci
 
 __all__ = ["CAP_LADDER_MIN", "BottomLine", "bottom_line", "bottom_lines", "cap_minutes"]
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from looplab.analysis.calltiming import model_timing
 from looplab.analysis.graph import critical_path, run_tree
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.timing import TimingModel
+from looplab.latency.presets import resolve_profile
+from looplab.latency.timing import TimingModel
 from looplab.traces.io import Trace
 
 __all__ = ["PROFILES", "GraphNode", "GraphPoint", "RunGraphView", "run_graph"]

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 from looplab.analysis.caps import CapCurve, cap_grid, curve_from_times, task_times_at
 from looplab.analysis.cost import price_of, trace_cost
-from looplab.backends.profiles.presets import presets
+from looplab.claims.panel.corpus import corpus_traces
 from looplab.errors import LooplabError
-from looplab.report.claim.corpus import corpus_traces
+from looplab.latency.presets import presets
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import bca_median
-from looplab.stats import median
+from looplab.stats.intervals import bca_median
+from looplab.stats.order import median
 
 __all__ = [
     "CORPUS_PROFILES",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median
+from looplab.stats.intervals import median
 
 __all__ = ["NodeRow", "node_rows"]
 

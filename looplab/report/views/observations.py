@@ -17,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from looplab.backends.profiles.vision import DEFAULT_VISION_RULE, image_tokens
 from looplab.backends.simulator.tokens import default_tokenizer
+from looplab.claims.panel.click_views import click_groups
 from looplab.errors import LooplabError
-from looplab.report.claim.click_views import click_groups
+from looplab.latency.vision import DEFAULT_VISION_RULE, image_tokens
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median, quantile
+from looplab.stats.intervals import median, quantile
 from looplab.tasks.references import parse_reference
 from looplab.traces.schema import ToolCallEvent
 from looplab.workloads.model import load_workload

@@ -17,12 +17,11 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from looplab.report.claim.rows import ClaimView
-from looplab.report.claim.views import claim_view
+from looplab.claims.panel.rows import ClaimView
+from looplab.claims.panel.views import claim_view
 from looplab.report.data.knobs import KnobRow, knob_rows
 from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import CurvePoint, cdf_points, median, quantile, speedup_ci
 from looplab.report.views.bottom_line import BottomLine, bottom_lines
 from looplab.report.views.compare import Comparability, comparability, keyed
 from looplab.report.views.detail import (
@@ -51,6 +50,7 @@ from looplab.report.views.time_split import (
     task_breakdown,
 )
 from looplab.report.views.transcript import TranscriptView
+from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile, speedup_ci
 
 __all__ = [
     "COMPONENTS",

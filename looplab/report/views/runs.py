@@ -7,7 +7,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from looplab.report.data.records import TOOL_BAR_KINDS, Bar, RunRecord
-from looplab.report.data.stats import median
+from looplab.stats.intervals import median
 
 __all__ = ["FlameNode", "TaskRow", "TimelineView", "featured", "flame", "task_rows", "timeline"]
 

@@ -1,7 +1,7 @@
 """Per-step views: model latency against step index and context length, and how much of a
 task's time comes from steps getting slower as the context grows.
 
-"Slower steps" is computed with the one call-timing function (`looplab.backends.profiles.timing`)
+"Slower steps" is computed with the one call-timing function (`looplab.latency.timing`)
 at the run's own profile: each call is planned as recorded and as if it had the first
 call's context (the context growth `g = P_i - P_1` removed, from the cached part first,
 so the step's own new tokens stay), with the same reasoning and output. The difference,
@@ -18,10 +18,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from looplab.analysis.retime import call_tokens
-from looplab.backends.profiles.timing import CallTokens, TimingModel
+from looplab.latency.timing import CallTokens, TimingModel
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import CurvePoint, band, quantile
 from looplab.report.views.sweep import run_profile
+from looplab.stats.intervals import CurvePoint, band, quantile
 from looplab.traces.schema import ModelCallEvent
 
 __all__ = ["SlowdownRow", "StepLatencyView", "slowdown_rows", "step_latency"]

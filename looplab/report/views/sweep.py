@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from looplab.analysis.retime import sweep_trace
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.profiles.profile import LatencyProfile
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import median
 from looplab.report.views.group import GroupView
+from looplab.stats.intervals import median
 
 __all__ = ["SWEEP_RATES", "TTFT_GRID", "SweepView", "run_profile", "sweep_view"]
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from looplab.report.data.records import RunRecord
-from looplab.report.data.stats import CurvePoint, band
+from looplab.stats.intervals import CurvePoint, band
 
 __all__ = [
     "BROWSER_PHASES",

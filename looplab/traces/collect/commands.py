@@ -43,7 +43,7 @@ from looplab.traces.importers.source import BadValue
 from looplab.traces.schema import TraceHeader
 
 if TYPE_CHECKING:
-    from looplab.backends.simulator.inprocess import AppServer
+    from looplab.serving.appserver import AppServer
 
 __all__ = ["collect_command"]
 
@@ -194,7 +194,7 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
     Raises:
         ConfigError: the port cannot be bound (named, with the system's reason).
     """
-    from looplab.backends.simulator.inprocess import AppServer
+    from looplab.serving.appserver import AppServer
 
     server = AppServer(
         receiver_app(collector), port=port, name="looplab-collect", max_body_bytes=max_body_bytes

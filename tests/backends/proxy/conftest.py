@@ -12,8 +12,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from looplab.backends.profiles.presets import resolve_profile
-from looplab.backends.simulator.inprocess import AppServer, SimulatorServer
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
+from looplab.serving.appserver import AppServer
 
 UPSTREAM_FAST = ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=120"]
 """A simulator upstream far faster than any profile the tests pace to."""

@@ -60,8 +60,8 @@ def test_api_key_env_replaces_the_clients_key(
     capturing_upstream: CapturingUpstream, tmp_path: Path
 ) -> None:
     """With --api-key-env the upstream gets that variable's key, not the client's."""
-    from looplab.backends.profiles.presets import resolve_profile
     from looplab.backends.proxy.app import ProxyServer
+    from looplab.latency.presets import resolve_profile
 
     os.environ["LOOPLAB_TEST_UPSTREAM_KEY"] = SECRET
     try:

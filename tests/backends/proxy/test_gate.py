@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from looplab.backends.profiles.timing import TimingModel, TokenTrack
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
+from looplab.latency.timing import TimingModel, TokenTrack
 
 
 def _record(ttft: float = 0.3, rate: float = 100.0) -> GatedRecord:

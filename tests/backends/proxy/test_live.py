@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
+from looplab.latency.presets import resolve_profile
 
 pytestmark = pytest.mark.live
 

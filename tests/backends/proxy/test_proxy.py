@@ -11,9 +11,9 @@ import openai
 import pytest
 
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 PACE = ["decode_tps=400", "ttft_s=0.15", "prefill_tps=null"]
 """The profile the proxy paces to: 400 tok/s after a 150 ms TTFT, no prefill."""

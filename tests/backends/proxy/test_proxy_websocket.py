@@ -8,10 +8,10 @@ import httpx2
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.trace import wrap_events
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 from looplab.traces.schema import ModelCallEvent
 
 PACE = ["decode_tps=400", "ttft_s=0.05", "prefill_tps=null"]

@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable
 import httpx2
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.rawhttp import RawHttpError, RawPool, uses_raw_client
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 PROFILE = ["ttft_s=0", "decode_tps=20000", "prefill_tps=null", "output_tokens=30"]
 BODY = json.dumps(

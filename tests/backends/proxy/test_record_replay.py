@@ -10,10 +10,10 @@ import httpx2
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 TOOLS: list[Any] = [
     {"type": "function", "function": {"name": "read_file", "parameters": {

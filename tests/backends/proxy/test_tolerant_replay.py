@@ -11,10 +11,10 @@ from typing import Any
 import openai
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.follow import compare, session_root
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 from .wrapped import decode_rate, only_trace, run_wrap
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.backends.profiles.presets import resolve_profile
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.latency.presets import resolve_profile
 
 from .wrapped import decode_rate, only_trace, run_wrap
 

@@ -1,1 +1,0 @@
-"""Benches and load: `looplab bench backend`, the load generators, `looplab demo`."""

@@ -1,3 +1,0 @@
-"""Latency profiles: the profile model, presets as data, the timing function, vision token
-rules.
-"""

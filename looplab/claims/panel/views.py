@@ -1,0 +1,326 @@
+"""The claim check, "Is 750 tok/s worth it?": every kind of evidence side by side.
+
+Rows, each a speedup of the fast profile over the slow one (80 -> 750 tok/s in the
+mission's pair) with a 95% CI, as "percent shorter" too, and one verdict sentence
+computed from the numbers:
+
+- **live** rows (section "Your runs"): this report's runs of the slowest and fastest
+  group, split by what ran: looplab's own agents on bundled tasks, each wrapped (foreign)
+  agent, and each trace-driven task (a calibrated workload's draws, or a recorded run's
+  shape); labels name the agent kinds and task kinds found in the runs. The statistic is
+  the headline's, median slow task time over median fast task time over the cells both
+  ran; the interval is the BCa bootstrap of `report.stats.bca_speedup` (tasks resampled as
+  clusters; a workload's draws are clusters of their own, as each repetition draws a new
+  task, the same for both profiles), given only from `MIN_PAIRED_N` units on;
+- **corpus** rows (section "Reference", virtual): the shipped corpus of real public
+  runs, re-timed at the two decode rates by `looplab.analysis.retime.sweep_trace` (model
+  calls recomputed from their token counts, tools and harness as recorded), one row per
+  harness (its models in a detail table per harness/model); runs without model or tool
+  times cannot be re-timed and are counted apart ("no timed runs");
+- the **Amdahl** band: `1 / ((1 - f) + f / r)` for the decode shares f (decode plus
+  hidden reasoning, at the slow rate) measured in these rows' runs, p10-p90, r the
+  decode-rate ratio; and the share f a claim needs;
+- the **claims** (`claims()`, the shipped claim entries with a panel wording): "40-60%
+  shorter coding tasks" and "54%".
+
+Verdicts: `claim_rows` (plain words; none under `MIN_PAIRED_N` units).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from looplab.claims.panel.click_views import click_rows
+from looplab.claims.panel.corpus import corpus_rows
+from looplab.claims.panel.rows import (
+    ClaimRow,
+    ClaimView,
+    amdahl,
+    band,
+    band_claim,
+    claims,
+    make_row,
+    required_share,
+    shorter,
+    verdict,
+)
+from looplab.errors import LooplabError
+from looplab.report.data.records import RunRecord
+from looplab.report.views.compare import keyed
+from looplab.report.views.observations import observation_rows
+from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup, median, quantile
+from looplab.tasks.references import is_trace_driven, parse_reference
+from looplab.workloads.model import load_workload
+
+__all__ = ["DEFAULT_RATES", "claim_view"]
+
+_PARENTHESES = re.compile(r" \([^)]*\)")
+
+DEFAULT_RATES = (80.0, 750.0)
+"""The mission's pair, used for the corpus rows when the report has no rated pair."""
+
+
+def _share(run: RunRecord) -> float | None:
+    if run.task_s <= 0:
+        return None
+    return ((run.decode_s or 0.0) + run.reasoning_s) / run.task_s
+
+
+def _cluster(run: RunRecord, key: tuple[str, int]) -> str:
+    """Bootstrap cluster: the task, or the cell for a workload's draws (a new task each)."""
+    reference = parse_reference(run.task)
+    return f"{key[0]}#{key[1]}" if reference and reference.kind == "model" else key[0]
+
+
+def _live_row(
+    key: str, label: str, agent: str, slow: list[RunRecord], fast: list[RunRecord]
+) -> tuple[ClaimRow, list[float]]:
+    """A live row over the cells both groups ran (unsolved runs left out)."""
+    slow_cells, fast_cells = keyed(slow), keyed(fast)
+    shared = sorted(set(slow_cells) & set(fast_cells))
+    a: dict[str, list[float]] = defaultdict(list)
+    b: dict[str, list[float]] = defaultdict(list)
+    shares: list[float] = []
+    for cell in shared:
+        left = [r for r in slow_cells[cell] if r.success is not False]
+        right = [r for r in fast_cells[cell] if r.success is not False]
+        if not left or not right:
+            continue
+        cluster = _cluster(left[0], cell)
+        a[cluster] += [r.task_s for r in left]
+        b[cluster] += [r.task_s for r in right]
+        shares += [s for r in left if (s := _share(r)) is not None]
+    slow_times = [t for v in a.values() for t in v]
+    fast_times = [t for v in b.values() for t in v]
+    speedup = None
+    if slow_times and fast_times and median(fast_times) > 0:
+        speedup = median(slow_times) / median(fast_times)
+    clocks = {r.clock for r in slow + fast}
+    kind = "live, virtual clock" if clocks == {"virtual"} else "live"
+    row = make_row(
+        key,
+        kind,
+        label,
+        agent,
+        n=len(a),
+        speedup=speedup,
+        ci=bca_speedup(dict(a), dict(b)) if speedup else None,
+        decode_share=median(shares) if shares else None,
+    )
+    return row, shares
+
+
+def _workload_name(task: str) -> str:
+    """`mini-swe-agent-deepseek` for `workload/mini-swe-agent-deepseek` or `workload:x/y.yaml`."""
+    if task.startswith("workload/"):
+        return task.removeprefix("workload/")
+    return Path(task.partition(":")[2]).stem
+
+
+def _tasks_text(runs: Sequence[RunRecord]) -> str:
+    """`4 coding, 1 web`: distinct tasks per task kind (the id's first part)."""
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for run in runs:
+        kinds[run.task.split("/")[0]].add(run.task)
+    return ", ".join(f"{len(tasks)} {kind}" for kind, tasks in sorted(kinds.items()))
+
+
+def _agents_text(runs: Sequence[RunRecord]) -> str:
+    """The agents found in the runs: looplab's own by kind, a wrapped one by its name."""
+    own = sorted({r.agent for r in runs if not _wrapped(r)})
+    parts = [f"looplab's {' and '.join(own)} agent{'s' if len(own) > 1 else ''}"] if own else []
+    parts += [f"the wrapped agent {n}" for n in sorted({r.agent for r in runs if _wrapped(r)})]
+    model = "simulated model" if all(r.profile_spec for r in runs) else "model as recorded"
+    return f"{', '.join(parts)} ({model})"
+
+
+def _wrapped(run: RunRecord) -> bool:
+    """A foreign agent run through `looplab wrap` (its trace's source says so)."""
+    return run.source == "wrap"
+
+
+def _group(run: RunRecord) -> str:
+    """The live row a run belongs to: its trace-driven task, its wrapped agent, or
+    `bundled` (looplab's own agents on bundled tasks)."""
+    if is_trace_driven(run.task):
+        return run.task
+    return f"wrapped:{run.agent}" if _wrapped(run) else "bundled"
+
+
+def _agent(group: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
+    """(label, what ran) of a live row, both from the runs."""
+    if group == "bundled" or group.startswith("wrapped:"):
+        tasks = _tasks_text(runs)
+        kinds = {r.task.split("/")[0] for r in runs}
+        what = f"{next(iter(kinds))} tasks" if len(kinds) == 1 else f"tasks ({tasks})"
+        label = f"bundled {what}"
+        if group.startswith("wrapped:"):
+            label = f"{group.removeprefix('wrapped:')} on {what}"
+        return label, f"{_agents_text(runs)} on bundled tasks: {tasks}"
+    reference = parse_reference(group)
+    if reference is not None and reference.kind == "model":
+        try:
+            model = load_workload(reference.path)
+            what = _PARENTHESES.sub("", model.description) or model.name
+        except LooplabError:
+            what = group
+        return f"workload {_workload_name(group)}", what
+    name = reference.path.name if reference else group
+    return f"recorded shape {name}", f"the recorded run {name}"
+
+
+def _live_rows(
+    by_group: dict[str, list[RunRecord]], slow: str, fast: str
+) -> tuple[list[ClaimRow], list[float]]:
+    """One row per `_group` of the slow and fast groups' runs."""
+    kinds: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
+    for side, group in ((0, slow), (1, fast)):
+        for run in by_group.get(group, []):
+            kinds[_group(run)][side].append(run)
+    rows: list[ClaimRow] = []
+    shares: list[float] = []
+    for task in sorted(kinds, key=lambda t: (t != "bundled", t)):
+        left, right = kinds[task]
+        label, agent = _agent(task, left)
+        row, measured = _live_row(f"live:{task}", label, agent, left, right)
+        if row.n:
+            rows.append(row)
+            shares += measured
+    return rows, shares
+
+
+_RANGE = "p10-p90 range"
+"""The Amdahl row's interval: the spread of the measured decode shares, not a CI."""
+
+
+def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
+    """The Amdahl band over the measured decode shares (p10-p90) and what the claim needs."""
+    claim = band_claim()
+    need = (required_share(claim.low, ratio), required_share(claim.high, ratio))
+    row = ClaimRow(
+        "amdahl",
+        "bound",
+        "Amdahl band",
+        "no measured decode share",
+        n=len(shares),
+        speedup=None,
+        ci=None,
+        verdict="bound",
+        sentence="Amdahl band: no measured decode share.",
+        section="bounds",
+        interval=_RANGE,
+    )
+    if not shares:
+        return row
+    low, mid, high = (quantile(list(shares), q) for q in (0.1, 0.5, 0.9))
+    lo, hi = amdahl(low, ratio), amdahl(high, ratio)
+    row.agent = f"decode shares f of {low:.0%}-{high:.0%} (p10-p90 of the runs above), slow rate"
+    row.speedup, row.ci, row.decode_share = amdahl(mid, ratio), (lo, hi), mid
+    row.sentence = (
+        f"Amdahl band: a {ratio:.1f}x faster decode gives {lo:.2f}-{hi:.2f}x "
+        f"({shorter(lo):.0%}-{shorter(hi):.0%} shorter) for decode shares f = "
+        f"{low:.0%}-{high:.0%} (median {mid:.0%}) measured here; 40-60% shorter needs f = "
+        f"{need[0]:.0%}-{need[1]:.0%} at the slow rate, so the claim holds only for agents "
+        "that spend that share of their time decoding."
+    )
+    return row
+
+
+_GROUPS = (
+    ("in line with it", ("within the claim", "consistent with the claim")),
+    ("undecided", ("undecided",)),
+    ("faster than claimed", ("faster than claimed",)),
+    ("slower than claimed", ("slower than claimed",)),
+)
+
+
+def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
+    """The claims, each saying which data rows are in line with it, leave it open, or are
+    faster or slower than claimed (rows without a verdict are not counted)."""
+    rows: list[ClaimRow] = []
+    timed = [r for r in data if r.speedup is not None and r.ci is not None]
+    for claim in claims():
+        low_s, high_s = band(claim)
+        point = low_s == high_s
+        verdicts = {r.key: verdict(r.speedup, r.ci, claim) for r in timed}
+        parts = []
+        for phrase, kinds in _GROUPS:
+            named = [r for r in timed if verdicts[r.key] in kinds]
+            if named:
+                parts.append(f"{phrase}: {_names(named)}")
+        target = f"{claim.low:.0%}" if point else f"{claim.low:.0%}-{claim.high:.0%}"
+        speed = f"{low_s:.2f}x" if point else f"{low_s:.2f}-{high_s:.2f}x"
+        found = "; ".join(parts) or f"no row has the {MIN_PAIRED_N} runs a verdict needs"
+        rows.append(
+            ClaimRow(
+                claim.key,
+                "claim",
+                f"claim: {target} shorter",
+                claim.source,
+                n=0,
+                speedup=low_s if point else None,
+                ci=None if point else (low_s, high_s),
+                verdict="claim",
+                sentence=f"Claim {claim.label}, i.e. {speed}: {found}.",
+                section="bounds",
+                interval="claimed band",
+            )
+        )
+    return rows
+
+
+def _names(rows: Sequence[ClaimRow]) -> str:
+    """`label (2.64x)`, corpus rows marked as reference."""
+    return ", ".join(
+        f"{r.label} ({r.speedup or 0.0:.2f}x{', reference' if r.section == 'reference' else ''})"
+        for r in rows
+    )
+
+
+def _summary(rows: Sequence[ClaimRow], ratio: float) -> str:
+    """The user's rows first; the reference rows after, named as such."""
+
+    def said(section: str) -> str:
+        return "; ".join(
+            f"{r.label} {shorter(r.speedup):.0%} shorter ({r.verdict})"
+            for r in rows
+            if r.speedup is not None and r.section == section
+        )
+
+    yours, reference = said("yours"), said("reference")
+    text = f"Is {ratio:.1f}x faster decode worth it? Against the claimed 40-60% shorter tasks: "
+    text += f"your runs: {yours}." if yours else "no runs of yours to compare."
+    return text + (f" Reference (the shipped corpus, re-timed): {reference}." if reference else "")
+
+
+def claim_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> ClaimView:
+    """The claim check over the slowest and fastest groups (`order`: slowest first) and
+    the shipped corpus re-timed at their decode rates (80 and 750 tok/s when they have
+    none)."""
+    slow, fast = (order[0], order[-1]) if len(order) >= 2 else ("", "")
+    rates = [by_group[g][0].decode_tps for g in (slow, fast)] if slow else []
+    slow_tps, fast_tps = DEFAULT_RATES
+    if len(rates) == 2 and rates[0] and rates[1] and rates[1] > rates[0]:
+        slow_tps, fast_tps = float(rates[0]), float(rates[1])
+    rows, shares = _live_rows(by_group, slow, fast) if slow else ([], [])
+    spec = by_group[slow][0].profile_spec if slow else None
+    corpus, detail, corpus_shares = corpus_rows(slow_tps, fast_tps, spec)
+    data = rows + corpus
+    ratio = fast_tps / slow_tps
+    everything = [*data, _amdahl_row(shares + corpus_shares, ratio)]
+    click = click_rows(by_group, slow, fast, (slow_tps, fast_tps))
+    labels = {r.key.removeprefix("click:"): r.label for r in click}
+    return ClaimView(
+        slow=slow or f"{slow_tps:g} tok/s",
+        fast=fast or f"{fast_tps:g} tok/s",
+        slow_tps=slow_tps,
+        fast_tps=fast_tps,
+        rows=everything + _claim_rows(data),
+        corpus_detail=detail,
+        sentence=_summary(data, ratio),
+        click=click,
+        observations=observation_rows(by_group[slow], labels) if click else [],
+    )
