@@ -173,7 +173,7 @@ class Retimer:
         """Each shape's predicted totals at `setting` (knob -> value; unset: neutral)."""
         values = {**neutral_setting(self.base), **setting}
         profile = self._profile(values)
-        rate, ttft = values["decode_tps"], values["ttft_s"]
+        rate, ttft = profile.decode_tps, values["ttft_s"]
         return [sweep_trace(t, [rate], [ttft], profile)[0] for t in self._shaped(values)]
 
     def steps(self, setting: Mapping[str, float]) -> list[list[StepTime]]:

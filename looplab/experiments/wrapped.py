@@ -41,7 +41,12 @@ from looplab.traces.scrub import remember_secret
 
 __all__ = ["FAST_UPSTREAM", "PASS_THROUGH", "fast_upstream", "run_wrapped_cell"]
 
-PASS_THROUGH = ["decode_tps=1000000", "ttft_s=0", "prefill_tps=null", "prefix_cache=false"]
+PASS_THROUGH: dict[str, object] = {
+    "decode_tps": 1_000_000,
+    "ttft_s": 0,
+    "prefill_tps": None,
+    "prefix_cache": False,
+}
 """The profile for a real backend: the proxy only measures, the API sets the pace."""
 
 
@@ -95,7 +100,7 @@ async def run_wrapped_cell(
     values = {"task": task.name, "prompt": prompt, "workspace": str(workspace)}
     command = [_fill(part, values) for part in agent.command]
     stop = threading.Event()
-    pace = profile or resolve_profile("fast-750", PASS_THROUGH)
+    pace = profile or resolve_profile("fast-750", values=PASS_THROUGH)
     job = asyncio.create_task(
         asyncio.to_thread(
             run_wrapped,

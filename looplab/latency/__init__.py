@@ -1,1 +1,2 @@
-"""The latency model as data: prices now (`prices.py`); the profiles move here later."""
+"""The latency model: profiles, presets as data, the one call-timing formula, the token
+track, vision token rules and the price book (see README.md)."""

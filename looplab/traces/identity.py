@@ -30,6 +30,7 @@ import re
 from typing import Any, Literal, Protocol
 
 from looplab.config import StrictModel
+from looplab.latency.spec import profile_name, profile_rate
 
 __all__ = [
     "Clock",
@@ -119,20 +120,19 @@ def identity_of(header: TraceHeader) -> RunIdentity:
     else `cell.backend`, else the profile dict's name; the agent, else the source."""
     if header.identity is not None:
         return header.identity
-    spec: dict[str, Any] = header.profile or {}
     backend = header.cell.get("backend")
     if header.source.startswith("replay:"):
-        name = spec.get("name") or backend
+        name = profile_name(header.profile) or backend
     else:
-        name = backend or spec.get("name")
-    rate = spec.get("decode_tps")
+        name = backend or profile_name(header.profile)
+    rate = profile_rate(header.profile)
     imported = header.source.startswith("import:")
     return run_identity(
         agent=header.agent or (header.source if header.source != "looplab" else None),
         task=header.task,
         tasks=header.source if imported else None,
         profile=str(name) if name else None,
-        decode_tps=float(rate) if isinstance(rate, int | float) else None,
+        decode_tps=rate,
         clock=header.clock,
     )
 

@@ -33,6 +33,7 @@ from typing import Any
 import duckdb
 
 from looplab.errors import TraceError
+from looplab.latency.spec import profile_name, profile_rate
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, ToolCallEvent
 
@@ -241,7 +242,6 @@ def _run_row(trace: Trace) -> list[Any]:
     sandbox_start = getattr(start_event, "sandbox_start_s", None)
     if sandbox_start is None and end is not None:
         sandbox_start = end.sandbox_start_s
-    profile = header.profile or {}
     steps = trace.steps()
     model_s = sum(s.model_s for s in steps) if steps else None
     tool_s = sum(s.tool_s for s in steps) if steps else None
@@ -254,8 +254,8 @@ def _run_row(trace: Trace) -> list[Any]:
         header.task,
         cell.get("repetition"),
         cell.get("seed"),
-        profile.get("name"),
-        profile.get("decode_tps"),
+        profile_name(header.profile),
+        profile_rate(header.profile),
         header.clock,
         header.source,
         trace.complete,

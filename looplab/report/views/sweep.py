@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from looplab.analysis.retime import sweep_trace
 from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import LatencyProfile
+from looplab.latency.spec import profile_ttft
 from looplab.report.data.records import RunRecord
 from looplab.report.views.group import GroupView
 from looplab.stats.intervals import median
@@ -97,8 +98,8 @@ def sweep_view(by_group: dict[str, list[RunRecord]], groups: list[GroupView]) ->
         rate = group.decode_tps or reference_tps
         own = base.ttft_s
         for run in by_group[group.label]:
-            if run.profile_spec and isinstance(run.profile_spec.get("ttft_s"), int | float):
-                own = float(run.profile_spec["ttft_s"])  # type: ignore[arg-type]  # checked
+            if (ttft := profile_ttft(run.profile_spec)) is not None:
+                own = ttft
                 break
         series = [median(ttft_times[(rate, t)]) for t in TTFT_GRID]
         ttft_series.append((group.label, rate, series, own))
