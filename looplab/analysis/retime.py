@@ -45,6 +45,7 @@ from looplab.analysis.graph import critical_path
 from looplab.analysis.overlap import apply_overlap
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import TimingModel
+from looplab.latency.token_track import ServedPhases
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
 
@@ -146,23 +147,21 @@ def _refresh_totals(events: list[TraceEvent]) -> None:
 
 
 def compose_virtual_timeline(
-    events: Sequence[TraceEvent], timings: Mapping[str, Mapping[str, Any]]
+    events: Sequence[TraceEvent], phases: Mapping[str, ServedPhases]
 ) -> list[TraceEvent]:
     """Replace each simulated call's (near-zero) virtual wait by the schedule it stood for.
 
     Args:
         events: a run recorded against a simulator on a `VirtualClock`.
-        timings: the simulator's timing records by request id.
+        phases: the simulator's served phases by request id (`Simulator.phases`).
     """
 
     def timing(call: ModelCallEvent) -> ModelTiming | None:
-        record = simulator_record(timings, call)
-        if record is None or "ttft_s" not in record:
+        served = simulator_record(phases, call)
+        if served is None:
             return None
         return ModelTiming(
-            ttft_s=float(record["ttft_s"]),
-            reasoning_s=float(record["reasoning_s"]),
-            decode_s=float(record["decode_s"]),
+            ttft_s=served.ttft_s, reasoning_s=served.reasoning_s, decode_s=served.decode_s
         )
 
     warped = retime_events(events, timing, "virtual clock: the simulator's intended schedule")
@@ -170,31 +169,31 @@ def compose_virtual_timeline(
 
 
 def annotate_reasoning(
-    events: Sequence[TraceEvent], timings: Mapping[str, Mapping[str, Any]]
+    events: Sequence[TraceEvent], phases: Mapping[str, ServedPhases]
 ) -> list[TraceEvent]:
     """A wall-clock run against the simulator: each call's hidden reasoning time from the
     simulator's schedule (the client cannot see hidden tokens), times left as measured.
 
     Args:
         events: a run recorded against a simulator on a `WallClock`.
-        timings: the simulator's timing records by request id.
+        phases: the simulator's served phases by request id (`Simulator.phases`).
     """
     out: list[TraceEvent] = []
     for event in events:
-        record = simulator_record(timings, event) if isinstance(event, ModelCallEvent) else None
-        if isinstance(event, ModelCallEvent) and event.reasoning_tokens and record:
-            event = event.model_copy(update={"reasoning_s": float(record["reasoning_s"])})
+        served = simulator_record(phases, event) if isinstance(event, ModelCallEvent) else None
+        if isinstance(event, ModelCallEvent) and event.reasoning_tokens and served:
+            event = event.model_copy(update={"reasoning_s": served.reasoning_s})
         out.append(event)
     return out
 
 
 def simulator_record(
-    timings: Mapping[str, Mapping[str, Any]], call: ModelCallEvent
-) -> Mapping[str, Any] | None:
-    """The simulator's timing record of `call`: by its request id, or, for a Responses
+    phases: Mapping[str, ServedPhases], call: ModelCallEvent
+) -> ServedPhases | None:
+    """The simulator's served phases of `call`: by its request id, or, for a Responses
     turn (over the WebSocket its id is the response's, `resp_<request id>`), by that."""
     request_id = call.request_id or ""
-    return timings.get(request_id) or timings.get(request_id.removeprefix("resp_"))
+    return phases.get(request_id) or phases.get(request_id.removeprefix("resp_"))
 
 
 def profile_model_timing(profile: LatencyProfile) -> TimingFn:

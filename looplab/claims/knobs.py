@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from looplab.analysis.retime import SweepPoint, profile_model_timing, sweep_trace
 from looplab.latency.profile import LatencyProfile
+from looplab.latency.spec import profile_ttft
 from looplab.traces.io import Trace
 from looplab.workloads.shape import StepShape, TaskShape, shape_trace
 
@@ -173,7 +174,8 @@ class Retimer:
         """Each shape's predicted totals at `setting` (knob -> value; unset: neutral)."""
         values = {**neutral_setting(self.base), **setting}
         profile = self._profile(values)
-        rate, ttft = profile.decode_tps, values["ttft_s"]
+        rate, ttft = profile.decode_tps, profile_ttft(profile)
+        assert ttft is not None  # the TTFT knob always sets a number (`neutral_setting`)
         return [sweep_trace(t, [rate], [ttft], profile)[0] for t in self._shaped(values)]
 
     def steps(self, setting: Mapping[str, float]) -> list[list[StepTime]]:

@@ -194,9 +194,9 @@ async def run_cell(context: CellContext, cell: Cell) -> CellOutcome:
             loop_lag_p99_ms=lag,
         )
         if server is not None and clock == "virtual":
-            events = compose_virtual_timeline(events, server.simulator.timings)
+            events = compose_virtual_timeline(events, server.simulator.phases)
         elif server is not None:
-            events = annotate_reasoning(events, server.simulator.timings)
+            events = annotate_reasoning(events, server.simulator.phases)
         events = _capped(config, events)
         for event in events:
             writer.write(event)

@@ -119,7 +119,7 @@ async def replay_live(
         recorded = run_events(
             run_id, run, origin_wall=origin_wall, model=endpoint.model, profile=profile.name
         )
-        recorded = annotate_reasoning(recorded, server.simulator.timings)
+        recorded = annotate_reasoning(recorded, server.simulator.phases)
     events: list[TraceEvent] = [
         EventBuilder(run_id, RunAxis(None, origin_wall)).run_start(task=task_id),
         *recorded,

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["TokenTimes", "TokenTrack"]
+__all__ = ["ServedPhases", "TokenTimes", "TokenTrack"]
 
 
 class TokenTimes(Protocol):
@@ -142,3 +142,14 @@ class TokenTrack:
             return
         self.segments.append(_Segment(offset, x, streams))
         self._x0s.append(x)
+
+
+@dataclass(frozen=True, slots=True)
+class ServedPhases:
+    """The phases a server gave one call (its track's final plan, after any re-plan on a
+    load change): TTFT + prefill, hidden reasoning, visible decode, in seconds. The typed
+    record re-timing reads (`Simulator.phases`), never the timing endpoint's JSON."""
+
+    ttft_s: float
+    reasoning_s: float
+    decode_s: float

@@ -34,7 +34,7 @@ async def _virtual_events(ttft_s: float) -> list[TraceEvent]:
             config = AgentConfig(eager_sandbox=True)
             run = await run_task(load_task("coding/fix-pager"), client, agent_config=config)
         events = run_events("r", run, origin_wall=utc_now(), model="m", profile=profile.name)
-        return compose_virtual_timeline(events, server.simulator.timings)
+        return compose_virtual_timeline(events, server.simulator.phases)
 
 
 @pytest.mark.parametrize("ttft_s", [5.0, 0.0])

@@ -52,7 +52,7 @@ async def _events(virtual: bool) -> list[TraceEvent]:
         events = run_events(
             "r", run, origin_wall=utc_now(), model="m", profile=profile.name, loop_lag_p99_ms=None
         )
-        return compose_virtual_timeline(events, server.simulator.timings) if virtual else events
+        return compose_virtual_timeline(events, server.simulator.phases) if virtual else events
 
 
 async def test_virtual_clock_agrees_with_the_wall_on_streamed_tool_time() -> None:

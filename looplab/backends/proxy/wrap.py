@@ -58,8 +58,10 @@ __all__ = [
 ]
 
 _GRACE_S = 3.0
+FAST_UPSTREAM_TPS = 1_000_000.0
+"""The built-in upstream's decode rate: far above any profile, so the proxy sets the pace."""
 FAST_UPSTREAM: dict[str, float | None] = {
-    "decode_tps": 1_000_000,
+    "decode_tps": FAST_UPSTREAM_TPS,
     "ttft_s": 0,
     "ttft_jitter_s": 0,
     "prefill_tps": None,
@@ -291,7 +293,7 @@ def _note_builtin(header: TraceHeader, builtin: SimulatorServer) -> None:
     header.backend["policies"] = dict(answered)
     named = ", ".join(f"{m} by {p}" for m, p in sorted(answered.items())) or "no call"
     header.notes.append(
-        f"upstream: looplab's built-in simulator ({FAST_UPSTREAM['decode_tps']:g} tok/s, no "
+        f"upstream: looplab's built-in simulator ({FAST_UPSTREAM_TPS:g} tok/s, no "
         f"TTFT; the proxy sets the pace); model names answered: {named}"
     )
 

@@ -49,6 +49,7 @@ from looplab.clock import Clock, WallClock, utc_now
 from looplab.distributions import rate_factor
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallTokens, TimingModel, Transport
+from looplab.latency.token_track import ServedPhases
 
 __all__ = ["PreparedCompletion", "Simulator"]
 
@@ -102,6 +103,8 @@ class Simulator:
         # per repetition too: each repetition's server has its own profile seed
         self._fault_rng = random.Random(f"{profile.faults.seed}:{profile.seed}")
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.phases: OrderedDict[str, ServedPhases] = OrderedDict()
+        """Each finished call's served phases by request id (typed; re-timing reads these)."""
 
     # -- preparation -------------------------------------------------------------------
 
@@ -349,6 +352,7 @@ class Simulator:
             plan = prepared.plan
             # the track's final plan: the load may have changed while the reply streamed
             reasoning_s, decode_s = record.track.phases(plan.tokens.reasoning, plan.tokens.output)
+            self.phases[prepared.request_id] = ServedPhases(plan.ttft_s, reasoning_s, decode_s)
             timing.update(
                 ttft_s=plan.ttft_s,
                 network_s=plan.network_s,
@@ -374,6 +378,8 @@ class Simulator:
         )
         while len(self.timings) > _TIMING_HISTORY:
             self.timings.popitem(last=False)
+        while len(self.phases) > _TIMING_HISTORY:
+            self.phases.popitem(last=False)
 
     def health(self) -> dict[str, Any]:
         """Liveness plus load: active and queued requests, completed count."""
