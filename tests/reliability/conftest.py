@@ -9,11 +9,13 @@ random instead of derandomized examples with LOOPLAB_FUZZ_RANDOM=1).
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -165,3 +167,34 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         write(f"  {name.ljust(width)}  {value}")
     for note in CAMPAIGN.notes:
         write(f"  note: {note}")
+
+
+class _BrokenApi(BaseHTTPRequestHandler):
+    """An endpoint that answers (so preflight finds it alive) but fails every request."""
+
+    def _fail(self) -> None:
+        body = b'{"error": {"message": "broken on purpose", "type": "server_error"}}'
+        self.send_response(500)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = _fail  # http.server's handler names
+
+    def log_message(self, format: str, *args: Any) -> None:  # the base's name
+        return
+
+
+@pytest.fixture
+def broken_api() -> Iterator[str]:
+    """The base URL of a loopback API that answers every request with 500 (cells end in
+    `backend_error` after the backend preflight has found it answering)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _BrokenApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()

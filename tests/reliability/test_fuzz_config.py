@@ -179,16 +179,15 @@ def test_a_5000_digit_integer_in_a_file(tmp_path: Path) -> None:
 
 
 def test_every_cell_failing_exits_non_zero(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], broken_api: str
 ) -> None:
-    """A run whose every cell ends in backend_error (nothing listening) exits 1 and says why."""
+    """A run whose every cell ends in backend_error (an API failing every call, alive at
+    preflight) exits 1 and says why."""
     from looplab.cli.main import main
 
     config = {
         "name": "unreachable",
-        "backends": [
-            {"name": "api", "kind": "real", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
-        ],
+        "backends": [{"name": "api", "kind": "real", "base_url": broken_api, "model": "m"}],
         "tasks": ["coding/fix-pager"],
         "output_dir": str(tmp_path / "out"),
         "sandbox": {"isolation": "none"},

@@ -60,12 +60,10 @@ def _scripted(tmp_path: Path) -> dict[str, Any]:
     }
 
 
-def _real(tmp_path: Path) -> dict[str, Any]:
+def _real(tmp_path: Path, base_url: str = "http://127.0.0.1:9/v1") -> dict[str, Any]:
     return {
         "name": "real",
-        "backends": [
-            {"name": "api", "kind": "real", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
-        ],
+        "backends": [{"name": "api", "kind": "real", "base_url": base_url, "model": "m"}],
         "tasks": ["coding/fix-pager"],
         "output_dir": str(tmp_path / "exp"),
         "agent": {"retry": {"max_attempts": 1}},
@@ -94,18 +92,18 @@ def test_a_real_model_is_refused_without_bubblewrap(tmp_path: Path, campaign: An
     campaign.add("uncontained refused")
 
 
-def test_isolation_none_opts_in_and_still_warns(tmp_path: Path) -> None:
+def test_isolation_none_opts_in_and_still_warns(tmp_path: Path, broken_api: str) -> None:
     """`sandbox.isolation=none` lets a real model's cells run uncontained, with the warning."""
     done = _run(
         tmp_path,
-        _real(tmp_path),
+        _real(tmp_path, broken_api),
         "-s",
         "sandbox.isolation=none",
         path=_path_without_bwrap(tmp_path),
     )
     assert "no bubblewrap on PATH" not in done.stderr
     assert "WARNING: local sandbox NOT CONTAINED (sandbox.isolation is none)" in done.stderr
-    assert done.returncode == 1, done.stderr  # it ran: nothing listens, so nothing measured
+    assert done.returncode == 1, done.stderr  # it ran: the API fails every call
     assert "nothing was measured" in done.stderr
     assert len(list((tmp_path / "exp" / "traces").glob("*.jsonl"))) == 1
 

@@ -23,6 +23,11 @@ def _usd(value: float | None) -> str:
 
 def _cost_chart(model: ReportModel, agent: str, points: list[CostPoint]) -> str:
     priced = [p for p in points if p.cost_usd is not None]
+    if not priced:  # nothing to draw: say so instead of an empty chart
+        return (
+            f'<p class="note">{escape(agent)}: no profile of these runs names a price entry '
+            "(`price:` in the profile, or `import -p PROFILE`), so no cost per task.</p>"
+        )
     chart = Chart(
         f"cost-{agent}",
         f"{agent}: task time vs cost per task",
@@ -31,11 +36,6 @@ def _cost_chart(model: ReportModel, agent: str, points: list[CostPoint]) -> str:
         width=420,
         height=300,
     )
-    if not priced:
-        chart.set_scales((0, 1), (0, 1))
-        chart.axes()
-        chart.text(chart.width / 2, chart.height / 2, "no priced profile", "middle")
-        return chart.render()
     xs = [v for p in priced for v in (p.task_s, *(p.task_ci or ()))]
     ys = [v for p in priced for v in (p.cost_usd or 0.0, *(p.cost_ci or ()))]
     chart.set_scales((0, max(xs) * 1.15), (0, max(ys) * 1.15))
