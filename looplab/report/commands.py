@@ -128,12 +128,16 @@ def report_command(
         take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
-    for line in result.model.bottom_lines:
-        console.print(f"[bold]Bottom line[/] {line.text}", highlight=False)
     if result.model.claim is not None:
         from looplab.claims.panel.panel import claim_panel
 
         console.print(claim_panel(result.model.claim))
+    if result.model.bottom_lines:  # the answer last, where the eye lands (issue 33)
+        console.print(
+            "[bold]Your answer, per agent and task set[/] (the report shows these first):"
+        )
+    for line in result.model.bottom_lines:
+        console.print(f"[bold]Bottom line:[/] {line.text}", highlight=False)
 
 
 def _report_to_stdout(

@@ -31,9 +31,10 @@ from looplab.stats.intervals import median, speedup_ci
 __all__ = ["CAP_LADDER_MIN", "BottomLine", "bottom_line", "bottom_lines", "cap_minutes"]
 
 CAP_LADDER_MIN = (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 90, 120, 240, 480)
-"""Caps (minutes) the bottom line quotes: the first one at or above the reference profile's
-median task time, so the slow profile finishes about half its runs under it (a chosen
-convention; the report's success-under-cap chart shows every cap)."""
+"""Caps (minutes) the bottom line quotes: the largest one below the reference profile's
+median task time, so the slow profile finishes under half its runs within it and the cap
+shows what the faster profile buys (a chosen convention; the report's success-under-cap
+chart shows every cap)."""
 
 _PARTS = {"model_s": "model time", "tool_s": "tool time", "overhead_s": "harness overhead"}
 
@@ -155,8 +156,10 @@ def bottom_line(key: ComparisonKey, runs: Sequence[RunRecord]) -> BottomLine:
 
 
 def cap_minutes(reference_s: float) -> float:
-    """The cap the bottom line quotes for a reference median task time (`CAP_LADDER_MIN`)."""
-    return next((m for m in CAP_LADDER_MIN if 60 * m >= reference_s), CAP_LADDER_MIN[-1])
+    """The cap the bottom line quotes for a reference median task time (`CAP_LADDER_MIN`:
+    the largest below it; the smallest when the median is under every cap)."""
+    below = [m for m in CAP_LADDER_MIN if 60 * m < reference_s]
+    return below[-1] if below else CAP_LADDER_MIN[0]
 
 
 def _finish_times(runs: Sequence[RunRecord]) -> list[float | None]:
