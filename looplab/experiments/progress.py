@@ -134,13 +134,22 @@ class RunProgress:
         clock = f"[dim][{elapsed:6.1f} s{eta}][/] "
         if outcome.status == "failed":
             return clock + f"[red]{done}/{total} {cell.id}: failed: {outcome.error}[/]"
-        verdict = "solved" if outcome.success else "[yellow]NOT solved[/]"
+        verdict = _VERDICTS.get(outcome.end_reason or "", "[yellow]NOT solved[/]")
+        if outcome.success:
+            verdict = "solved"
         virtual = " virtual" if outcome.clock == "virtual" else ""
         line = (
             f"{done}/{total} {cell.id}: {outcome.steps} steps, {outcome.task_s:.2f} s{virtual}, "
             f"{verdict}"
         )
         return clock + line + _saturation_note(outcome)
+
+
+_VERDICTS = {
+    "timeout": "[yellow]timeout[/] (the task time cap)",
+    "backend_error": "[red]backend error[/]",
+}
+"""How a cell that did not solve its task ended, where that is not the agent's doing."""
 
 
 def lag_share(outcome: CellOutcome) -> float | None:

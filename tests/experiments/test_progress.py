@@ -72,3 +72,18 @@ def test_start_line_states_the_trace_driven_limit(small_config: dict[str, Any]) 
     )
     config = validate_model(ExperimentConfig, small_config)
     assert where(config) == "concurrency 2, trace-driven cells 8 beside them"
+
+
+def test_a_capped_cell_says_timeout_not_unsolved(small_config: dict[str, Any]) -> None:
+    """A cell stopped by the task time cap says `timeout`; a backend failure says so; an
+    agent that simply failed its task is `NOT solved`."""
+    config = validate_model(ExperimentConfig, small_config)
+    capped = _outcome(config, task_s=30.0, steps=3, end_reason="timeout")
+    capped.success = False
+    assert "timeout (the task time cap)" in _line(capped) and "NOT solved" not in _line(capped)
+    broken = _outcome(config, task_s=1.0, steps=1, end_reason="backend_error")
+    broken.success = False
+    assert "backend error" in _line(broken)
+    failed = _outcome(config, task_s=5.0, steps=4, end_reason="done")
+    failed.success = False
+    assert "NOT solved" in _line(failed)
