@@ -8,7 +8,8 @@ LooplabError                 base of everything looplab raises on purpose
 ├── PrerequisiteError        something is not installed or not running: says the fix
 ├── BackendError             an inference backend failed (carries request id, status)
 ├── SandboxError             a sandbox cannot do its job (carries sandbox id)
-└── TraceError               a trace file is unreadable or of an unknown format
+├── TraceError               a trace file is unreadable or of an unknown format
+└── DiskFullError            the disk a command writes to is full (names the path)
 ```
 
 `ConfigError` and `PrerequisiteError` are for people: the CLI prints their message and
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 __all__ = [
     "BackendError",
     "ConfigError",
+    "DiskFullError",
     "LooplabError",
     "PrerequisiteError",
     "SandboxError",
@@ -115,3 +117,14 @@ class TraceError(LooplabError):
     def __init__(self, message: str, *, path: str | None = None) -> None:
         self.path = path
         super().__init__(f"{path}: {message}" if path else message)
+
+
+class DiskFullError(LooplabError):
+    """The disk under `path` is full (ENOSPC): said once, with where and how to resume."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}: no space left on device; free space there and rerun the same command "
+            "(finished cells are kept, the cut-off ones run again)"
+        )

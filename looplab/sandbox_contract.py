@@ -171,7 +171,8 @@ class SandboxConfig(BaseModel):
     cpus: float = Field(default=1.0, gt=0)
     """CPU quota in cores (docker only)."""
     workspace_size: str = "512m"
-    """Size of the docker workspace tmpfs."""
+    """Size of the docker workspace tmpfs (charged to `memory`, with `tmp_size`: together
+    they must stay below it, or a full workspace would OOM-kill the sandbox)."""
     tmp_size: str = "256m"
     """Size of the fresh tmpfs /tmp (both kinds)."""
     user: str = "1000:1000"
@@ -220,6 +221,20 @@ class SandboxConfig(BaseModel):
         """uid 0 only with `allow_root: true`."""
         if int(self.user.partition(":")[0]) == 0 and not self.allow_root:
             raise ValueError("user 0 (root) needs allow_root: true")
+        return self
+
+    @model_validator(mode="after")
+    def _tmpfs_fits_memory(self) -> SandboxConfig:
+        """Docker: the workspace and /tmp tmpfs are charged to the container's memory limit,
+        so together they must stay below `memory` (else filling them kills the helper)."""
+        tmpfs = parse_size(self.workspace_size) + parse_size(self.tmp_size)
+        if self.kind == "docker" and tmpfs >= parse_size(self.memory):
+            raise ValueError(
+                f"workspace_size ({self.workspace_size}) + tmp_size ({self.tmp_size}) must be "
+                f"below memory ({self.memory}) for a docker sandbox: both tmpfs count against "
+                "its memory limit, so a full workspace would OOM-kill the sandbox; lower "
+                "workspace_size or raise memory"
+            )
         return self
 
 

@@ -43,9 +43,10 @@ from looplab.backends.client.client import (
     InstrumentedClient,
     ModelResponse,
 )
+from looplab.bench.failures import failure_reason
 from looplab.bench.raw_load import raw_streams
 from looplab.bench.stock_load import bench_prompt, stock_streams
-from looplab.errors import BackendError
+from looplab.errors import BackendError, LooplabError
 
 __all__ = [
     "CLIENTS",
@@ -143,7 +144,12 @@ class LoadGenerator:
         ]
         result = LoadResult()
         for future in futures:
-            rows, cpu = future.result()
+            try:
+                rows, cpu = future.result()
+            except LooplabError:
+                raise
+            except Exception as exc:  # a worker's failure, named (never an empty reason)
+                raise BackendError(f"bench {spec.client} client: {failure_reason(exc)}") from None
             result.client_cpu_s += cpu
             result.responses.extend(_response(row) for row in rows)
         result.wall_s = time.perf_counter() - t0

@@ -24,6 +24,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from looplab.bench.failures import CLOSED_EARLY, failure_reason
 from looplab.bench.stock_load import bench_prompt
 from looplab.errors import BackendError
 
@@ -45,7 +46,8 @@ async def raw_streams(
     generator's row format (`looplab.bench.loadgen`).
 
     Raises:
-        BackendError: a reply that is not a 200 event stream.
+        BackendError: a reply that is not a 200 event stream, or a connection that failed
+            (its reason named: `looplab.bench.failures`).
     """
     url = urlsplit(base_url)
     host, port = url.hostname or "127.0.0.1", url.port or 80
@@ -53,7 +55,10 @@ async def raw_streams(
     rows: list[dict[str, Any]] = []
 
     async def stream(index: int) -> None:
-        reader, writer = await asyncio.open_connection(host, port)
+        try:
+            reader, writer = await asyncio.open_connection(host, port)
+        except OSError as exc:
+            raise BackendError(f"raw bench client: {failure_reason(exc)}") from None
         try:
             head = f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\n"
             await _one(reader, writer, head, _body(model, f"warm {index}", 1))
@@ -61,6 +66,8 @@ async def raw_streams(
             for turn in range(rounds):
                 prompt = bench_prompt(f"{tag} {index}-{turn}", prompt_words)
                 rows.append(await _one(reader, writer, head, _body(model, prompt, max_tokens)))
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            raise BackendError(f"raw bench client: {failure_reason(exc)}") from None
         finally:
             writer.close()
 
@@ -90,6 +97,8 @@ async def _one(
     sent = time.perf_counter()
     writer.write(request)
     status = await reader.readline()
+    if not status:
+        raise BackendError(f"raw bench client: {CLOSED_EARLY}")
     if b" 200 " not in status:
         raise BackendError(f"raw bench client: {status.decode(errors='replace').strip()}")
     headers: dict[str, str] = {}

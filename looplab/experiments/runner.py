@@ -17,6 +17,7 @@ run afresh, so no run is ever counted twice.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.containment import check_containment
 from looplab.experiments.directory import is_complete, prepare, set_aside
+from looplab.experiments.diskfull import disk_full_in
 from looplab.experiments.executors.base import ExecutorJob, make_executor
 from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.lock import hold_directory
@@ -147,6 +149,8 @@ class ExperimentRunner:
             ConfigError: bad tasks or backends (before anything runs), or another process
                 writes the directory.
             Terminated: SIGTERM arrived (after the clean-up).
+            DiskFullError: the disk under the directory filled up (the cells in flight are
+                stopped, their cut-off traces rerun on resume).
         """
         cells = self.validate()
         with self.hold():
@@ -160,9 +164,27 @@ class ExperimentRunner:
                     if signals:
                         raise Terminated(signals[0]) from None
                     raise
+                except BaseExceptionGroup as group:
+                    full = disk_full_in(group, self.traces)
+                    if full is None:
+                        raise
+                    raise full from None
                 finally:
-                    self.index()
+                    self._index_after(failing=sys.exc_info()[1] is not None)
         return result
+
+    def _index_after(self, *, failing: bool) -> None:
+        """`index` at the end of a run; a full disk raises `DiskFullError`, or, when the run
+        is already failing (interrupt, full disk), is logged so the first error stays."""
+        try:
+            self.index()
+        except Exception as exc:
+            full = disk_full_in(exc, self.layout.store)
+            if full is None:
+                raise
+            if not failing:
+                raise full from None
+            log.warning("index.disk_full", store=str(self.layout.store))
 
     def index(self) -> IndexReport:
         """Rebuild `results.duckdb` from the complete traces (atomically)."""

@@ -33,7 +33,14 @@ PIDS = 64
 @pytest.fixture(params=KINDS)
 async def sandbox(request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
     """An isolated sandbox with small limits (256 MiB, 64 pids)."""
-    config = SandboxConfig(kind=request.param, memory="256m", pids=PIDS, isolation="auto")
+    config = SandboxConfig(
+        kind=request.param,
+        memory="256m",
+        pids=PIDS,
+        isolation="auto",
+        workspace_size="96m",  # docker: the tmpfs count against memory and must fit below it
+        tmp_size="64m",
+    )
     box = await open_sandbox(config)
     assert box.isolated
     yield box

@@ -34,6 +34,7 @@ from looplab.backends.simulator.completion import (
     conversation_seed,
     visible_slots,
 )
+from looplab.backends.simulator.lateness import LatenessWatch
 from looplab.backends.simulator.pacing import (
     NaivePacer,
     Pacer,
@@ -99,14 +100,13 @@ class Simulator:
         )
         self.admission = Admission(profile.max_concurrency, profile.max_queue)
         self.completed = 0
+        self.lateness = LatenessWatch()  # releases behind schedule: counted, logged per burst
         self._in_flight: set[PacingRecord] = set()
         # per repetition too: each repetition's server has its own profile seed
         self._fault_rng = random.Random(f"{profile.faults.seed}:{profile.seed}")
         self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self.phases: OrderedDict[str, ServedPhases] = OrderedDict()
         """Each finished call's served phases by request id (typed; re-timing reads these)."""
-
-    # -- preparation -------------------------------------------------------------------
 
     def prepare(
         self, body: bytes, transport: Transport = "http", arrived: float | None = None
@@ -282,6 +282,7 @@ class Simulator:
                 yield release
             else:
                 async for release in self.pacer.release(record, self.clock):
+                    self.lateness.observe(record, release, self.clock, self.admission.active)
                     yield release
             outcome = "completed"
             self.completed += 1
@@ -382,7 +383,7 @@ class Simulator:
             self.phases.popitem(last=False)
 
     def health(self) -> dict[str, Any]:
-        """Liveness plus load: active and queued requests, completed count."""
+        """Liveness, load (active, queued, completed), releases behind schedule (`lateness`)."""
         return {
             "status": "ok",
             "profile": self.profile.name,
@@ -394,4 +395,5 @@ class Simulator:
             "streams": self.admission.active + self.profile.background_streams,
             "queued": self.admission.queued,
             "completed": self.completed,
+            **self.lateness.health(),
         }

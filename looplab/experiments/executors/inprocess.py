@@ -11,6 +11,7 @@ import asyncio
 import structlog
 
 from looplab.experiments.cell import CellContext, CellOutcome, run_cell
+from looplab.experiments.diskfull import disk_full_in
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.matrix import Cell
@@ -25,13 +26,21 @@ log = structlog.get_logger(__name__)
 
 
 async def run_guarded(context: CellContext, cell: Cell) -> CellOutcome:
-    """`run_cell`, with a harness bug turned into the cell's `failed` outcome."""
+    """`run_cell`, with a harness bug turned into the cell's `failed` outcome.
+
+    Raises:
+        DiskFullError: the disk under the traces is full (it stops the whole run: every
+            next cell would fail the same way; no traceback is logged).
+    """
     log.info("cell.start", cell=cell.id, task=cell.task, backend=cell.backend.name)
+    path = trace_path(context.traces, cell.id)
     try:
         return await run_cell(context, cell)
     except Exception as exc:  # a harness bug fails its cell, not the experiment
+        full = disk_full_in(exc, path)
+        if full is not None:
+            raise full from None
         log.exception("cell.crashed", cell=cell.id)
-        path = trace_path(context.traces, cell.id)
         return CellOutcome(cell, "failed", path, error=f"{type(exc).__name__}: {exc}")
 
 

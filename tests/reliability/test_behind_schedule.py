@@ -1,0 +1,83 @@
+"""The simulator says when it falls behind its schedule (issue 36, finding 10: at 512
+streams its release lateness was 262 ms p50 with nothing saying so).
+
+A real `SimulatorServer` on loopback streams one reply; its event loop is blocked for
+50 ms in the middle of the stream (a pacer that sleeps the thread after a few releases,
+as an overloaded server's loop does), so the next release is ~50 ms late. `GET /health`
+then counts it and reports the worst lateness; a stream with no blocking counts none.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+
+import httpx2
+import pytest
+
+from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.pacing import PacingRecord, Release, SchedulePacer
+from looplab.clock import Clock
+from looplab.latency.presets import resolve_profile
+
+pytestmark = [pytest.mark.reliability]
+
+BLOCK_S = 0.05
+
+
+class BlockingPacer(SchedulePacer):
+    """The simulator's pacer, but the loop is blocked for `BLOCK_S` after release 3."""
+
+    async def release(self, record: PacingRecord, clock: Clock) -> AsyncIterator[Release]:
+        """Release as the schedule pacer does; block the thread once mid-stream."""
+        count = 0
+        async for release in super().release(record, clock):
+            yield release
+            count += 1
+            if count == 3:
+                time.sleep(BLOCK_S)  # noqa: ASYNC251  # the point: a blocked event loop
+
+
+def _stream(server: SimulatorServer) -> int:
+    """One streamed completion of 80 tokens; returns the chunks read."""
+    body = {
+        "model": "looplab-lorem",
+        "messages": [{"role": "user", "content": "tell me something long"}],
+        "stream": True,
+        "max_tokens": 80,
+    }
+    chunks = 0
+    with httpx2.stream(
+        "POST", f"{server.base_url}/chat/completions", json=body, timeout=30
+    ) as reply:
+        assert reply.status_code == 200, reply.read()
+        for line in reply.iter_lines():
+            chunks += line.startswith("data: {")
+    return chunks
+
+
+def _health(server: SimulatorServer) -> dict[str, object]:
+    answer = httpx2.get(f"{server.base_url.removesuffix('/v1')}/health", timeout=10)
+    answer.raise_for_status()
+    return dict(json.loads(answer.text))
+
+
+def test_a_blocked_loop_is_counted_in_health() -> None:
+    """A 50 ms stall mid-stream: /health counts late releases, worst lateness >= 40 ms."""
+    with SimulatorServer(resolve_profile("fast-750")) as server:
+        server.simulator.pacer = BlockingPacer()
+        assert _stream(server) > 3
+        health = _health(server)
+    assert int(str(health["late_releases"])) >= 1, health
+    assert int(str(health["late_bursts"])) == 1, health
+    assert float(str(health["worst_lateness_ms"])) >= 40.0, health
+
+
+def test_an_unblocked_stream_counts_nothing() -> None:
+    """The same stream without the stall: no release past the 5 ms threshold."""
+    with SimulatorServer(resolve_profile("fast-750")) as server:
+        assert _stream(server) > 3
+        health = _health(server)
+    assert health["late_releases"] == 0, health
+    assert health["lateness_threshold_ms"] == 5.0
