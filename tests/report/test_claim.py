@@ -96,12 +96,16 @@ def test_claim_rows_are_computed_from_the_runs_and_the_corpus(claim_run: Path) -
 
 def test_claim_section_json_and_panel(claim_run: Path, tmp_path: Path) -> None:
     """The HTML has the section (chart, table, one verdict sentence per row), the JSON has
-    the rows and sentences, and `looplab report` ends with the claim panel."""
+    the rows and sentences, and `looplab report` prints the claim panel, then ends with the
+    bottom lines (the answer last)."""
     html = tmp_path / "report.html"
     result = _looplab("report", str(claim_run), "-o", str(html))
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Is 750 tok/s worth it?" in result.stdout
-    assert result.stdout.rstrip().endswith("╯")  # the panel is the last thing printed
+    panel_end = result.stdout.rindex("╯")
+    tail = result.stdout[panel_end:]
+    assert "Your answer, per agent and task set" in tail  # the bottom lines after the panel
+    assert tail.rstrip().splitlines()[-1].rstrip().endswith(").")
     page = html.read_text()
     assert 'id="claim"' in page and 'data-chart="claim"' in page
     assert 'data-export="claim-yours"' in page and 'data-export="claim-reference"' in page
