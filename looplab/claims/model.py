@@ -12,9 +12,9 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from looplab.claims.knobs import KNOBS
 from looplab.config import StrictModel, load_model
@@ -103,30 +103,33 @@ class Conditions(StrictModel):
     """Steps or tool calls per task."""
 
 
+def _known_knob(knob: str) -> str:
+    if knob not in KNOBS:
+        raise ValueError(f"unknown knob {knob!r}; allowed: {', '.join(KNOBS)}")
+    return knob
+
+
+KnobName = Annotated[str, AfterValidator(_known_knob)]
+"""A key of `KNOBS` (an entry naming another is refused with the allowed names)."""
+
+
 class Implied(StrictModel):
     """What an untestable claim implies: the slow value of one knob that, cut by the
     claimed fraction, would give the claimed gain (`looplab.claims.implied`)."""
 
-    knob: str
+    knob: KnobName
     """The knob solved for (a key of `KNOBS`, e.g. `overhead_s`)."""
     cut: float = Field(gt=0, lt=1)
     """The claimed cut of that knob (0.8: -80%)."""
     up_to: float = Field(default=60.0, gt=0)
     """The largest slow value searched."""
 
-    @field_validator("knob")
-    @classmethod
-    def _known(cls, knob: str) -> str:
-        if knob not in KNOBS:
-            raise ValueError(f"unknown knob {knob!r}; allowed: {', '.join(KNOBS)}")
-        return knob
-
 
 class BreakEven(StrictModel):
     """An assumed parameter that decides the verdict: the lab searches the value where the
     verdict changes (`looplab.claims.breakeven`) and prints it next to the assumption."""
 
-    knob: str
+    knob: KnobName
     """The knob searched (a key of `KNOBS`), set on both sides."""
     label: str = Field(min_length=1)
     """The parameter in words (`hidden reasoning`)."""
@@ -140,13 +143,6 @@ class BreakEven(StrictModel):
     """The smallest knob value searched."""
     high: float = Field(default=10.0, gt=0)
     """The largest knob value searched."""
-
-    @field_validator("knob")
-    @classmethod
-    def _known(cls, knob: str) -> str:
-        if knob not in KNOBS:
-            raise ValueError(f"unknown knob {knob!r}; allowed: {', '.join(KNOBS)}")
-        return knob
 
 
 class WorkedExample(StrictModel):
