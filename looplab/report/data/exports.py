@@ -101,57 +101,7 @@ def export_tables(model: ReportModel) -> dict[str, Table]:
     tables.update(_steps(model))
     tables.update(_sensitivity(model))
     tables.update(_per_run(model))
-    tables.update(_money(model))
     return tables
-
-
-def _money(model: ReportModel) -> dict[str, Table]:
-    """The "Money and deadlines" charts' data: time vs cost per agent, under-cap curves."""
-    out: dict[str, Table] = {}
-    for point in model.money.points if model.money else []:
-        name = f"cost-{point.agent}"
-        table = out.setdefault(
-            name,
-            _table(
-                f"{point.agent}: task time vs cost per task",
-                [
-                    "group",
-                    "price",
-                    "runs",
-                    "task_s",
-                    "task_lo",
-                    "task_hi",
-                    "cost_usd",
-                    "cost_lo",
-                    "cost_hi",
-                ],
-                [],
-            ),
-        )
-        task_ci, cost_ci = point.task_ci or (None, None), point.cost_ci or (None, None)
-        table["rows"].append(
-            [
-                point.group,
-                point.price,
-                point.runs,
-                _r(point.task_s),
-                _r(task_ci[0]),
-                _r(task_ci[1]),
-                _r(point.cost_usd),
-                _r(cost_ci[0]),
-                _r(cost_ci[1]),
-            ]
-        )
-    for source, curve in model.caps.curves if model.caps else []:
-        name = f"caps-{source.replace(' ', '-')}"
-        table = out.setdefault(
-            name, _table(f"success under a cap: {source}", ["profile", "cap_s", "share"], [])
-        )
-        table["rows"].extend(
-            [curve.profile, _r(cap), _r(share)]
-            for cap, share in zip(curve.caps_s, curve.shares, strict=True)
-        )
-    return out
 
 
 def _headline(model: ReportModel) -> Table:

@@ -36,6 +36,7 @@ def _cost_chart(model: ReportModel, agent: str, points: list[CostPoint]) -> str:
         width=420,
         height=300,
     )
+    chart.data["export"] = "cost"  # its data: the section's `cost` table (`money_tables`)
     xs = [v for p in priced for v in (p.task_s, *(p.task_ci or ()))]
     ys = [v for p in priced for v in (p.cost_usd or 0.0, *(p.cost_ci or ()))]
     chart.set_scales((0, max(xs) * 1.15), (0, max(ys) * 1.15))
@@ -71,6 +72,7 @@ def _caps_chart(model: ReportModel, caps: CapsView, source: str) -> str:
         width=420,
         height=300,
     )
+    chart.data["export"] = "caps"  # its data: the section's `caps` table (`money_tables`)
     top = max((c.caps_s[-1] for c in curves), default=1.0) or 1.0
     chart.set_scales((0, top), (0, 1))
     chart.axes(y_fmt=lambda v: f"{v:.0%}")
