@@ -6,19 +6,11 @@ The prediction is in the claim's own measure, from the evidence's paired units:
   the BCa bootstrap over units (`report.stats.bca_speedup`, units resampled as clusters);
 - `seconds`: the fast side's median time, its BCa interval (`bca_median`).
 
-Under `MIN_PAIRED_N` units there is no interval and no verdict ("n too small"). Verdicts
-compare the interval with the claimed band, in the claim's measure, gain-wise (a larger
-speedup, or fewer seconds, is a larger gain):
-
-- `supported`: the interval lies inside the band;
-- `consistent`: it overlaps the band and the estimate is inside;
-- `undecided`: it overlaps the band, the estimate outside;
-- `smaller gain than claimed` / `larger gain than claimed`: wholly short of / beyond it;
-- an "up to" claim: `consistent with "up to"` while the interval reaches no further than
-  the claimed best case, else `larger gain than claimed`;
-- against a bound (a best case, e.g. perfect speculation): `smaller gain than claimed, even
-  at the bound` when the interval is wholly short of the band, else `within the bound`;
-- `not testable yet: <why>` when the lab has no way to compute it (the entry says why).
+Under `MIN_PAIRED_N` units there is no interval and no verdict ("too few runs"). The
+verdict compares the interval with the claimed band in the claim's measure, in the one
+vocabulary of `looplab.claims.verdicts` (its docstring: `supported`, `consistent with the
+claim`, `undecided`, `faster / slower than claimed`, `consistent with "up to"`, the bound's
+two, `not testable yet: <why>`).
 """
 
 from __future__ import annotations
@@ -32,13 +24,11 @@ from looplab.claims.decompose import Decomposition, decompose, decomposition_jso
 from looplab.claims.evidence import WORKLOAD_GROUP, Evidence, gather, timed_evidence
 from looplab.claims.groups import GroupRow, Pooled, group_rows, pooled_equal
 from looplab.claims.model import Claimed, ClaimEntry
+from looplab.claims.verdicts import TOO_FEW, not_testable, verdict
 from looplab.stats.intervals import MIN_PAIRED_N, bca_median, bca_speedup
-from looplab.stats.order import against_band, median
+from looplab.stats.order import median
 
-__all__ = ["TOO_FEW", "ClaimCheck", "check_claim", "check_json", "verdict"]
-
-TOO_FEW = "n too small"
-"""The verdict (and interval text) under `MIN_PAIRED_N` units."""
+__all__ = ["ClaimCheck", "check_claim", "check_json"]
 
 
 @dataclass
@@ -50,8 +40,9 @@ class ClaimCheck:
     prediction: float | None
     """The lab's number in the claim's measure (None: not testable)."""
     ci: tuple[float, float] | None
-    """95% BCa interval in the same measure (None: n too small, or not testable)."""
+    """95% BCa interval in the same measure (None: too few runs, or not testable)."""
     verdict: str
+    """A `looplab.claims.verdicts.Verdict`, or `not testable yet: <why>`."""
     decomposition: Decomposition | None = None
     groups: list[GroupRow] = field(default_factory=list)
     """Per group (harness) rows, when the evidence has two or more groups."""
@@ -61,47 +52,6 @@ class ClaimCheck:
     """The verdict of the equal-weight pooled value."""
     break_even: BreakEvenResult | None = None
     """Where the assumed parameter of `test.break_even` flips the verdict."""
-
-
-def _gain(measure: str, value: float) -> float:
-    """A value as a gain (bigger is better): seconds count negatively."""
-    return -value if measure == "seconds" else value
-
-
-def verdict(
-    claimed: Claimed,
-    prediction: float | None,
-    ci: tuple[float, float] | None,
-    *,
-    bound: bool = False,
-) -> str:
-    """The verdict words (module docstring) for a prediction and interval of `claimed`;
-    with `bound`, the prediction is a best case and can only rule the claim out."""
-    if prediction is None or not math.isfinite(prediction):
-        return "no data"
-    if ci is None:
-        return TOO_FEW
-    m = claimed.measure
-    lo, hi = sorted((_gain(m, ci[0]), _gain(m, ci[1])))
-    band_lo, band_hi = sorted((_gain(m, claimed.low), _gain(m, claimed.high)))
-    point = _gain(m, prediction)
-    if bound:
-        if hi < band_lo:
-            return "smaller gain than claimed, even at the bound"
-        return "within the bound (the lab's best case allows it)"
-    if claimed.up_to:
-        return 'consistent with "up to"' if lo <= band_hi else "larger gain than claimed"
-    return _WORDS[against_band(lo, hi, point, band_lo, band_hi)]
-
-
-_WORDS = {
-    "below": "smaller gain than claimed",
-    "above": "larger gain than claimed",
-    "inside": "supported",
-    "consistent": "consistent",
-    "undecided": "undecided",
-}
-"""`looplab.stats.order.against_band` in the words of a claim check (gains: larger is more)."""
 
 
 def _point(measure: str, slow: list[float], fast: list[float]) -> float:
@@ -143,7 +93,7 @@ def check_claim(entry: ClaimEntry) -> ClaimCheck:
     """
     evidence = gather(entry)
     if evidence.reason is not None:
-        return ClaimCheck(entry, evidence, None, None, f"not testable yet: {evidence.reason}")
+        return ClaimCheck(entry, evidence, None, None, not_testable(evidence.reason))
     prediction, ci = _predict(entry.claimed, _runs_only(evidence))
     judged = verdict(entry.claimed, prediction, ci, bound=evidence.bound)
     check = ClaimCheck(entry, evidence, prediction, ci, judged)
@@ -228,7 +178,7 @@ def check_json(check: ClaimCheck) -> dict[str, Any]:
         "prediction": _finite(check.prediction),
         "ci_low": _finite(check.ci[0]) if check.ci else None,
         "ci_high": _finite(check.ci[1]) if check.ci else None,
-        "interval": "95% BCa CI" if check.ci else (TOO_FEW if ev.n else None),
+        "interval": "95% BCa CI" if check.ci else (f"{TOO_FEW} for a CI" if ev.n else None),
         "min_n_for_ci": MIN_PAIRED_N,
         "verdict": check.verdict,
         "assumptions": entry.assumptions,

@@ -197,7 +197,8 @@ class TestPlan(StrictModel):
 
 
 class PanelText(StrictModel):
-    """How the report's claim panel words a claim it shows (`report.claim_rows.claims`)."""
+    """How the report's claim panel words a claim it shows (`claims.panel.rows.panel_claims`);
+    the panel reads its rows as percent shorter, so only a `shorter` claim has one."""
 
     label: str = Field(min_length=1)
     """The claim as the panel's claim row and sentences quote it."""
@@ -228,6 +229,15 @@ class ClaimEntry(StrictModel):
     """What the lab's test rests on that the publication does not say."""
     panel: PanelText | None = None
     """Shown as a claim row of the report's claim check (the seeds' claims), so worded."""
+
+    @model_validator(mode="after")
+    def _panel_is_shorter(self) -> ClaimEntry:
+        if self.panel is not None and self.claimed.measure != "shorter":
+            raise ValueError(
+                f"a panel wording needs a 'shorter' claim (the panel's rows are percent "
+                f"shorter); this one's measure is {self.claimed.measure!r}"
+            )
+        return self
 
 
 def load_claim(path: Path) -> ClaimEntry:

@@ -1,43 +1,26 @@
 """`looplab claims` in the terminal: the listing, each check, the waterfall.
 
 Plain text (no colour needed): each checked claim prints its claimed band, the lab's
-prediction with its interval (or "n too small"), the verdict, the evidence with its n,
+prediction with its interval (or "too few runs"), the verdict, the evidence with its n,
 the assumptions and, when decomposed, a waterfall of the slow-to-fast difference.
 """
 
 from __future__ import annotations
 
 from looplab.claims.breakeven import break_even_text
-from looplab.claims.check import TOO_FEW, ClaimCheck
+from looplab.claims.check import ClaimCheck
 from looplab.claims.decompose import Decomposition
 from looplab.claims.knobs import KNOBS
 from looplab.claims.model import Claimed, ClaimEntry
+from looplab.claims.verdicts import TOO_FEW, band_text, value_text
 from looplab.stats.intervals import MIN_PAIRED_N
 
-__all__ = ["check_text", "listing_text", "value_text", "waterfall_text"]
+__all__ = ["check_text", "listing_text", "waterfall_text"]
 
 _METRICS = {"task": "task time", "ttft": "TTFT summed over a task's calls"}
 
 BAR_WIDTH = 40
 """Characters of the waterfall's longest bar."""
-
-
-def value_text(claimed: Claimed, value: float, *, exact: bool = False) -> str:
-    """A number in the claim's measure (`62%`, `5.96x`, `103 s`); `exact` keeps a tenth
-    of a percent (a claimed 48.5%)."""
-    if claimed.measure == "shorter":
-        return f"{value:.1%}" if exact and round(value * 1000) % 10 else f"{value:.0%}"
-    if claimed.measure == "speedup":
-        return f"{value:.2f}x"
-    return f"{value:.1f} s"
-
-
-def _band(claimed: Claimed) -> str:
-    lo = value_text(claimed, claimed.low, exact=True)
-    hi = value_text(claimed, claimed.high, exact=True)
-    if claimed.up_to:
-        return f"up to {hi}"
-    return lo if lo == hi else f"{lo}-{hi}"
 
 
 def listing_text(entries: dict[str, ClaimEntry]) -> str:
@@ -85,7 +68,7 @@ def waterfall_text(d: Decomposition, claimed: float | None) -> list[str]:
 def _group_line(
     claimed: Claimed, name: str, n: int, value: float, ci: tuple[float, float] | None
 ) -> str:
-    """`codex (n=1): 1.62x (n too small for a CI)`."""
+    """`codex (n=1): 1.62x (too few runs for a CI)`."""
     if ci is None:
         said = f"{TOO_FEW} for a CI"
     else:
@@ -104,7 +87,7 @@ def check_text(check: ClaimCheck) -> str:
         f"{e.name}: {e.title}",
         f"  source:     {e.source.title} ({date}; {where})",
         f'  quote ({e.quote_kind}): "{e.quote}"',
-        f"  claimed:    {claimed.text} [{_band(claimed)} of {_METRICS[claimed.metric]}]",
+        f"  claimed:    {claimed.text} [{band_text(claimed)} of {_METRICS[claimed.metric]}]",
     ]
     if check.prediction is not None:
         if ev.exact:

@@ -8,12 +8,13 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from looplab.claims.check import check_claim, verdict
+from looplab.claims.check import check_claim
 from looplab.claims.decompose import decompose
 from looplab.claims.evidence import gather
 from looplab.claims.knobs import KNOBS
 from looplab.claims.model import Claimed, get_claim
 from looplab.claims.shapley import shapley
+from looplab.claims.verdicts import TOO_FEW, Verdict, phrase, verdict
 from looplab.cli.app import app
 from looplab.errors import ConfigError
 from looplab.stats.order import median
@@ -71,15 +72,39 @@ def test_shapley_toy() -> None:
 
 
 def test_verdict_words() -> None:
-    """Verdicts: no CI -> n too small; an 'up to' claim; a band wholly missed."""
+    """Verdicts: no CI -> too few runs; an 'up to' claim; a band wholly missed, either way
+    and in seconds (fewer is faster); a bound can only rule a claim out."""
     band = Claimed(text="x", measure="speedup", low=2.0, high=3.0)
-    assert verdict(band, 2.5, None) == "n too small"
+    assert verdict(band, 2.5, None) == TOO_FEW and str(TOO_FEW) == "too few runs"
+    assert verdict(band, None, None) == "no data"
     assert verdict(band, 2.5, (2.1, 2.9)) == "supported"
-    assert verdict(band, 1.5, (1.2, 1.8)) == "smaller gain than claimed"
+    assert verdict(band, 2.5, (1.8, 2.9)) == "consistent with the claim"
+    assert verdict(band, 3.1, (2.8, 3.3)) == "undecided"
+    assert verdict(band, 1.5, (1.2, 1.8)) == "slower than claimed"
+    assert verdict(band, 3.5, (3.2, 3.8)) == "faster than claimed"
     seconds = Claimed(text="x", measure="seconds", low=0.0, high=1.0)
-    assert verdict(seconds, 100.0, (90.0, 120.0)) == "smaller gain than claimed"
+    assert verdict(seconds, 100.0, (90.0, 120.0)) == "slower than claimed"
+    assert verdict(seconds, 0.5, (0.4, 0.6)) == "supported"
     up_to = Claimed(text="x", measure="shorter", low=0.0, high=0.8, up_to=True)
     assert verdict(up_to, 0.5, (0.4, 0.6)) == 'consistent with "up to"'
+    assert verdict(up_to, 0.9, (0.85, 0.95)) == "faster than claimed"
+    assert verdict(band, 1.5, (1.2, 1.8), bound=True) == "slower than claimed, even at the bound"
+    assert verdict(band, 2.5, (2.1, 2.9), bound=True).startswith("within the bound")
+
+
+def test_every_verdict_has_its_phrase() -> None:
+    """Each verdict word has one clause for sentences, quoting the claimed band in its
+    measure and direction (a faster result in seconds is under the band)."""
+    shorter = Claimed(text="x", measure="shorter", low=0.4, high=0.6)
+    assert phrase(Verdict.SLOWER, shorter) == "slower than claimed: less than 40% shorter"
+    assert phrase(Verdict.FASTER, shorter) == "faster than claimed: more than 60% shorter"
+    assert phrase(Verdict.UNDECIDED, shorter) == "undecided: its CI straddles the 40-60% band"
+    seconds = Claimed(text="x", measure="seconds", low=0.0, high=1.0)
+    assert phrase(Verdict.FASTER, seconds) == "faster than claimed: under 0.0 s"
+    assert phrase(Verdict.SLOWER, seconds) == "slower than claimed: over 1.0 s"
+    for word in Verdict:
+        said = phrase(word, shorter)
+        assert said.startswith(str(word).split(" (")[0]), word
 
 
 def test_cli_list_and_check() -> None:
@@ -110,12 +135,12 @@ def test_cli_list_and_check() -> None:
 
 def test_speculation_bound_rules_paste_out_here() -> None:
     """PASTE's 48.5%: even perfect speculation saves 9% (7-11%) on the SWE-bench workload at
-    80 tok/s, so the bound verdict says the gain is smaller than claimed."""
+    80 tok/s, so the bound verdict says it is slower than claimed."""
     check = check_claim(get_claim("paste"))
     assert check.evidence.bound and check.evidence.n == 30
     assert check.prediction == pytest.approx(0.09, abs=0.01)
     assert check.ci is not None and check.ci[1] < 0.485
-    assert check.verdict == "smaller gain than claimed, even at the bound"
+    assert check.verdict == "slower than claimed, even at the bound"
     assert all(f <= s for s, f in zip(check.evidence.slow, check.evidence.fast, strict=True))
 
 

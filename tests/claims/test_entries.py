@@ -8,7 +8,7 @@ import pytest
 
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
-from looplab.claims.panel.rows import band, band_claim, claims
+from looplab.claims.panel.rows import band, band_claim, panel_claims, panel_text
 from looplab.errors import ConfigError
 
 GOOD = """\
@@ -79,6 +79,18 @@ def test_bad_band_and_name(tmp_path: Path) -> None:
         load_claim(_write(tmp_path, "other", GOOD))
 
 
+def test_a_panel_wording_needs_a_shorter_claim(tmp_path: Path) -> None:
+    """The panel reads its rows as percent shorter: a panel wording on a speedup claim is
+    refused, naming the measure and what it needs."""
+    panel = GOOD + "panel: {label: twice as fast, source: a post}\n"
+    with pytest.raises(ConfigError, match=r"needs a 'shorter' claim.*'speedup'"):
+        load_claim(_write(tmp_path, "good", panel))
+    shorter = panel.replace(
+        "measure: speedup, low: 2.0, high: 2.0, point: 2.0", "measure: shorter, low: 0.5, high: 0.5"
+    )
+    assert load_claim(_write(tmp_path, "good", shorter)).panel is not None
+
+
 def test_unknown_claim_lists_names() -> None:
     """Asking for a claim that is not shipped lists the shipped names."""
     with pytest.raises(ConfigError, match="codex-spark"):
@@ -87,8 +99,8 @@ def test_unknown_claim_lists_names() -> None:
 
 def test_panel_claims_come_from_entries() -> None:
     """The report's claim rows are the entries with a panel wording, their bands unchanged."""
-    panel = {c.key: c for c in claims()}
+    panel = {c.name: c for c in panel_claims()}
     assert set(panel) == {"claim-40-60", "claim-54"}
     assert band(band_claim()) == pytest.approx((1 / 0.6, 1 / 0.4))
-    assert panel["claim-54"].low == panel["claim-54"].high == 0.54
-    assert "54% efficiency improvement" in panel["claim-54"].label
+    assert panel["claim-54"].claimed.low == panel["claim-54"].claimed.high == 0.54
+    assert "54% efficiency improvement" in panel_text(panel["claim-54"]).label

@@ -40,7 +40,7 @@ def test_typical_row_shows_each_harness_and_an_equal_weight_pool() -> None:
     assert pooled.prediction == pytest.approx(1 - 1 / geo, abs=1e-9)
     assert pooled.prediction == pytest.approx(0.41, abs=0.01)
     assert pooled.ci is not None and pooled.ci[0] < pooled.prediction <= pooled.ci[1] + 1e-9
-    assert check.pooled_verdict == "smaller gain than claimed"
+    assert check.pooled_verdict == "slower than claimed"
 
 
 def test_equal_weight_ignores_run_counts() -> None:
@@ -56,13 +56,13 @@ def test_equal_weight_ignores_run_counts() -> None:
 
 def test_codex_spark_prints_its_break_even() -> None:
     """codex-spark is supported only from ~227 hidden reasoning tokens per step on (the
-    re-timing searched), below that a smaller gain than claimed; assumed 300."""
+    re-timing searched), below that slower than claimed; assumed 300."""
     check = check_claim(get_claim("codex-spark"))
     found = check.break_even
     assert found is not None and found.verdict == "supported"
     assert found.value is not None and found.above
     assert found.value * 300 == pytest.approx(227, abs=3)
-    assert found.other == "smaller gain than claimed"
+    assert found.other == "slower than claimed"
 
 
 def test_break_even_search_finds_a_step() -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from looplab.claims.panel.rows import TOO_FEW, amdahl, required_share, verdict
+from looplab.claims.panel.rows import amdahl, make_row, required_share, row_verdict
+from looplab.claims.verdicts import TOO_FEW
 from looplab.report.build import build_model_for
 from looplab.report.data.records import load_runs
 from looplab.stats.intervals import median
@@ -77,7 +78,7 @@ def test_claim_rows_are_computed_from_the_runs_and_the_corpus(claim_run: Path) -
         if row.speedup is None:
             assert row.verdict == "no data" and "no timed runs" in row.sentence
             continue
-        assert row.verdict == verdict(row.speedup, row.ci)
+        assert row.verdict == row_verdict(row)
         assert f"{row.speedup:.2f}x" in row.sentence and row.verdict != "no data"
     reasoning = rows["live:workload/mini-swe-agent-deepseek-reasoning"]
     assert reasoning.n == 3 and reasoning.decode_share
@@ -123,12 +124,16 @@ def test_claim_section_json_and_panel(claim_run: Path, tmp_path: Path) -> None:
 
 def test_verdicts_and_amdahl_arithmetic() -> None:
     """Verdict bands (40-60% shorter = 1.67-2.5x), Amdahl and the decode share a claim needs."""
-    assert verdict(2.0, (1.8, 2.3)) == "within the claim"
-    assert verdict(2.0, (1.5, 2.3)) == "consistent with the claim"
-    assert verdict(1.5, (1.2, 1.6)) == "slower than claimed"
-    assert verdict(3.0, (2.6, 3.5)) == "faster than claimed"
-    assert verdict(2.7, (2.4, 3.0)) == "undecided"
-    assert verdict(None, None) == "no data"
+
+    def judged(speedup: float | None, ci: tuple[float, float] | None) -> str:
+        return make_row("x", "live", "x", "an agent", n=6, speedup=speedup, ci=ci).verdict
+
+    assert judged(2.0, (1.8, 2.3)) == "supported"
+    assert judged(2.0, (1.5, 2.3)) == "consistent with the claim"
+    assert judged(1.5, (1.2, 1.6)) == "slower than claimed"
+    assert judged(3.0, (2.6, 3.5)) == "faster than claimed"
+    assert judged(2.7, (2.4, 3.0)) == "undecided"
+    assert judged(None, None) == "no data"
     assert amdahl(0.0, 9.375) == 1.0 and amdahl(1.0, 9.375) == pytest.approx(9.375)
     share = required_share(0.4, 9.375)
     assert amdahl(share, 9.375) == pytest.approx(1 / 0.6)

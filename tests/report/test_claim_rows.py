@@ -11,8 +11,9 @@ from pathlib import Path
 from rich.console import Console
 
 from looplab.claims.panel.panel import claim_panel
-from looplab.claims.panel.rows import TOO_FEW, make_row, verdict
+from looplab.claims.panel.rows import make_row
 from looplab.claims.panel.views import claim_view
+from looplab.claims.verdicts import TOO_FEW
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup
 from looplab.traces.io import read_trace
@@ -98,11 +99,24 @@ def test_bca_interval_brackets_its_estimate_and_needs_the_minimum() -> None:
 
 
 def test_verdicts_are_plain_words() -> None:
-    """A result faster than claimed is called that, not 'contradicted (exceeds)'."""
-    assert verdict(3.0, (2.6, 3.5)) == "faster than claimed"
-    assert verdict(1.5, (1.2, 1.6)) == "slower than claimed"
-    assert verdict(2.0, (1.8, 2.3)) == "within the claim"
-    assert verdict(2.0, None) == TOO_FEW
+    """A result faster than claimed is called that, not 'contradicted (exceeds)', and its
+    sentence says by how much against the 40-60% band."""
+
+    def row(speedup: float, ci: tuple[float, float], n: int = MIN_PAIRED_N) -> tuple[str, str]:
+        made = make_row("x", "live", "x", "an agent", n=n, speedup=speedup, ci=ci)
+        return made.verdict, made.sentence
+
+    faster, sentence = row(3.0, (2.6, 3.5))
+    assert (
+        faster == "faster than claimed" and "faster than claimed: more than 60% shorter" in sentence
+    )
+    slower, sentence = row(1.5, (1.2, 1.6))
+    assert (
+        slower == "slower than claimed" and "slower than claimed: less than 40% shorter" in sentence
+    )
+    assert row(2.0, (1.8, 2.3))[0] == "supported"
+    few, sentence = row(2.0, (1.8, 2.3), n=MIN_PAIRED_N - 1)
+    assert few == TOO_FEW and sentence.endswith("too few runs: no verdict (an agent).")
 
 
 def test_panel_sections_and_unbroken_words(known_pair: Path) -> None:

@@ -86,7 +86,7 @@ def test_no_confidence_interval_for_one_run_each(known_pair: Path) -> None:
     html, model = build_report([known_pair])
     fast = model.groups[1]
     assert fast.ci is None and "CI" not in model.sentence
-    assert "n too small for a CI" in html
+    assert "too few runs for a CI" in html
 
 
 def test_virtual_clock_is_badged_as_such_not_as_an_importer_estimate(runs_root: Path) -> None:

@@ -16,9 +16,10 @@ Rows (only when the report has computer-use runs):
   parameters), e.g. browser-use + GPT-4o, and the same with a reasoning model's planner
   and reflection calls.
 
-Verdicts against the press line's two minutes (`CLICK_WAIT_S`): `no two-minute wait`
-(the slow CI, or estimate, wholly under it), `wait removed` (slow over, fast under),
-`still minutes` (fast over), `undecided`, `too few runs` (under `MIN_PAIRED_N` runs).
+Verdicts against the press line's two minutes (`CLICK_WAIT_S`), in the vocabulary of
+`looplab.claims.verdicts` (`wait_verdict`): `no two-minute wait` (the slow CI wholly under
+it), `wait removed` (slow over, fast under), `still minutes` (fast over), `undecided`,
+`too few runs` (under `MIN_PAIRED_N` runs), `no data`.
 The sentence says, from the numbers, how much of the wait the fast rate removes for that
 kind of agent (`most of the wait` from 50% less time per action, `part of` from 20%,
 `hardly` below), what the slow action was made of and what dominates after it (the two
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from looplab.claims.verdicts import wait_verdict
 from looplab.errors import LooplabError
 from looplab.report.data.actions import PARTS, actions
 from looplab.report.data.records import RunRecord
@@ -164,21 +166,6 @@ def _side(picked: dict[str, list[RunRecord]]) -> ClickSide:
     )
 
 
-def _verdict(row: ClickRow) -> str:
-    slow, fast = row.slow, row.fast
-    if slow.median_s is None or fast.median_s is None:
-        return "no data"
-    if row.n < MIN_PAIRED_N or slow.ci is None or fast.ci is None:
-        return "too few runs"
-    if fast.ci[0] >= CLICK_WAIT_S:
-        return "still minutes"
-    if slow.ci[1] < CLICK_WAIT_S:
-        return "no two-minute wait"
-    if slow.ci[0] >= CLICK_WAIT_S and fast.ci[1] < CLICK_WAIT_S:
-        return "wait removed"
-    return "undecided"
-
-
 def _ci(side: ClickSide) -> str:
     return f" [95% BCa CI {side.ci[0]:.1f}-{side.ci[1]:.1f} s]" if side.ci else ""
 
@@ -281,7 +268,8 @@ def click_rows(
             speedup=speedup,
             speedup_ci=bca_speedup(slow_units, fast_units),
         )
-        row.verdict = _verdict(row)
+        medians = (s.median_s, f.median_s)
+        row.verdict = wait_verdict(row.n, medians, s.ci, f.ci, CLICK_WAIT_S)
         row.sentence = _sentence(row, *rates)
         rows.append(row)
     return rows

@@ -6,12 +6,15 @@ A row is general (a live result, a re-timed corpus harness, a bound, a claim, an
 other kinds of evidence): label, kind, section, n, estimate, interval (with its name) or
 none, verdict, sentence.
 
-Verdicts, in plain words, compare a row's 95% CI with the claim's band of 40-60% shorter
-(1.67-2.5x): `within the claim` (the CI inside it), `consistent with the claim`
-(overlapping, estimate inside), `faster than claimed` / `slower than claimed` (the CI
-wholly beyond / short of it), `undecided` (overlapping, estimate outside), `no data`. A row
-of fewer than `MIN_PAIRED_N` paired units gets no CI and the verdict `too few runs`: no
-verdict at all rather than one from a point.
+Verdicts compare a row's 95% CI, as percent shorter, with the band of the claim entry
+`BAND_CLAIM` (40-60% shorter: 1.67-2.5x) in the one vocabulary of
+`looplab.claims.verdicts` (`supported`, `consistent with the claim`, `faster than claimed`,
+`slower than claimed`, `undecided`, `no data`); a row of fewer than `MIN_PAIRED_N` paired
+units gets no CI and the verdict `too few runs`: no verdict at all rather than one from a
+point.
+
+The claims are the shipped claim entries (`looplab.claims.model.ClaimEntry`) with a
+`panel` wording, not a copy of them: `panel_claims`.
 """
 
 from __future__ import annotations
@@ -21,67 +24,60 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.claims.model import claim_entries
+from looplab.claims.model import ClaimEntry, PanelText, claim_entries
 from looplab.claims.panel.click_views import ClickRow, click_json
+from looplab.claims.verdicts import Verdict, phrase, verdict
 from looplab.report.views.observations import ObservationRow, observation_json
 from looplab.stats.intervals import MIN_PAIRED_N
-from looplab.stats.order import against_band
 
 __all__ = [
     "BAND_CLAIM",
     "CI_METHOD",
     "SECTIONS",
-    "TOO_FEW",
-    "Claim",
     "ClaimRow",
     "ClaimView",
     "amdahl",
     "band",
     "band_claim",
     "claim_json",
-    "claims",
     "make_row",
+    "panel_claims",
+    "panel_text",
     "required_share",
+    "row_verdict",
     "shorter",
-    "verdict",
 ]
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A published claim: tasks `low`-`high` shorter (fractions of the slow time)."""
-
-    key: str
-    label: str
-    low: float
-    high: float
-    source: str
-
-
 BAND_CLAIM = "claim-40-60"
-"""The claim entry whose band verdicts are measured against (its words are `_PHRASES`')."""
+"""The claim entry whose band the rows' verdicts are measured against."""
 
 
 @functools.cache
-def claims() -> tuple[Claim, ...]:
+def panel_claims() -> tuple[ClaimEntry, ...]:
     """The published claims the panel tests: the shipped claim entries with a `panel`
-    wording (`looplab.claims`, `entries/*.yaml`), in file-name order."""
-    return tuple(
-        Claim(name, e.panel.label, e.claimed.low, e.claimed.high, e.panel.source)
-        for name, e in claim_entries().items()
-        if e.panel is not None
-    )
+    wording (`looplab.claims`, `entries/*.yaml`; all `shorter` claims), in file-name order."""
+    return tuple(e for e in claim_entries().values() if e.panel is not None)
 
 
-def band_claim() -> Claim:
+def panel_text(claim: ClaimEntry) -> PanelText:
+    """A panel claim's wording (label and source as the panel quotes them).
+
+    Raises:
+        ValueError: the entry has no `panel` wording (it is not one of `panel_claims`).
+    """
+    if claim.panel is None:
+        raise ValueError(f"claim entry {claim.name!r} has no panel wording")
+    return claim.panel
+
+
+def band_claim() -> ClaimEntry:
     """The claim verdicts are measured against (`BAND_CLAIM`)."""
-    return next(c for c in claims() if c.key == BAND_CLAIM)
+    return next(c for c in panel_claims() if c.name == BAND_CLAIM)
 
 
 CI_METHOD = "95% BCa CI"
 """The name of the data rows' interval (`report.stats.bca_speedup`; docs/design.md)."""
-TOO_FEW = "too few runs"
-"""The verdict of a row under `MIN_PAIRED_N` paired units: none."""
 SECTIONS = {
     "yours": "Your runs",
     "reference": "Reference: the shipped corpus of public runs, re-timed (not your runs)",
@@ -162,50 +158,14 @@ def required_share(shorter: float, ratio: float) -> float:
     return shorter / (1 - 1 / ratio)
 
 
-def band(claim: Claim) -> tuple[float, float]:
-    """A claim's band as speedups (40-60% shorter: 1.67-2.5x)."""
-    return 1 / (1 - claim.low), 1 / (1 - claim.high)
+def band(claim: ClaimEntry) -> tuple[float, float]:
+    """A panel claim's band as speedups (40-60% shorter: 1.67-2.5x)."""
+    return 1 / (1 - claim.claimed.low), 1 / (1 - claim.claimed.high)
 
 
-def verdict(
-    speedup: float | None, ci: tuple[float, float] | None, claim: Claim | None = None
-) -> str:
-    """`within the claim` / `consistent with the claim` / `faster than claimed` / `slower
-    than claimed` / `undecided` / `no data` against a claim's band (the 40-60% one by
-    default; module docstring). Without a CI (fewer than `MIN_PAIRED_N` units): `too few
-    runs`, never a verdict from a point."""
-    if speedup is None or not math.isfinite(speedup):
-        return "no data"
-    if ci is None:
-        return TOO_FEW
-    low_s, high_s = band(claim or band_claim())
-    return _VERDICTS[against_band(ci[0], ci[1], speedup, low_s, high_s)]
-
-
-_VERDICTS = {
-    "below": "slower than claimed",
-    "above": "faster than claimed",
-    "inside": "within the claim",
-    "consistent": "consistent with the claim",
-    "undecided": "undecided",
-}
-"""`looplab.stats.order.against_band` in the claim panel's words (speedups)."""
-
-
-_PHRASES = {
-    "within the claim": "within the claim (40-60% shorter)",
-    "consistent with the claim": "consistent with the claim, though its CI reaches outside 40-60%",
-    "faster than claimed": "faster than claimed: more than 60% shorter",
-    "slower than claimed": "slower than claimed: less than 40% shorter",
-    "undecided": "undecided: its CI straddles the 40-60% band",
-    "no data": "no data, so nothing about the claim",
-    TOO_FEW: "no verdict",
-}
-
-
-def _sentence(row: ClaimRow) -> str:
+def _sentence(row: ClaimRow, said: Verdict) -> str:
     if row.speedup is None:
-        return f"{row.label}: no timed runs: {_PHRASES['no data']} ({row.agent})."
+        return f"{row.label}: no timed runs: {phrase(said, band_claim().claimed)} ({row.agent})."
     if row.ci:
         ci = (
             f" [{CI_METHOD} {row.ci[0]:.2f}-{row.ci[1]:.2f}x, "
@@ -216,8 +176,14 @@ def _sentence(row: ClaimRow) -> str:
     share = f", decode {row.decode_share:.0%} of the slow time" if row.decode_share else ""
     return (
         f"{row.label}: {row.speedup:.2f}x, {shorter(row.speedup):.0%} shorter{ci}{share}: "
-        f"{_PHRASES[row.verdict]} ({row.agent})."
+        f"{phrase(said, band_claim().claimed)} ({row.agent})."
     )
+
+
+def row_verdict(row: ClaimRow, claim: ClaimEntry | None = None) -> Verdict:
+    """A data row's verdict against a panel claim (`BAND_CLAIM` by default): its speedup and
+    CI read as percent shorter, judged by `looplab.claims.verdicts.verdict`."""
+    return verdict((claim or band_claim()).claimed, row.shorter, row.shorter_ci)
 
 
 def make_row(key: str, kind: str, label: str, agent: str, **values: Any) -> ClaimRow:
@@ -226,8 +192,8 @@ def make_row(key: str, kind: str, label: str, agent: str, **values: Any) -> Clai
     row = ClaimRow(key, kind, label, agent, verdict="", sentence="", **values)
     if row.n < MIN_PAIRED_N:
         row.ci = None
-    row.verdict = verdict(row.speedup, row.ci)
-    row.sentence = _sentence(row)
+    said = row_verdict(row)
+    row.verdict, row.sentence = said, _sentence(row, said)
     return row
 
 

@@ -20,10 +20,11 @@ computed from the numbers:
 - the **Amdahl** band: `1 / ((1 - f) + f / r)` for the decode shares f (decode plus
   hidden reasoning, at the slow rate) measured in these rows' runs, p10-p90, r the
   decode-rate ratio; and the share f a claim needs;
-- the **claims** (`claims()`, the shipped claim entries with a panel wording): "40-60%
-  shorter coding tasks" and "54%".
+- the **claims** (`panel_claims()`, the shipped claim entries with a panel wording):
+  "40-60% shorter coding tasks" and "54%".
 
-Verdicts: `claim_rows` (plain words; none under `MIN_PAIRED_N` units).
+Verdicts: `rows.row_verdict`, in the words of `looplab.claims.verdicts` (none under
+`MIN_PAIRED_N` units).
 """
 
 from __future__ import annotations
@@ -41,12 +42,14 @@ from looplab.claims.panel.rows import (
     amdahl,
     band,
     band_claim,
-    claims,
     make_row,
+    panel_claims,
+    panel_text,
     required_share,
+    row_verdict,
     shorter,
-    verdict,
 )
+from looplab.claims.verdicts import Verdict
 from looplab.errors import LooplabError
 from looplab.report.data.records import RunRecord
 from looplab.report.views.compare import keyed
@@ -198,8 +201,8 @@ _RANGE = "p10-p90 range"
 
 def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     """The Amdahl band over the measured decode shares (p10-p90) and what the claim needs."""
-    claim = band_claim()
-    need = (required_share(claim.low, ratio), required_share(claim.high, ratio))
+    claimed = band_claim().claimed
+    need = (required_share(claimed.low, ratio), required_share(claimed.high, ratio))
     row = ClaimRow(
         "amdahl",
         "bound",
@@ -229,12 +232,13 @@ def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     return row
 
 
-_GROUPS = (
-    ("in line with it", ("within the claim", "consistent with the claim")),
-    ("undecided", ("undecided",)),
-    ("faster than claimed", ("faster than claimed",)),
-    ("slower than claimed", ("slower than claimed",)),
+_GROUPS: tuple[tuple[str, tuple[Verdict, ...]], ...] = (
+    ("in line with it", (Verdict.SUPPORTED, Verdict.CONSISTENT)),
+    (Verdict.UNDECIDED, (Verdict.UNDECIDED,)),
+    (Verdict.FASTER, (Verdict.FASTER,)),
+    (Verdict.SLOWER, (Verdict.SLOWER,)),
 )
+"""How a claim row groups the data rows by their verdict against it."""
 
 
 def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
@@ -242,29 +246,30 @@ def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
     faster or slower than claimed (rows without a verdict are not counted)."""
     rows: list[ClaimRow] = []
     timed = [r for r in data if r.speedup is not None and r.ci is not None]
-    for claim in claims():
+    for claim in panel_claims():
         low_s, high_s = band(claim)
+        low, high = claim.claimed.low, claim.claimed.high
         point = low_s == high_s
-        verdicts = {r.key: verdict(r.speedup, r.ci, claim) for r in timed}
+        verdicts = {r.key: row_verdict(r, claim) for r in timed}
         parts = []
         for phrase, kinds in _GROUPS:
             named = [r for r in timed if verdicts[r.key] in kinds]
             if named:
                 parts.append(f"{phrase}: {_names(named)}")
-        target = f"{claim.low:.0%}" if point else f"{claim.low:.0%}-{claim.high:.0%}"
+        target = f"{low:.0%}" if point else f"{low:.0%}-{high:.0%}"
         speed = f"{low_s:.2f}x" if point else f"{low_s:.2f}-{high_s:.2f}x"
         found = "; ".join(parts) or f"no row has the {MIN_PAIRED_N} runs a verdict needs"
         rows.append(
             ClaimRow(
-                claim.key,
+                claim.name,
                 "claim",
                 f"claim: {target} shorter",
-                claim.source,
+                panel_text(claim).source,
                 n=0,
                 speedup=low_s if point else None,
                 ci=None if point else (low_s, high_s),
                 verdict="claim",
-                sentence=f"Claim {claim.label}, i.e. {speed}: {found}.",
+                sentence=f"Claim {panel_text(claim).label}, i.e. {speed}: {found}.",
                 section="bounds",
                 interval="claimed band",
             )

@@ -113,7 +113,7 @@ def _group_row(group: GroupView) -> str:
     elif group.ci and all(math.isfinite(v) for v in group.ci):
         speedup = f"{group.speedup:.2f}x ({group.ci[0]:.2f}-{group.ci[1]:.2f})"
     else:
-        speedup = f"{group.speedup:.2f}x <span class='hint'>(n too small for a CI)</span>"
+        speedup = f"{group.speedup:.2f}x <span class='hint'>(too few runs for a CI)</span>"
     badges = ""
     if group.estimated:
         what = ", ".join(group.estimated)
