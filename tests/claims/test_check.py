@@ -154,7 +154,7 @@ def test_websocket_claim_is_untestable_but_implies_an_overhead() -> None:
     value = check.evidence.implied
     assert value == pytest.approx(1.36, abs=0.01)
     retimer = check.evidence.retimer
-    assert retimer is not None
+    assert retimer is not None and value is not None
     slow = retimer.points({**entry.test.slow, "overhead_s": value})
     fast = retimer.points({**entry.test.slow, **entry.test.fast, "overhead_s": value * 0.2})
     speedup = median([p.task_s for p in slow]) / median([p.task_s for p in fast])

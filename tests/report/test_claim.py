@@ -85,7 +85,7 @@ def test_claim_rows_are_computed_from_the_runs_and_the_corpus(claim_run: Path) -
     assert reasoning.ci is None and reasoning.verdict == TOO_FEW  # 3 draws: under MIN_PAIRED_N
     corpus = rows["corpus:mini-swe-agent"]
     assert corpus.n == 42 and corpus.ci is not None and corpus.section == "reference"
-    assert corpus.ci[0] < corpus.speedup < corpus.ci[1]
+    assert corpus.speedup is not None and corpus.ci[0] < corpus.speedup < corpus.ci[1]
     assert rows["corpus:swe-agent"].untimed == 11 and rows["corpus:swe-agent"].speedup is None
     amdahl_row = rows["amdahl"]
     assert amdahl_row.ci is not None and amdahl_row.ci[0] <= amdahl_row.ci[1]
