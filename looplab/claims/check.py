@@ -159,6 +159,12 @@ def _implied_json(check: ClaimCheck) -> dict[str, Any] | None:
     }
 
 
+def _no_interval(check: ClaimCheck) -> str | None:
+    """Why a checked claim has no interval: too few runs (a prediction under `MIN_PAIRED_N`
+    units), else None (no prediction: not testable or no evidence)."""
+    return f"{TOO_FEW} for a CI" if check.prediction is not None and check.evidence.n else None
+
+
 def check_json(check: ClaimCheck) -> dict[str, Any]:
     """One checked claim for scripts (`looplab claims check --json`)."""
     entry, ev = check.entry, check.evidence
@@ -178,7 +184,7 @@ def check_json(check: ClaimCheck) -> dict[str, Any]:
         "prediction": _finite(check.prediction),
         "ci_low": _finite(check.ci[0]) if check.ci else None,
         "ci_high": _finite(check.ci[1]) if check.ci else None,
-        "interval": "95% BCa CI" if check.ci else (f"{TOO_FEW} for a CI" if ev.n else None),
+        "interval": "95% BCa CI" if check.ci else _no_interval(check),
         "min_n_for_ci": MIN_PAIRED_N,
         "verdict": check.verdict,
         "assumptions": entry.assumptions,
