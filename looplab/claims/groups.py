@@ -12,7 +12,7 @@ pooled row weights the groups equally, whatever their run counts:
 
 The pooled interval is a percentile bootstrap stratified by group (each group's units
 resampled within the group, `RESAMPLES` times, seeded), so a small group widens it as
-it should. Its verdict uses the same words as the claim's (`check.verdict`).
+it should. Its verdict is the claim's rule and words (`looplab.claims.verdicts.verdict`).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any
 
 from looplab.claims.panel.click_render import click_tables, render_click
 from looplab.claims.panel.rows import SECTIONS, ClaimRow, ClaimView, band, band_claim, claim_json
+from looplab.claims.verdicts import band_text
 from looplab.report.render.svg import Chart
 from looplab.report.views.report_model import ReportModel
 from looplab.stats.intervals import MIN_PAIRED_N
@@ -130,11 +131,12 @@ def _chart(view: ClaimView) -> str:
         (min([0.9, *values]), max([ratio, *values]) * 1.1), (len(rows) - 0.5, -0.5), x_log=True
     )
     low_s, high_s = band(band_claim())
+    said = band_text(band_claim().claimed)
     x0, x1 = chart.x(low_s), chart.x(high_s)
     chart.parts.append(
         f'<rect class="claim-band" x="{x0:.1f}" y="{chart.top}" width="{x1 - x0:.1f}" '
         f'height="{chart.height - chart.top - chart.bottom}" fill="#999999" fill-opacity="0.15">'
-        "<title>the claim: 40-60% shorter tasks (1.67-2.5x)</title></rect>"
+        f"<title>the claim: {said} shorter tasks ({low_s:.2f}-{high_s:.2f}x)</title></rect>"
     )
     chart.axes(x_fmt=lambda v: f"{v:g}x", y_ticks=False)
     chart.row_labels([r.label for r in rows])
@@ -149,12 +151,12 @@ def _chart(view: ClaimView) -> str:
     for kind, color in _KIND_COLORS.items():
         if any(r.kind == kind for r in rows):
             chart.legend(kind, color, "dot", kind)
-    chart.legend("claim band: 40-60% shorter", "#999999", "box")
+    chart.legend(f"claim band: {said} shorter", "#999999", "box")
     chart.caption = (
         "Dots: median slow task time over median fast task time; bars: 95% BCa bootstrap CIs "
         "(paired by task, by draw for workloads, by run for the corpus; none under "
         f"{MIN_PAIRED_N} pairs), the Amdahl row's p10-p90 range. Shaded: the claimed "
-        "40-60% shorter tasks. Amdahl band: 1/((1-f)+f/r) over the decode shares f measured."
+        f"{said} shorter tasks. Amdahl band: 1/((1-f)+f/r) over the decode shares f measured."
     )
     return chart.render()
 
@@ -186,8 +188,8 @@ def render_claim(model: ReportModel) -> str:
         "workloads played through the real loop, on the virtual clock where badged). "
         "Reference rows: the shipped real runs (corpus/PROVENANCE.md) re-timed at the two "
         "rates, tools and harness as recorded; they are not your result. Verdicts compare "
-        f"each 95% BCa CI with the 40-60% band; a row of fewer than {MIN_PAIRED_N} pairs gets "
-        "neither a CI nor a verdict.</p>"
+        f"each 95% BCa CI with the {band_text(band_claim().claimed)} band; a row of fewer "
+        f"than {MIN_PAIRED_N} pairs gets neither a CI nor a verdict.</p>"
     )
 
 

@@ -49,7 +49,7 @@ from looplab.claims.panel.rows import (
     row_verdict,
     shorter,
 )
-from looplab.claims.verdicts import Verdict
+from looplab.claims.verdicts import Verdict, band_text
 from looplab.errors import LooplabError
 from looplab.report.data.records import RunRecord
 from looplab.report.views.compare import keyed
@@ -225,7 +225,8 @@ def _amdahl_row(shares: Sequence[float], ratio: float) -> ClaimRow:
     row.sentence = (
         f"Amdahl band: a {ratio:.1f}x faster decode gives {lo:.2f}-{hi:.2f}x "
         f"({shorter(lo):.0%}-{shorter(hi):.0%} shorter) for decode shares f = "
-        f"{low:.0%}-{high:.0%} (median {mid:.0%}) measured here; 40-60% shorter needs f = "
+        f"{low:.0%}-{high:.0%} (median {mid:.0%}) measured here; {band_text(claimed)} shorter "
+        f"needs f = "
         f"{need[0]:.0%}-{need[1]:.0%} at the slow rate, so the claim holds only for agents "
         "that spend that share of their time decoding."
     )
@@ -296,7 +297,8 @@ def _summary(rows: Sequence[ClaimRow], ratio: float) -> str:
         )
 
     yours, reference = said("yours"), said("reference")
-    text = f"Is {ratio:.1f}x faster decode worth it? Against the claimed 40-60% shorter tasks: "
+    claimed = band_text(band_claim().claimed)
+    text = f"Is {ratio:.1f}x faster decode worth it? Against the claimed {claimed} shorter tasks: "
     text += f"your runs: {yours}." if yours else "no runs of yours to compare."
     return text + (f" Reference (the shipped corpus, re-timed): {reference}." if reference else "")
 
