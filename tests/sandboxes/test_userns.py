@@ -93,3 +93,19 @@ def test_each_lock_alone_stops_unshare(lock: str) -> None:
         pytest.skip("no seccomp filter for this machine")
     out = _as_nobody(disable=lock == "disable-userns", program=program)
     assert out == ("0\nchild\n" if lock == "none" else "1\nchild\n")
+
+
+def test_no_lock_on_another_machine_as_root_is_said_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """On a machine without a filter, as root (no `--disable-userns`), the lock says
+    nested user namespaces are allowed, and the warning line is printed once."""
+    from looplab.sandboxes import _seccomp
+
+    monkeypatch.setattr("platform.machine", lambda: "riscv64")
+    lock = _seccomp.userns_lock("bwrap", as_root=True)
+    assert not lock.closed and lock.text == USERNS_OPEN
+    _seccomp.warn_userns_open.cache_clear()
+    _seccomp.warn_userns_open()
+    _seccomp.warn_userns_open()
+    assert capsys.readouterr().err == f"WARNING: local sandbox: {USERNS_OPEN}\n"
