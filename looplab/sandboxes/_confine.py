@@ -32,6 +32,7 @@ from pathlib import Path
 from looplab.sandbox_contract import SandboxConfig, parse_size
 from looplab.sandboxes._channel import helper_source
 from looplab.sandboxes._inside import SANDBOX_ENV, kill_until_gone, marked, tree_of
+from looplab.sandboxes._seccomp import UserNamespaceLock, userns_lock, warn_userns_open
 from looplab.sandboxes.cgroup import SandboxCgroup
 from looplab.sandboxes.owner import owner_label
 
@@ -66,8 +67,16 @@ def project_python_dirs() -> list[Path]:
     return [d for d in unique if not any(d == s or s in d.parents for s in system)]
 
 
-def bwrap_args(root: Path, config: SandboxConfig, *, as_root: bool) -> list[str]:
-    """bubblewrap arguments: read-only system, writable /workspace, fresh /tmp, no net."""
+def bwrap_args(
+    root: Path,
+    config: SandboxConfig,
+    *,
+    as_root: bool,
+    disable_userns: bool = False,
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """bubblewrap arguments: read-only system, writable /workspace, fresh /tmp, no net,
+    no nested user namespaces (`--disable-userns`, and the filter read from `seccomp_fd`)."""
     args = ["--tmpfs", "/"]
     for name in SYSTEM_DIRS:
         host = Path("/", name)
@@ -100,6 +109,10 @@ def bwrap_args(root: Path, config: SandboxConfig, *, as_root: bool) -> list[str]
         if config.network != "none":
             args.append("--share-net")
         args += ["--cap-drop", "ALL"]
+        if disable_userns:
+            args.append("--disable-userns")
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     args += ["--die-with-parent", "--new-session", "--chdir", SANDBOX_WORKDIR]
     return args
 
@@ -132,6 +145,7 @@ class Confinement:
         user: uid, gid commands run as when looplab runs as root (None: no change).
         cgroup: the sandbox's cgroup, or why there is none.
         nproc: RLIMIT_NPROC given to the helper when no cgroup limits pids (0: none).
+        userns: what keeps commands from making user namespaces (None: no bubblewrap).
         marker: the `LOOPLAB_SANDBOX` value of every process of this sandbox.
     """
 
@@ -140,6 +154,7 @@ class Confinement:
     user: tuple[int, int] | None
     cgroup: SandboxCgroup | str
     nproc: int
+    userns: UserNamespaceLock | None = None
     marker: str = field(default_factory=lambda: uuid.uuid4().hex)
 
     @classmethod
@@ -150,10 +165,14 @@ class Confinement:
         nproc = 0
         if isinstance(cgroup, str) and bwrap is not None and (as_root or nproc_per_namespace()):
             nproc = config.pids
-        return cls(config, bwrap, DROPPED_USER if as_root else None, cgroup, nproc)
+        userns = None if bwrap is None else userns_lock(bwrap, as_root=as_root)
+        if userns is not None and not userns.closed:
+            warn_userns_open()
+        return cls(config, bwrap, DROPPED_USER if as_root else None, cgroup, nproc, userns)
 
-    def argv(self, python: str, root: Path) -> list[str]:
-        """The command line that starts the helper (inside bubblewrap when there is one)."""
+    def argv(self, python: str, root: Path, seccomp_fd: int | None = None) -> list[str]:
+        """The command line that starts the helper (inside bubblewrap when there is one);
+        `seccomp_fd` is an open file holding `self.userns.program` (bubblewrap reads it)."""
         settings = {
             "marker": self.marker,
             "owner": owner_label(),
@@ -164,7 +183,15 @@ class Confinement:
         helper = [python, "-c", helper_source(), "serve", json.dumps(settings)]
         if self.bwrap is None:
             return helper
-        return [self.bwrap, *bwrap_args(root, self.config, as_root=self.user is not None), *helper]
+        disable = self.userns is not None and self.userns.disable_userns
+        args = bwrap_args(
+            root,
+            self.config,
+            as_root=self.user is not None,
+            disable_userns=disable,
+            seccomp_fd=seccomp_fd,
+        )
+        return [self.bwrap, *args, *helper]
 
     def adopt(self, pid: int) -> None:
         """Move the started helper's process tree (`pid` and below) into the cgroup.
@@ -200,7 +227,9 @@ class Confinement:
         return f"{text}: {self.cgroup}"
 
     def user_text(self) -> str:
-        """Who commands run as, in words."""
+        """Who commands run as, and whether they may make user namespaces, in words."""
         if self.user is None:
-            return "uid 1000 in a user namespace (this user on the host)"
-        return f"uid {self.user[0]} (nobody; looplab runs as root, which is dropped)"
+            who = "uid 1000 in a user namespace (this user on the host)"
+        else:
+            who = f"uid {self.user[0]} (nobody; looplab runs as root, which is dropped)"
+        return who if self.userns is None else f"{who}, {self.userns.text}"

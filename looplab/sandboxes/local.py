@@ -4,8 +4,9 @@ Where `bwrap` (bubblewrap) exists, one long-lived helper (`_inside.py`) runs ins
 bubblewrap sandbox made once per LocalSandbox: new pid, net, ipc, uts and cgroup
 namespaces (no network unless `network: bridge`), the system directories read-only, no
 /home, /root, /run (so no Docker socket), a fresh tmpfs /tmp, the workspace writable at
-/workspace, no capabilities, an unprivileged user (`_bwrap.py` says which and how), and
-`--die-with-parent` so the whole tree dies with the owner. Commands start from that helper
+/workspace, no capabilities, an unprivileged user (`_confine.py` says which and how), no
+nested user namespaces (`_seccomp.py`), and `--die-with-parent` so the whole tree dies
+with the owner. Commands start from that helper
 (about a fork+exec each); a timeout kills the command's whole tree.
 
 Limits: where this process may make cgroups (`cgroup.py`), the sandbox's whole process
@@ -38,6 +39,7 @@ from looplab.sandbox_contract import EventSink, ExecResult, SandboxConfig
 from looplab.sandboxes._channel import HelperChannel, command_argv, run_command
 from looplab.sandboxes._confine import SANDBOX_WORKDIR, Confinement, chown_tree
 from looplab.sandboxes._paths import resolve_on_host, workspace_relative
+from looplab.sandboxes._seccomp import program_fd
 from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.leftovers import owned_tempdir
 
@@ -321,15 +323,18 @@ async def _start(
         (home / "home").mkdir()
         if confinement.user is not None:
             await asyncio.to_thread(chown_tree, root, *confinement.user)
-        process = await asyncio.create_subprocess_exec(
-            *confinement.argv(python, root),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            cwd=root,
-            env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
-            start_new_session=True,
-        )
+        program = None if confinement.userns is None else confinement.userns.program
+        with program_fd(program) as seccomp:
+            process = await asyncio.create_subprocess_exec(
+                *confinement.argv(python, root, seccomp),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                cwd=root,
+                env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
+                start_new_session=True,
+                pass_fds=() if seccomp is None else (seccomp,),
+            )
     except BaseException:
         confinement.release()
         shutil.rmtree(home, ignore_errors=True)

@@ -162,6 +162,20 @@ async def _total_memory(box: Sandbox) -> None:
     assert (await box.exec("echo alive")).stdout == "alive\n"
 
 
+async def _no_nested_user_namespace(box: Sandbox) -> None:
+    probe = (
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "made = libc.unshare(0x10000000) == 0\n"  # CLONE_NEWUSER
+        "print('made' if made else f'refused {ctypes.get_errno()}')\n"
+    )
+    result = await box.exec(["python3", "-c", probe])
+    assert result.stdout.startswith("refused "), result.stdout
+    shell = await box.exec("unshare -U true 2>/dev/null && echo made; unshare -Ur true 2>&1")
+    assert "made" not in shell.stdout, shell.stdout
+    assert (await box.exec("echo alive")).stdout == "alive\n"
+
+
 PROBES: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
     "no network": _no_network,
     "no root-only host files, no docker socket, no /root": _no_root_only_host_files,
@@ -172,6 +186,7 @@ PROBES: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
     "pids limit": _pids_limit,
     "memory hog stopped": _memory_hog,
     "total memory of the tree": _total_memory,
+    "no nested user namespaces": _no_nested_user_namespace,
 }
 
 

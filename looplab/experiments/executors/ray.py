@@ -5,7 +5,9 @@ Each cell is a Ray generator task (`ray_worker.stream_cell`) asking for its shar
 cells a node runs. Its simulator, agent and sandbox run together on the task's node; the
 trace streams back and is appended here as it arrives (`TraceWriter`). When a node or
 worker is lost mid-cell, the attempt's trace is set aside as incomplete (never counted)
-and the cell runs again, up to `max_attempts` times, then fails with the last error.
+and the cell runs again, up to `max_attempts` times, then fails with the last error. A
+full disk under the directory is no lost attempt: it stops the run with the in-process
+executor's `DiskFullError` (one line, resumable), the cell's trace left incomplete.
 Cancelled (Ctrl-C, SIGTERM), the tasks in flight are cancelled (each cleans up on its
 node) and their traces stay incomplete, so the directory resumes like an in-process one.
 """
@@ -24,6 +26,7 @@ import structlog
 from looplab.errors import ConfigError, PrerequisiteError
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.directory import set_aside
+from looplab.experiments.diskfull import disk_full_in
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import SLOT_RESOURCE, ExecutorConfig
 from looplab.experiments.executors.node import cell_resources
@@ -166,14 +169,15 @@ class RayExecutor:
             try:
                 outcome = await mirror.follow(_batches(task, streaming), observe)
             except asyncio.CancelledError:
-                import ray
-
-                # the cell cleans up on its node; a failed cancel must not hide the Ctrl-C
-                with contextlib.suppress(Exception):
-                    ray.cancel(task)
+                _stop(task)
                 mirror.close()
                 raise
             except Exception as exc:  # a lost node or worker: Ray's errors, whatever kind
+                full = disk_full_in(exc, mirror.path)
+                if full is not None:  # this driver's disk, not the attempt: stop the run
+                    _stop(task)
+                    mirror.leave()
+                    raise full from None
                 errors.append(f"attempt {attempt}: {type(exc).__name__}: {exc}"[:500])
                 log.warning("cell.attempt_lost", cell=cell.id, attempt=attempt, error=errors[-1])
                 mirror.abandon()
@@ -183,6 +187,15 @@ class RayExecutor:
         path = trace_path(job.traces, cell.id)
         error = f"lost {len(errors)} attempts; last: {errors[-1]}"
         job.finished(CellOutcome(cell, "failed", path, error=error))
+
+
+def _stop(task: Any) -> None:
+    """Cancel a cell's Ray task (it cleans up on its node); a failed cancel must not hide
+    why the cell is stopped."""
+    import ray
+
+    with contextlib.suppress(Exception):
+        ray.cancel(task)
 
 
 async def _batches(task: Any, streaming: bool) -> AsyncIterator[list[StreamItem]]:
@@ -224,6 +237,13 @@ class _TraceMirror:
         """Close the file (the trace is complete or not, as far as it got)."""
         if self.writer is not None:
             self.writer.close()
+
+    def leave(self) -> None:
+        """The disk is full: close the trace as far as it got, where it is (an incomplete
+        trace runs again on resume); a close that cannot flush either is let go."""
+        if self.writer is not None:
+            with contextlib.suppress(OSError):
+                self.writer.close()
 
     def abandon(self) -> None:
         """A lost attempt: close its trace and set it aside as incomplete."""

@@ -1,0 +1,172 @@
+"""No nested user namespaces in a local sandbox: a seccomp filter and bubblewrap's
+`--disable-userns`.
+
+A user namespace is the door to every other namespace (and to the kernel code only
+namespace-root may reach), so a sandbox command must not make one. Two locks, used where
+they exist:
+- **a seccomp filter** (`user_namespace_filter`), given to bubblewrap as `--seccomp FD`
+  and loaded right before the helper starts, so every command inherits it: `unshare` and
+  `clone` with CLONE_NEWUSER fail with EPERM, `clone3` (whose flags a filter cannot read)
+  fails with ENOSYS so libc falls back to `clone`, and system calls of a foreign ABI (x32,
+  i386 on x86_64; 32-bit on arm64) fail with EPERM, since their numbers differ. Built for
+  x86_64 and aarch64; on any other machine there is no filter.
+- **`--disable-userns`** (bubblewrap >= 0.8, only with its own user namespace, i.e. when
+  looplab is not root), probed once per process from `bwrap --help`.
+
+`userns_lock(bwrap, as_root)` says which hold; `USERNS_OPEN` is the sentence a sandbox with
+neither states in its description and logs as a warning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import platform
+import struct
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "USERNS_OPEN",
+    "UserNamespaceLock",
+    "program_fd",
+    "user_namespace_filter",
+    "userns_lock",
+    "warn_userns_open",
+]
+
+USERNS_OPEN = (
+    "nested user namespaces allowed (no seccomp filter for this machine, "
+    "and this bubblewrap has no --disable-userns or looplab runs as root)"
+)
+CLONE_NEWUSER = 0x10000000
+EPERM, ENOSYS = 1, 38
+
+_LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
+_JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+_JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+_JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+_RET_K = 0x06  # BPF_RET | BPF_K
+_ALLOW = 0x7FFF0000  # SECCOMP_RET_ALLOW
+_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
+_X32_BIT = 0x40000000
+
+
+@dataclass(frozen=True)
+class _Abi:
+    """One machine's audit arch and the system call numbers the filter checks."""
+
+    arch: int
+    unshare: int
+    clone: int
+    clone3: int
+    x32: bool
+
+
+_ABIS = {
+    "x86_64": _Abi(arch=0xC000003E, unshare=272, clone=56, clone3=435, x32=True),
+    "aarch64": _Abi(arch=0xC00000B7, unshare=97, clone=220, clone3=435, x32=False),
+}
+
+
+def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    """One `struct sock_filter` (native little-endian on both machines built for)."""
+    return struct.pack("<HBBI", code, jt, jf, k)
+
+
+def user_namespace_filter(machine: str | None = None) -> bytes | None:
+    """The compiled BPF program (as `bwrap --seccomp` reads it), or None for a machine it
+    is not built for. `machine` defaults to this one (`platform.machine()`)."""
+    abi = _ABIS.get(machine or platform.machine())
+    if abi is None:
+        return None
+    deny, nosys, allow = _ERRNO | EPERM, _ERRNO | ENOSYS, _ALLOW
+    # layout: 0 ld arch | 1 jeq arch | 2 ret deny | 3 ld nr | 4 jge x32 | 5 jeq unshare
+    # | 6 jeq clone | 7 jeq clone3 | 8 ret allow | 9 ret nosys | 10 ld arg0 | 11 jset
+    # | 12 ret allow | 13 ret deny
+    program = [
+        _insn(_LD_W_ABS, 4),  # seccomp_data.arch
+        _insn(_JEQ_K, abi.arch, jt=1, jf=0),
+        _insn(_RET_K, deny),
+        _insn(_LD_W_ABS, 0),  # seccomp_data.nr
+        _insn(_JGE_K, _X32_BIT if abi.x32 else 0xFFFFFFFF, jt=8, jf=0),  # -> 13 deny
+        _insn(_JEQ_K, abi.unshare, jt=4, jf=0),  # -> 10
+        _insn(_JEQ_K, abi.clone, jt=3, jf=0),  # -> 10
+        _insn(_JEQ_K, abi.clone3, jt=1, jf=0),  # -> 9
+        _insn(_RET_K, allow),
+        _insn(_RET_K, nosys),
+        _insn(_LD_W_ABS, 16),  # low 32 bits of seccomp_data.args[0]: the flags
+        _insn(_JSET_K, CLONE_NEWUSER, jt=1, jf=0),  # -> 13 deny
+        _insn(_RET_K, allow),
+        _insn(_RET_K, deny),
+    ]
+    return b"".join(program)
+
+
+@functools.cache
+def supports_disable_userns(bwrap: str) -> bool:
+    """True when this bubblewrap has `--disable-userns` (0.8+); asked once per path."""
+    try:
+        shown = subprocess.run(
+            [bwrap, "--help"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "--disable-userns" in shown.stdout + shown.stderr
+
+
+@dataclass(frozen=True)
+class UserNamespaceLock:
+    """What keeps a local sandbox's commands from making user namespaces.
+
+    Attributes:
+        program: the seccomp filter to load, or None (no filter for this machine).
+        disable_userns: pass `--disable-userns` (bubblewrap has it and makes a user
+            namespace, i.e. looplab is not root).
+    """
+
+    program: bytes | None
+    disable_userns: bool
+
+    @property
+    def closed(self) -> bool:
+        """True when at least one lock holds."""
+        return self.program is not None or self.disable_userns
+
+    @property
+    def text(self) -> str:
+        """In words, for the sandbox's description."""
+        how = ["seccomp"] if self.program is not None else []
+        how += ["--disable-userns"] if self.disable_userns else []
+        return f"no nested user namespaces ({' + '.join(how)})" if how else USERNS_OPEN
+
+
+def userns_lock(bwrap: str, *, as_root: bool) -> UserNamespaceLock:
+    """The locks this host and this bubblewrap allow (see the module docstring)."""
+    disable = not as_root and supports_disable_userns(bwrap)
+    return UserNamespaceLock(user_namespace_filter(), disable)
+
+
+@functools.cache
+def warn_userns_open() -> None:
+    """Print the one `WARNING:` line (once per process) that sandboxes here have no lock."""
+    print(f"WARNING: local sandbox: {USERNS_OPEN}", file=sys.stderr)
+
+
+@contextlib.contextmanager
+def program_fd(program: bytes | None) -> Iterator[int | None]:
+    """An open, rewound in-memory file holding `program` (None for no program), closed on
+    exit; pass it to the child (`pass_fds`) and name it in `--seccomp`."""
+    if program is None:
+        yield None
+        return
+    fd = os.memfd_create("looplab-seccomp", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+        yield fd
+    finally:
+        os.close(fd)
