@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from looplab.report.dashboard.host_guard import host_check, split_host
 from looplab.report.dashboard.server import DashboardServer
+from looplab.serving.hosts import host_check, split_host
 
 
 @pytest.mark.parametrize(
