@@ -51,7 +51,8 @@ def app_config(
 ) -> uvicorn.Config:
     """The uvicorn settings looplab serves with: asyncio loop, httptools guarded by a read
     deadline, a body and a head limit (`looplab.serving.guard`), no access log; with
-    `max_connections`, connections and requests past that many at once are answered 503.
+    `max_connections`, a request that arrives while that many connections (its own
+    included) or requests are open is answered 503 (uvicorn's `limit_concurrency`).
 
     An asyncio loop on purpose: its timers never fire early, which the pacer relies on
     (libuv-based loops round timers to whole milliseconds both ways). `timers.run_server`
@@ -92,7 +93,8 @@ class AppServer:
             or its previous response; then it is closed (`looplab.serving.guard`).
         max_body_bytes: largest request body served (413 above it).
         drain_s: on stop or a signal, seconds in-flight requests get to finish (`DRAIN_S`).
-        max_connections: connections served at once (503 beyond); None: no cap.
+        max_connections: a request that arrives while this many connections are open (its
+            own included) is answered 503; None: no cap.
         port_flag: the flag or field named when the port cannot be bound.
     """
 
@@ -124,6 +126,8 @@ class AppServer:
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._socket: socket.socket | None = None
+        self._done: threading.Event | None = None
+        """Set when `serve_forever` has returned."""
 
     @property
     def port(self) -> int:
@@ -189,26 +193,32 @@ class AppServer:
         return self
 
     def serve_forever(self) -> None:
-        """Bind (unless bound) and serve in this thread until `stop()` or, in the main
-        thread, Ctrl-C or SIGTERM: uvicorn then lets in-flight requests drain for `drain_s`
-        and re-raises the signal (KeyboardInterrupt). The socket is closed either way.
+        """Bind (unless bound) and serve in this thread until `stop()` (from another
+        thread) or, in the main thread, Ctrl-C or SIGTERM: uvicorn then lets in-flight
+        requests drain for `drain_s` and re-raises the signal (KeyboardInterrupt). The
+        socket is closed either way.
 
         Raises:
             ConfigError: the address cannot be bound.
         """
         server, sock = self._prepare()
+        done = self._done = threading.Event()
         try:
             run_server(server, [sock])
         finally:
             self._close()
+            done.set()
 
     def stop(self) -> None:
-        """Stop serving (in-flight requests drain for up to `drain_s`), join the thread and
-        close the socket; idempotent."""
+        """Stop serving (in-flight requests drain for up to `drain_s`), wait for the
+        serving thread and close the socket; idempotent."""
         if self._server is not None:
             self._server.should_exit = True
+        wait_s = 10 + self._drain_s
         if self._thread is not None:
-            self._thread.join(timeout=10 + self._drain_s)
+            self._thread.join(timeout=wait_s)
+        elif self._done is not None and self._server is not None:
+            self._done.wait(timeout=wait_s)  # `serve_forever` in another thread
         self._close()
         self._thread = None
 

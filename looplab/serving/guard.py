@@ -14,7 +14,9 @@ uvicorn's httptools protocol with three limits it lacks:
 - **head limit**: a request whose line and headers pass `max_head_bytes` before they end
   is answered 431 the same way (httptools buffers a header of any size: a 20 MB one was
   read whole and served; h11, which the dashboard ran on before, stopped at 16 KiB).
-  Counted per socket read: the bytes of every read that ends inside a request head.
+  A head that ends is measured by its parsed URL and headers; one that does not yet is
+  counted by the bytes of every socket read that ended inside it, so at most the limit
+  plus one read (256 KiB) is ever buffered.
 
 It also stamps each request's **arrival**: the `time.perf_counter()` of the socket read
 that completed the request (its last byte), in the ASGI scope under `ARRIVED_KEY`
@@ -121,13 +123,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if self._in_head and not self._refused:  # this read ended inside a request head
             self._head_bytes += len(data)
             if self._head_bytes > self.max_head_bytes:
-                limit = self.max_head_bytes
-                self._refuse(
-                    "431 Request Header Fields Too Large",
-                    "request_header_too_large",
-                    f"The request line and headers are larger than this server's limit of "
-                    f"{limit} bytes.",
-                )
+                self._refuse_head()
 
     def on_message_begin(self) -> None:
         self._body_bytes = 0
@@ -137,6 +133,10 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._in_head = False
+        head = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if head > self.max_head_bytes:
+            self._refuse_head()
+            return
         length = dict(self.headers).get(b"content-length", b"0")
         if length.isdigit() and int(length) > self.max_body_bytes:
             self._refuse_body()
@@ -180,6 +180,14 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         self._deadline = None
         if not self.transport.is_closing():
             self.transport.close()
+
+    def _refuse_head(self) -> None:
+        limit = self.max_head_bytes
+        self._refuse(
+            "431 Request Header Fields Too Large",
+            "request_header_too_large",
+            f"The request line and headers are larger than this server's limit of {limit} bytes.",
+        )
 
     def _refuse_body(self) -> None:
         limit = self.max_body_bytes
