@@ -18,7 +18,8 @@ from urllib.parse import urlencode
 
 import pytest
 
-from looplab.report.dashboard.server import DashboardServer, PathRefused, resolve_inside
+from looplab.report.dashboard.experiments import PathRefused, resolve_inside
+from looplab.report.dashboard.server import DashboardServer
 from looplab.serving.hosts import host_check
 
 
