@@ -51,41 +51,29 @@ def serve_command(
     Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
     given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
     """
-    import uvicorn
-
-    from looplab.backends.simulator.inprocess import uvicorn_config
     from looplab.backends.simulator.model import Simulator
     from looplab.backends.simulator.pacing import PACERS
+    from looplab.backends.simulator.server import create_app
     from looplab.latency.presets import resolve_profile
     from looplab.latency.timing import TimingModel
-    from looplab.serving.guard import listening_socket
-    from looplab.serving.timers import run_server
+    from looplab.serving.appserver import AppServer
 
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, profile_set or [])
     simulator = Simulator(resolved, pacer=pacer)
-    sock = listening_socket(host)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
-    bound = sock.getsockname()[1]
+    server = AppServer(
+        create_app(simulator), host=host, port=port, name="looplab-serve", drain_s=drain_s
+    ).bind()  # from here connections wait in the backlog until the server runs
     ttft_ms = TimingModel.from_profile(resolved).fixed_ttft_s * 1000
     err_console().print(
         f"[bold]looplab simulator[/] profile [cyan]{resolved.name}[/] "
         f"({resolved.decode_tps:g} tok/s, TTFT {ttft_ms:.0f} ms, "
-        f"pacer {pacer}, tokenizer {simulator.tokenizer.name}) on http://{host}:{bound}/v1"
+        f"pacer {pacer}, tokenizer {simulator.tokenizer.name}) on {server.base_url}"
     )
-    sock.listen(2048)  # connections wait in the backlog until the server runs
     if port_file is not None:
-        port_file.write_text(str(bound))
-    server = uvicorn.Server(uvicorn_config(simulator, host=host, port=bound, drain_s=drain_s))
-    try:
-        run_server(server, [sock])
-    finally:
-        sock.close()
+        port_file.write_text(str(server.port))
+    server.serve_forever()
 
 
 def profiles_command(

@@ -1,2 +1,3 @@
-"""Serving: the HTTP protocol guard, the precise timer loop and `AppServer`, shared by every
-looplab server (`serve`, the proxy, `collect`, the in-process simulator)."""
+"""Serving: `AppServer` (bind, start, stop, drain), the HTTP protocol guard, the Host check
+and the precise timer loop, shared by every looplab server (`serve`, the proxy, `collect`,
+the dashboard, the in-process simulator)."""

@@ -1,6 +1,6 @@
 """Serving under abuse: the HTTP protocol `serve`, the proxy and every in-process server use.
 
-uvicorn's httptools protocol with two limits it lacks:
+uvicorn's httptools protocol with three limits it lacks:
 
 - **read deadline**: a connection must deliver a whole request within `read_timeout_s`
   of opening (or of its previous response). uvicorn arms its keep-alive timer only after
@@ -11,6 +11,12 @@ uvicorn's httptools protocol with two limits it lacks:
   as a chunked body arrives) is answered 413 in OpenAI's error shape and the connection
   closed, before the body is buffered or parsed (a 50 MB body froze the event loop for
   5.3 s while it was parsed, stalling every other stream's pacing).
+- **head limit**: a request whose line and headers pass `max_head_bytes` before they end
+  is answered 431 the same way (httptools buffers a header of any size: a 20 MB one was
+  read whole and served; h11, which the dashboard ran on before, stopped at 16 KiB).
+  A head that ends is measured by its parsed URL and headers; one that does not yet is
+  counted by the bytes of every socket read that ended inside it, so at most the limit
+  plus one read (256 KiB) is ever buffered.
 
 It also stamps each request's **arrival**: the `time.perf_counter()` of the socket read
 that completed the request (its last byte), in the ASGI scope under `ARRIVED_KEY`
@@ -46,6 +52,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 __all__ = [
     "ARRIVED_KEY",
     "MAX_BODY_BYTES",
+    "MAX_HEAD_BYTES",
     "READ_TIMEOUT_S",
     "GuardedHttpProtocol",
     "arrival",
@@ -56,6 +63,8 @@ __all__ = [
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """Largest request body served (16 MiB: millions of prompt tokens, dozens of images)."""
+MAX_HEAD_BYTES = 64 * 1024
+"""Largest request line plus headers served (64 KiB; an OpenAI client's are under 2 KiB)."""
 READ_TIMEOUT_S = 15.0
 """Seconds a connection has to send a whole request (idle or half-sent: closed)."""
 ARRIVED_KEY = "looplab.arrived_s"
@@ -82,15 +91,18 @@ def arrival(scope: Mapping[str, Any]) -> float | None:
 
 
 class GuardedHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, with the read deadline and the body limit."""
+    """uvicorn's httptools protocol, with the read deadline, the body and the head limits."""
 
     read_timeout_s = READ_TIMEOUT_S
     max_body_bytes = MAX_BODY_BYTES
+    max_head_bytes = MAX_HEAD_BYTES
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline: asyncio.TimerHandle | None = None
         self._body_bytes = 0
+        self._head_bytes = 0
+        self._in_head = False
         self._refused = False
         self._read_at = 0.0
 
@@ -105,17 +117,29 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._read_at = time.perf_counter()  # before parsing: the read that completes a request
-        if not self._refused:
-            super().data_received(data)
+        if self._refused:
+            return
+        super().data_received(data)
+        if self._in_head and not self._refused:  # this read ended inside a request head
+            self._head_bytes += len(data)
+            if self._head_bytes > self.max_head_bytes:
+                self._refuse_head()
 
     def on_message_begin(self) -> None:
         self._body_bytes = 0
+        self._head_bytes = 0
+        self._in_head = True
         super().on_message_begin()
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
+        head = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if head > self.max_head_bytes:
+            self._refuse_head()
+            return
         length = dict(self.headers).get(b"content-length", b"0")
         if length.isdigit() and int(length) > self.max_body_bytes:
-            self._refuse()
+            self._refuse_body()
             return
         super().on_headers_complete()
 
@@ -125,7 +149,7 @@ class GuardedHttpProtocol(HttpToolsProtocol):
             if self.cycle is not None:  # the app sees a client that went away
                 self.cycle.disconnected = True
                 self.cycle.message_event.set()
-            self._refuse()
+            self._refuse_body()
             return
         super().on_body(body)
 
@@ -157,26 +181,40 @@ class GuardedHttpProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self.transport.close()
 
-    def _refuse(self) -> None:
-        """Answer 413 and close, once."""
+    def _refuse_head(self) -> None:
+        limit = self.max_head_bytes
+        self._refuse(
+            "431 Request Header Fields Too Large",
+            "request_header_too_large",
+            f"The request line and headers are larger than this server's limit of {limit} bytes.",
+        )
+
+    def _refuse_body(self) -> None:
+        limit = self.max_body_bytes
+        self._refuse(
+            "413 Request Entity Too Large",
+            "request_too_large",
+            f"The request body is larger than this server's limit of {limit} bytes.",
+        )
+
+    def _refuse(self, status: str, code: str, message: str) -> None:
+        """Answer `status` with an OpenAI-shaped error and close, once."""
         if self._refused:
             return
         self._refused = True
         self._disarm()
-        limit = self.max_body_bytes
-        message = f"The request body is larger than this server's limit of {limit} bytes."
         body = json.dumps(
             {
                 "error": {
                     "message": message,
                     "type": "invalid_request_error",
                     "param": None,
-                    "code": "request_too_large",
+                    "code": code,
                 }
             }
         ).encode()
         head = (
-            "HTTP/1.1 413 Request Entity Too Large\r\ncontent-type: application/json\r\n"
+            f"HTTP/1.1 {status}\r\ncontent-type: application/json\r\n"
             f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
         ).encode()
         self.transport.write(head + body)
@@ -184,10 +222,16 @@ class GuardedHttpProtocol(HttpToolsProtocol):
 
 
 def guarded_protocol(
-    read_timeout_s: float = READ_TIMEOUT_S, max_body_bytes: int = MAX_BODY_BYTES
+    read_timeout_s: float = READ_TIMEOUT_S,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    max_head_bytes: int = MAX_HEAD_BYTES,
 ) -> type[asyncio.Protocol]:
     """The `GuardedHttpProtocol` class with these limits (what uvicorn's `http=` takes)."""
-    limits = {"read_timeout_s": read_timeout_s, "max_body_bytes": max_body_bytes}
+    limits = {
+        "read_timeout_s": read_timeout_s,
+        "max_body_bytes": max_body_bytes,
+        "max_head_bytes": max_head_bytes,
+    }
     return type("GuardedHttpProtocol", (GuardedHttpProtocol,), limits)
 
 

@@ -1,9 +1,11 @@
-"""Serving under abuse: idle and half-sent connections, oversized bodies (serve and proxy).
+"""Serving under abuse: idle and half-sent connections, oversized bodies and heads (serve
+and proxy).
 
 Real loopback servers (`AppServer` with the simulator's app, and the pacing proxy's app
 in front of it) with a 1 s read deadline: 250 sockets that send nothing or half a
 request are all closed by the server; a body over the limit is answered 413 in OpenAI's
-shape before it is read, while the server keeps answering others.
+shape before it is read, and a head over the limit 431, while the server keeps answering
+others.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
 from looplab.latency.presets import resolve_profile
 from looplab.serving.appserver import AppServer
-from looplab.serving.guard import MAX_BODY_BYTES
+from looplab.serving.guard import MAX_BODY_BYTES, MAX_HEAD_BYTES
 
 pytestmark = [pytest.mark.reliability]
 
@@ -100,6 +102,19 @@ def test_oversized_body_is_413_before_it_is_read(port: int) -> None:
     assert error["code"] == "request_too_large"
     assert str(MAX_BODY_BYTES) in error["message"]
     assert _post(port, json.dumps(ASK).encode()).startswith(b"HTTP/1.1 200")
+
+
+def test_oversized_head_is_431_and_a_large_body_is_no_head(port: int) -> None:
+    """A header past the head limit gets 431 (OpenAI's error shape) before the head ends;
+    a request whose body is many times the head limit, sent in one write, is served."""
+    answer = _post(port, b"{}", b"x-big: " + b"a" * (MAX_HEAD_BYTES + 1) + b"\r\n")
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
+    error = json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]
+    assert error["code"] == "request_header_too_large"
+    assert str(MAX_HEAD_BYTES) in error["message"]
+    padded = {**ASK, "user": "u" * (8 * MAX_HEAD_BYTES)}
+    answer = _post(port, json.dumps(padded).encode())
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:200]
 
 
 def test_a_client_hanging_up_mid_body_is_quiet(port: int, caplog: pytest.LogCaptureFixture) -> None:

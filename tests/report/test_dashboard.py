@@ -18,8 +18,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from looplab.report.dashboard.host_guard import host_check
-from looplab.report.dashboard.server import DashboardServer, PathRefused, resolve_inside
+from looplab.report.dashboard.experiments import PathRefused, resolve_inside
+from looplab.report.dashboard.server import DashboardServer
+from looplab.serving.hosts import host_check
 
 
 def _get(url: str, method: str = "GET", host: str | None = None) -> tuple[int, str]:

@@ -233,6 +233,21 @@ def test_ctrl_c_writes_buffered_runs_and_frees_the_port(tmp_path: Path) -> None:
         httpx2.post(url, content=request, headers=headers)
 
 
+def test_a_foreign_host_header_is_refused(tmp_path: Path) -> None:
+    """`collect` answers only requests naming its address (DNS rebinding guard): a foreign
+    Host gets 400 and nothing is buffered; its own address is served."""
+    out = tmp_path / "out"
+    with CollectCli(tmp_path, out) as (process, url):
+        request = json.dumps(_json_request()).encode()
+        headers = {"content-type": "application/json"}
+        foreign = httpx2.post(url, content=request, headers={**headers, "host": "evil.example"})
+        assert foreign.status_code == 400 and "DNS rebinding" in foreign.text
+        assert httpx2.post(url, content=request, headers=headers).status_code == 200
+        process.send_signal(signal.SIGINT)
+        _, errors = process.communicate(timeout=30)
+    assert "1 run(s) from 1 request(s)" in " ".join(errors.split())
+
+
 def _json_request(root: bool = True) -> dict[str, object]:
     """An OTLP/JSON request: one chat span (and its root span)."""
     trace_id, start = "ab" * 16, round(datetime.now(UTC).timestamp() * 1e9)

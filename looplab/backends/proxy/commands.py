@@ -140,14 +140,10 @@ def proxy_command(
     never before the upstream sent them; where the upstream is slower, the reply says so
     (header x-looplab-upstream-slower). POST /v1/chat/completions and /v1/responses.
     """
-    import uvicorn
-
     from looplab.backends.proxy.app import create_proxy_app
     from looplab.backends.proxy.core import Proxy
     from looplab.latency.presets import resolve_profile
-    from looplab.serving.appserver import app_config
-    from looplab.serving.guard import listening_socket
-    from looplab.serving.timers import run_server
+    from looplab.serving.appserver import AppServer
 
     _check(upstream, record, replay, policy=replay_policy)
     resolved = resolve_profile(profile, profile_set or [])
@@ -160,13 +156,14 @@ def proxy_command(
         api_key=_api_key(api_key_env),
         upstream_timeout_s=upstream_timeout,
     )
-    sock = listening_socket(host)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise ConfigError(f"cannot bind {host}:{port}: {exc.strerror}", field="--port") from None
-    bound = sock.getsockname()[1]
+    server = AppServer(
+        create_proxy_app(proxy),
+        host=host,
+        port=port,
+        name="looplab-proxy",
+        lifespan="on",
+        drain_s=drain_s,
+    ).bind()  # from here connections wait in the backlog until the server runs
     source = public_url(upstream) if upstream else "no upstream"
     if replay is not None:
         source = f"replay {replay} ({replay_policy})" + (
@@ -176,19 +173,14 @@ def proxy_command(
         f"[bold]looplab proxy[/] profile [cyan]{resolved.name}[/] ({resolved.decode_tps:g} tok/s)"
         f" in front of {source}"
         + (f", recording into {record}" if record else "")
-        + f" on http://{host}:{bound}/v1"
+        + f" on {server.base_url}"
     )
-    sock.listen(2048)  # connections wait in the backlog until the server runs
     if port_file is not None:
-        port_file.write_text(str(bound))
-    server = uvicorn.Server(
-        app_config(create_proxy_app(proxy), host=host, port=bound, lifespan="on", drain_s=drain_s)
-    )
+        port_file.write_text(str(server.port))
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     try:
-        run_server(server, [sock])
+        server.serve_forever()
     finally:
-        sock.close()
         _print_divergences(proxy.recording)
 
 

@@ -12,22 +12,14 @@
 from __future__ import annotations
 
 import httpx2
-import uvicorn
 
 from looplab.backends.simulator.model import Simulator
 from looplab.backends.simulator.server import create_app
 from looplab.clock import Clock
 from looplab.latency.profile import LatencyProfile
-from looplab.serving.appserver import DRAIN_S, AppServer, app_config
+from looplab.serving.appserver import AppServer
 
-__all__ = ["SimulatorServer", "simulator_transport", "uvicorn_config"]
-
-
-def uvicorn_config(
-    simulator: Simulator, *, host: str, port: int, drain_s: float = DRAIN_S
-) -> uvicorn.Config:
-    """The uvicorn settings of the simulator's app (`app_config`)."""
-    return app_config(create_app(simulator), host=host, port=port, drain_s=drain_s)
+__all__ = ["SimulatorServer", "simulator_transport"]
 
 
 class SimulatorServer(AppServer):

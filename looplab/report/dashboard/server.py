@@ -1,5 +1,5 @@
 """`looplab dashboard`: a read-only local web app over a directory of experiments
-(Starlette on uvicorn).
+(Starlette, served by `looplab.serving.AppServer` like every looplab server).
 
 Routes (GET and HEAD only; any other method is answered 405):
 
@@ -15,42 +15,37 @@ Routes (GET and HEAD only; any other method is answered 405):
 | `/api/state[?path=<rel>]`         | JSON for live refresh (trace signature, running)    |
 
 Safety: every path is resolved and must stay inside the root (403 otherwise); the Host
-header must name the bound address (a page of another site cannot reach the dashboard by
-DNS rebinding: 400); connections are bounded (at most `MAX_CONNECTIONS` at once, 503
-beyond; a connection that sends no request head within `IDLE_S` is closed; request heads
-are capped by h11); responses forbid framing and any network request but to the dashboard
-itself. Reports are built on request and cached until a trace file changes; an experiment
-that cannot be read is listed with its error.
+header must name the bound address (`looplab.serving.hosts.HostGuard`: a page of another
+site cannot reach the dashboard by DNS rebinding: 400); connections are bounded by the
+serving guard (at most `MAX_CONNECTIONS` at once, 503 beyond; a connection that sends no
+whole request within `IDLE_S` of opening or of its last response is closed; request heads
+over 64 KiB are answered 431); responses forbid framing and any network request but to
+the dashboard itself. Reports are built on request and cached until a trace file changes;
+an experiment that cannot be read is listed with its error.
 """
 
 from __future__ import annotations
 
-import asyncio
-import socket
-import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 from urllib.parse import urlencode
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from looplab.errors import ConfigError, LooplabError
 from looplab.layout import ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
 from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
-from looplab.report.dashboard.host_guard import host_check
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
+from looplab.serving.appserver import AppServer
+from looplab.serving.hosts import HostGuard
 from looplab.traces.io import Trace, read_trace
 
 __all__ = [
@@ -79,45 +74,27 @@ HEADERS = [
 """Sent with every response."""
 
 
-class _Guard:
-    """ASGI middleware: refuse a foreign Host header, add `HEADERS` to every response."""
+class _SecurityHeaders:
+    """ASGI middleware: `HEADERS` added to every HTTP response."""
 
-    def __init__(self, app: ASGIApp, allowed: Callable[[str], bool]) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.allowed = allowed
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
-        if not self.allowed(host):
-            body = pages.message_page(
-                400, f"Host {host!r} is not this dashboard's address (DNS rebinding guard)."
-            )
-            await HTMLResponse(body, status_code=400)(scope, receive, self._wrap(send))
-            return
-        await self.app(scope, receive, self._wrap(send))
-
-    @staticmethod
-    def _wrap(send: Send) -> Send:
         async def wrapped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message = {**message, "headers": [*message.get("headers", []), *HEADERS]}
             await send(message)
 
-        return wrapped
+        await self.app(scope, receive, wrapped if scope["type"] == "http" else send)
 
 
-class _Protocol(H11Protocol):
-    """uvicorn's h11 protocol, closing a connection that stays silent `IDLE_S` after it
-    opened (stock uvicorn only times out idle connections after a first response)."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self.timeout_keep_alive_task = self.loop.call_later(
-            self.timeout_keep_alive, self.timeout_keep_alive_handler
-        )
+def _foreign_host(header: str) -> Response:
+    """The answer to a Host header that is not the dashboard's address."""
+    body = pages.message_page(
+        400, f"Host {header!r} is not this dashboard's address (DNS rebinding guard)."
+    )
+    return HTMLResponse(body, status_code=400)
 
 
 def _guarded(handler: Callable[[Request], Response]) -> Callable[[Request], Response]:
@@ -227,8 +204,9 @@ class _Routes:
         return JSONResponse(self.reports.state(target if target and target.is_dir() else None))
 
 
-def create_app(root: Path, allowed: Callable[[str], bool]) -> ASGIApp:
-    """The dashboard over `root`, accepting requests whose Host passes `allowed`."""
+def create_app(root: Path, host: str) -> ASGIApp:
+    """The dashboard over `root`, answering requests whose Host header names `host` (the
+    bound interface) at the port they reached (`HostGuard`)."""
     routes = _Routes(root)
     table = [
         Route("/", _guarded(routes.index)),
@@ -239,17 +217,18 @@ def create_app(root: Path, allowed: Callable[[str], bool]) -> ASGIApp:
         Route("/compare", _guarded(routes.compare)),
         Route("/api/state", _guarded(routes.state)),
     ]
-    return _Guard(Starlette(routes=table), allowed)
+    return _SecurityHeaders(HostGuard(Starlette(routes=table), host, refusal=_foreign_host))
 
 
-class DashboardServer:
-    """The dashboard on `host:port`, bound at construction.
+class DashboardServer(AppServer):
+    """The dashboard on `host:port`, bound at construction (so `url` is known before it
+    serves); started, stopped and drained as every `AppServer`.
 
     Args:
         root: the directory whose experiments are listed (nothing outside it is served).
         port: TCP port (0: any free port; see `url`).
         host: interface to bind (loopback by default; the dashboard has no authentication).
-        idle_s: close a connection silent this long (`IDLE_S`).
+        idle_s: close a connection that sends no whole request this long (`IDLE_S`).
         max_connections: connections served at once (`MAX_CONNECTIONS`).
 
     Raises:
@@ -266,81 +245,12 @@ class DashboardServer:
         max_connections: int = MAX_CONNECTIONS,
     ) -> None:
         self.root = root.resolve()
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._socket = socket.socket(family, socket.SOCK_STREAM)
-        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._socket.bind((host, port))
-        except OSError as exc:
-            self._socket.close()
-            raise ConfigError(
-                f"cannot bind {host}:{port}: {exc.strerror}", field="--port"
-            ) from None
-        # listening from here on: a client that connects before uvicorn accepts waits in
-        # the backlog instead of being refused
-        self._socket.listen(512)
-        self.host = host
-        self.port = int(self._socket.getsockname()[1])
-        app = create_app(self.root, host_check(host, self.port))
-        config = uvicorn.Config(
-            app,
-            http=_Protocol,
-            lifespan="off",
-            access_log=False,
-            log_level="warning",
-            limit_concurrency=max_connections,
-            timeout_keep_alive=max(1, round(idle_s)),
-            timeout_graceful_shutdown=3,
-            backlog=512,
+        super().__init__(
+            create_app(self.root, host),
+            host=host,
+            port=port,
+            name="looplab-dashboard",
+            read_timeout_s=idle_s,
+            max_connections=max_connections,
         )
-        self._server = uvicorn.Server(config)
-        self._thread: threading.Thread | None = None
-
-    @property
-    def url(self) -> str:
-        """Base URL, e.g. `http://127.0.0.1:8760/`."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/"
-
-    def serve_forever(self) -> None:
-        """Serve in this thread until Ctrl-C or SIGTERM (uvicorn shuts down, then re-raises
-        the signal), then close the socket."""
-        try:
-            self._server.run(sockets=[self._socket])
-        finally:
-            self._socket.close()
-
-    def start(self, timeout_s: float = 10.0) -> DashboardServer:
-        """Serve from a background thread; return once requests are accepted."""
-        self._thread = threading.Thread(
-            target=lambda: asyncio.run(self._server.serve(sockets=[self._socket])),
-            name=f"looplab-dashboard-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
-        deadline = time.perf_counter() + timeout_s
-        while not self._server.started:
-            if time.perf_counter() > deadline or not self._thread.is_alive():
-                self.stop()
-                raise ConfigError(f"the dashboard did not start within {timeout_s} s")
-            time.sleep(0.005)
-        return self
-
-    def stop(self) -> None:
-        """Stop serving, join the thread and close the socket; idempotent."""
-        self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
-        self._socket.close()
-
-    def __enter__(self) -> DashboardServer:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
+        self.bind()

@@ -189,20 +189,21 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
 
 
 def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
-    """The receiver serving on 127.0.0.1:`port` in its own thread.
+    """The receiver serving on 127.0.0.1:`port` in its own thread, answering only requests
+    whose Host header names it (`HostGuard`: no web page reaches it by DNS rebinding).
 
     Raises:
         ConfigError: the port cannot be bound (named, with the system's reason).
     """
     from looplab.serving.appserver import AppServer
+    from looplab.serving.hosts import HostGuard
 
+    host = "127.0.0.1"
+    app = HostGuard(receiver_app(collector), host)
     server = AppServer(
-        receiver_app(collector), port=port, name="looplab-collect", max_body_bytes=max_body_bytes
+        app, host=host, port=port, name="looplab-collect", max_body_bytes=max_body_bytes
     )
-    try:
-        return server.start()
-    except OSError as exc:
-        raise ConfigError(f"cannot bind 127.0.0.1:{port}: {exc.strerror}", field="--port") from None
+    return server.start()
 
 
 class _Tally:
