@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -23,6 +24,9 @@ from looplab.console import (
     out_console,
 )
 from looplab.errors import ConfigError
+
+if TYPE_CHECKING:
+    from looplab.latency.profile import LatencyProfile
 
 __all__ = [
     "demo_command",
@@ -44,12 +48,23 @@ def serve_command(
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
     drain_s: DrainOpt = 5.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Simulator processes behind the one port (Linux SO_REUSEPORT): one process "
+            "paces only so many streams. /health answers the totals over all of them.",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, POST /v1/responses
     (and the Responses WebSocket at /v1/responses), GET /v1/models.
 
     Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
     given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
+    With --workers N, N processes share the port; a worker that dies is reported and the
+    command then exits 1 when stopped.
     """
     import uvicorn
 
@@ -64,6 +79,9 @@ def serve_command(
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, profile_set or [])
+    if workers > 1:
+        _serve_workers(resolved, pacer, host, port, port_file, drain_s, workers)
+        return
     simulator = Simulator(resolved, pacer=pacer)
     sock = listening_socket(host)
     try:
@@ -86,6 +104,57 @@ def serve_command(
         run_server(server, [sock])
     finally:
         sock.close()
+
+
+def _serve_workers(
+    profile: LatencyProfile,
+    pacer: str,
+    host: str,
+    port: int,
+    port_file: Path | None,
+    drain_s: float,
+    workers: int,
+) -> None:
+    """`serve --workers N` (N > 1): `looplab.backends.simulator.workers`; exits 1 when a
+    worker died."""
+    import os
+
+    from looplab.backends.simulator.workers import WorkerSpec, serve_workers
+    from looplab.latency.timing import TimingModel
+
+    errors = err_console()
+
+    def announce(bound: int) -> None:
+        ttft_ms = TimingModel.from_profile(profile).fixed_ttft_s * 1000
+        errors.print(
+            f"[bold]looplab simulator[/] profile [cyan]{profile.name}[/] "
+            f"({profile.decode_tps:g} tok/s, TTFT {ttft_ms:.0f} ms, pacer {pacer}) "
+            f"on http://{host}:{bound}/v1, {workers} workers"
+        )
+
+    spec = WorkerSpec(profile, pacer, host, port, drain_s, workers, os.getpid(), _log_setup())
+    code = serve_workers(
+        spec, port_file=port_file, announce=announce, report=lambda line: errors.print(line)
+    )
+    if code:
+        raise typer.Exit(code)
+
+
+def _log_setup() -> Callable[[], None]:
+    """The command's own logging set-up (console level, log file), for worker processes."""
+    import functools
+    import logging
+
+    from looplab.cli.logs import configure_logging
+
+    handlers = logging.getLogger().handlers
+    level = next(
+        (h.level for h in handlers if not isinstance(h, logging.FileHandler)), logging.WARNING
+    )
+    log_file = next(
+        (Path(h.baseFilename) for h in handlers if isinstance(h, logging.FileHandler)), None
+    )
+    return functools.partial(configure_logging, logging.getLevelName(level).lower(), log_file)
 
 
 def profiles_command(
