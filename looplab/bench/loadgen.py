@@ -196,11 +196,10 @@ class ServerProcess:
         return self
 
     def cpu_s(self) -> float:
-        """User + system CPU seconds the server process has used so far."""
+        """User + system CPU seconds the server process and its live child processes
+        (`serve --workers`) have used so far."""
         assert self.process is not None
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return sum(_cpu_of(pid) for pid in _process_tree(self.process.pid))
 
     def __exit__(self, *exc_info: object) -> None:
         if self.process is not None:
@@ -212,6 +211,25 @@ class ServerProcess:
                 self.process.wait()
             if self.process.stderr is not None:
                 self.process.stderr.close()
+
+
+def _process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux `/proc/PID/task/PID/children`)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return [pid]
+    return [pid, *(p for child in children for p in _process_tree(int(child)))]
+
+
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds of process `pid` (0 once it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def attach_server_timing(base_url: str, responses: list[ModelResponse]) -> None:
