@@ -36,6 +36,7 @@ __all__ = [
 
 
 def serve_command(
+    ctx: typer.Context,
     profile: ProfileOpt = "fast-750",
     profile_set: ProfileSetOpt = None,
     host: HostOpt = "127.0.0.1",
@@ -80,7 +81,8 @@ def serve_command(
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, profile_set or [])
     if workers > 1:
-        _serve_workers(resolved, pacer, host, port, port_file, drain_s, workers)
+        log_setup = (ctx.obj or {}).get("log_setup")  # the root callback's (`looplab.cli`)
+        _serve_workers(resolved, pacer, host, port, port_file, drain_s, workers, log_setup)
         return
     simulator = Simulator(resolved, pacer=pacer)
     sock = listening_socket(host)
@@ -114,9 +116,10 @@ def _serve_workers(
     port_file: Path | None,
     drain_s: float,
     workers: int,
+    log_setup: Callable[[], None] | None,
 ) -> None:
     """`serve --workers N` (N > 1): `looplab.backends.simulator.workers`; exits 1 when a
-    worker died."""
+    worker died. `log_setup` (picklable) sets each worker's logging up as the command's."""
     import os
 
     from looplab.backends.simulator.workers import WorkerSpec, serve_workers
@@ -132,29 +135,12 @@ def _serve_workers(
             f"on http://{host}:{bound}/v1, {workers} workers"
         )
 
-    spec = WorkerSpec(profile, pacer, host, port, drain_s, workers, os.getpid(), _log_setup())
+    spec = WorkerSpec(profile, pacer, host, port, drain_s, workers, os.getpid(), log_setup)
     code = serve_workers(
         spec, port_file=port_file, announce=announce, report=lambda line: errors.print(line)
     )
     if code:
         raise typer.Exit(code)
-
-
-def _log_setup() -> Callable[[], None]:
-    """The command's own logging set-up (console level, log file), for worker processes."""
-    import functools
-    import logging
-
-    from looplab.cli.logs import configure_logging
-
-    handlers = logging.getLogger().handlers
-    level = next(
-        (h.level for h in handlers if not isinstance(h, logging.FileHandler)), logging.WARNING
-    )
-    log_file = next(
-        (Path(h.baseFilename) for h in handlers if isinstance(h, logging.FileHandler)), None
-    )
-    return functools.partial(configure_logging, logging.getLevelName(level).lower(), log_file)
 
 
 def profiles_command(

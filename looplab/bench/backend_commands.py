@@ -191,6 +191,24 @@ def _serving_table(models: list[Any]) -> Table:
     return served
 
 
+def _print_costs(console: Any) -> None:
+    """The simulator's request preparation cost and the tokenizer fallback's agreement."""
+    from looplab.bench.backend import prepare_cost, tokenizer_agreement
+
+    prompt, last_ms, median_ms = prepare_cost()
+    console.print(
+        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
+        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
+    )
+    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
+        if not exact:
+            continue  # not run from a checkout: no such files here
+        console.print(
+            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
+            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
+        )
+
+
 def _names(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
     """A comma-separated list of `allowed` names.
 
@@ -248,12 +266,7 @@ def bench_backend_command(
     """Pacing fidelity through three clients (raw HTTP, looplab's instrumented one and the
     stock openai client): schedule pacer vs naive baseline."""
     from looplab.backends.simulator.pacing import PACERS
-    from looplab.bench.backend import (
-        prepare_cost,
-        run_backend_bench,
-        run_serving_bench,
-        tokenizer_agreement,
-    )
+    from looplab.bench.backend import run_backend_bench, run_serving_bench
     from looplab.bench.loadgen import CLIENTS
 
     rate_list = parse_numbers(rates, "--rates", float)
@@ -282,18 +295,7 @@ def bench_backend_command(
         console.print(_serving_table(models))
         worst = max(abs(c.rate_error_pct_p50) for c in models)
         console.print(f"serving models: worst |rate error| p50 {worst:.2f}% (target <= 0.5%)")
-    prompt, last_ms, median_ms = prepare_cost()
-    console.print(
-        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
-        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
-    )
-    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
-        if not exact:
-            continue  # not run from a checkout: no such files here
-        console.print(
-            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
-            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
-        )
+    _print_costs(console)
     if output is not None and write_output(output, json.dumps([c.as_dict() for c in cells])):
         console.print(f"results: {output}")
     if check and fidelity_failures(cells):
