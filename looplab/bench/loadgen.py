@@ -58,6 +58,8 @@ __all__ = [
     "attach_server_timing",
 ]
 
+WARM_UP_MAX_S = 10.0
+"""Longest wait for the warm-up connections before a cell starts (plus 1 s)."""
 CLIENTS = ("looplab", "stock", "raw")
 """Clients the load generator can send with (`LoadSpec.client`)."""
 FLOOR_CLIENT = "raw"
@@ -136,8 +138,10 @@ class LoadGenerator:
         """Run one cell's load across the workers; returns when every request is done."""
         assert self._pool is not None, "use LoadGenerator as a context manager"
         workers = min(self.workers, spec.concurrency, spec.workers or self.workers)
-        # warm-up (one connection per stream) is done before t0 inside each worker
-        t0 = time.perf_counter() + 1.0 + 0.02 * spec.concurrency
+        # warm-up (one connection per stream) is done before t0 inside each worker; at most
+        # 11 s ahead: a server closes a connection idle for READ_TIMEOUT_S (15 s), which at
+        # 1,024 streams (20 s) failed every warmed connection ("closed before answering")
+        t0 = time.perf_counter() + 1.0 + min(0.02 * spec.concurrency, WARM_UP_MAX_S)
         futures = [
             self._pool.submit(_worker, spec, list(range(w, spec.concurrency, workers)), t0)
             for w in range(workers)
