@@ -56,6 +56,7 @@ __all__ = [
     "LoadSpec",
     "ServerProcess",
     "attach_server_timing",
+    "start_delay_s",
 ]
 
 WARM_UP_MAX_S = 10.0
@@ -138,10 +139,8 @@ class LoadGenerator:
         """Run one cell's load across the workers; returns when every request is done."""
         assert self._pool is not None, "use LoadGenerator as a context manager"
         workers = min(self.workers, spec.concurrency, spec.workers or self.workers)
-        # warm-up (one connection per stream) is done before t0 inside each worker; at most
-        # 11 s ahead: a server closes a connection idle for READ_TIMEOUT_S (15 s), which at
-        # 1,024 streams (20 s) failed every warmed connection ("closed before answering")
-        t0 = time.perf_counter() + 1.0 + min(0.02 * spec.concurrency, WARM_UP_MAX_S)
+        # warm-up (one connection per stream) is done before t0 inside each worker
+        t0 = time.perf_counter() + start_delay_s(spec.concurrency)
         futures = [
             self._pool.submit(_worker, spec, list(range(w, spec.concurrency, workers)), t0)
             for w in range(workers)
@@ -158,6 +157,14 @@ class LoadGenerator:
             result.responses.extend(_response(row) for row in rows)
         result.wall_s = time.perf_counter() - t0
         return result
+
+
+def start_delay_s(concurrency: int) -> float:
+    """Seconds from a cell's launch to its first request: time to open and warm one
+    connection per stream, at most 1 s + `WARM_UP_MAX_S`. A server closes a connection idle
+    for `READ_TIMEOUT_S` (15 s, `looplab.serving.guard`); an uncapped 1 + 0.02 s x streams
+    (21.5 s at 1,024) had every warmed connection closed before its first request."""
+    return 1.0 + min(0.02 * concurrency, WARM_UP_MAX_S)
 
 
 class ServerProcess:

@@ -277,6 +277,7 @@ def _add_worker_routes(
     timing_path = "/v1/looplab/requests/{request_id}/timing"
     local_timing = next(r for r in app.routes if getattr(r, "path", "") == timing_path)
     local: Callable[[Request], Any] = local_timing.endpoint  # type: ignore[attr-defined]
+    netloc = f"[{loopback}]" if ":" in loopback else loopback
 
     async def health(request: Request) -> Response:
         mine = simulator.health()
@@ -292,7 +293,7 @@ def _add_worker_routes(
             for port in board.private_ports(but=index):
                 try:
                     answer = await client.get(
-                        f"http://{loopback}:{port}{path}".replace("::1", "[::1]"),
+                        f"http://{netloc}:{port}{path}",
                         headers={LOCAL_HEADER: "1"},
                     )
                 except httpx2.HTTPError:
