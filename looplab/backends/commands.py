@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -24,6 +25,9 @@ from looplab.console import (
 )
 from looplab.errors import ConfigError
 
+if TYPE_CHECKING:
+    from looplab.latency.profile import LatencyProfile
+
 __all__ = [
     "demo_command",
     "profiles_command",
@@ -32,6 +36,7 @@ __all__ = [
 
 
 def serve_command(
+    ctx: typer.Context,
     profile: ProfileOpt = "fast-750",
     profile_set: ProfileSetOpt = None,
     host: HostOpt = "127.0.0.1",
@@ -44,12 +49,23 @@ def serve_command(
         typer.Option(help="Write the bound port to this file once serving.", show_default=False),
     ] = None,
     drain_s: DrainOpt = 5.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Simulator processes behind the one port (Linux SO_REUSEPORT): one process "
+            "paces only so many streams. /health answers the totals over all of them.",
+        ),
+    ] = 1,
 ) -> None:
     """Serve the OpenAI-compatible simulator: POST /v1/chat/completions, POST /v1/responses
     (and the Responses WebSocket at /v1/responses), GET /v1/models.
 
     Models: `looplab-lorem` (text of the profile's length, or tool calls when tools are
     given). Timing of any request: GET /v1/looplab/requests/{x-looplab-request-id}/timing.
+    With --workers N, N processes share the port; a worker that dies is reported and the
+    command then exits 1 when stopped.
     """
     from looplab.backends.simulator.model import Simulator
     from looplab.backends.simulator.pacing import PACERS
@@ -61,6 +77,10 @@ def serve_command(
     if pacer not in PACERS:
         raise ConfigError(f"unknown pacer {pacer!r}", field="--pacer", allowed=list(PACERS))
     resolved = resolve_profile(profile, profile_set or [])
+    if workers > 1:
+        log_setup = (ctx.obj or {}).get("log_setup")  # the root callback's (`looplab.cli`)
+        _serve_workers(resolved, pacer, host, port, port_file, drain_s, workers, log_setup)
+        return
     simulator = Simulator(resolved, pacer=pacer)
     server = AppServer(
         create_app(simulator), host=host, port=port, name="looplab-serve", drain_s=drain_s
@@ -74,6 +94,41 @@ def serve_command(
     if port_file is not None:
         port_file.write_text(str(server.port))
     server.serve_forever()
+
+
+def _serve_workers(
+    profile: LatencyProfile,
+    pacer: str,
+    host: str,
+    port: int,
+    port_file: Path | None,
+    drain_s: float,
+    workers: int,
+    log_setup: Callable[[], None] | None,
+) -> None:
+    """`serve --workers N` (N > 1): `looplab.backends.simulator.workers`; exits 1 when a
+    worker died. `log_setup` (picklable) sets each worker's logging up as the command's."""
+    import os
+
+    from looplab.backends.simulator.workers import WorkerSpec, serve_workers
+    from looplab.latency.timing import TimingModel
+
+    errors = err_console()
+
+    def announce(bound: int) -> None:
+        ttft_ms = TimingModel.from_profile(profile).fixed_ttft_s * 1000
+        errors.print(
+            f"[bold]looplab simulator[/] profile [cyan]{profile.name}[/] "
+            f"({profile.decode_tps:g} tok/s, TTFT {ttft_ms:.0f} ms, pacer {pacer}) "
+            f"on http://{host}:{bound}/v1, {workers} workers"
+        )
+
+    spec = WorkerSpec(profile, pacer, host, port, drain_s, workers, os.getpid(), log_setup)
+    code = serve_workers(
+        spec, port_file=port_file, announce=announce, report=lambda line: errors.print(line)
+    )
+    if code:
+        raise typer.Exit(code)
 
 
 def profiles_command(

@@ -110,6 +110,9 @@ def run_backend_bench(
     ttft_s: float = 0.05,
     min_streams: int = 8,
     progress: Callable[[str], None] | None = None,
+    workers: int = 1,
+    clients: Sequence[str] | None = None,
+    rounds: int | None = None,
 ) -> list[BackendBenchCell]:
     """Run the whole grid; returns one cell per (rate, concurrency, pacer).
 
@@ -121,6 +124,9 @@ def run_backend_bench(
         ttft_s: the profile's base TTFT.
         min_streams: rounds are repeated until at least this many streams were measured.
         progress: called with a short line before each cell.
+        workers: the server's processes (`serve --workers`).
+        clients: only these clients (None: `client_variants`'s).
+        rounds: requests per stream (None: enough for `min_streams`).
 
     Raises:
         BackendError: when a server does not start or a request fails.
@@ -130,10 +136,12 @@ def run_backend_bench(
     with LoadGenerator() as load:
         for rate in rates:
             for pacer in pacers:
-                with _ServerProcess(rate, pacer, tokens, ttft_s) as server:
+                with _ServerProcess(rate, pacer, tokens, ttft_s, workers=workers) as server:
                     for concurrency in concurrencies:
-                        rounds = max(1, -(-min_streams // concurrency))
+                        repeats = rounds or max(1, -(-min_streams // concurrency))
                         for client, processes in client_variants(pacer, concurrency, top):
+                            if clients is not None and client not in clients:
+                                continue
                             if progress:
                                 progress(
                                     f"{pacer:>8} pacer, {rate:g} tok/s, {concurrency} streams, "
@@ -145,7 +153,7 @@ def run_backend_bench(
                                 LoadSpec(
                                     base_url=server.base_url,
                                     concurrency=concurrency,
-                                    rounds=rounds,
+                                    rounds=repeats,
                                     stagger_s=ttft_s + tokens / rate,
                                     client=client,
                                     workers=processes or None,
@@ -261,11 +269,16 @@ class _ServerProcess(ServerProcess):
     """`looplab serve` at a bench profile in a child process on a free loopback port."""
 
     def __init__(
-        self, rate: float, pacer: str, tokens: int, ttft_s: float, extra: Sequence[str] = ()
+        self,
+        rate: float,
+        pacer: str,
+        tokens: int,
+        ttft_s: float,
+        extra: Sequence[str] = (),
+        workers: int = 1,
     ) -> None:
-        super().__init__(
-            ["serve", "--pacer", pacer, *bench_profile_args(rate, tokens, ttft_s, extra)]
-        )
+        args = ["--pacer", pacer, "--workers", str(workers)]
+        super().__init__(["serve", *args, *bench_profile_args(rate, tokens, ttft_s, extra)])
 
 
 def bench_profile_args(

@@ -18,6 +18,7 @@ from looplab.console import (
     parse_numbers,
     write_output,
 )
+from looplab.errors import ConfigError
 
 
 def _bench_tables(cells: list[Any], tokens: int) -> list[Table]:
@@ -190,6 +191,41 @@ def _serving_table(models: list[Any]) -> Table:
     return served
 
 
+def _print_costs(console: Any) -> None:
+    """The simulator's request preparation cost and the tokenizer fallback's agreement."""
+    from looplab.bench.backend import prepare_cost, tokenizer_agreement
+
+    prompt, last_ms, median_ms = prepare_cost()
+    console.print(
+        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
+        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
+    )
+    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
+        if not exact:
+            continue  # not run from a checkout: no such files here
+        console.print(
+            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
+            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
+        )
+
+
+def _names(text: str, flag: str, allowed: tuple[str, ...]) -> list[str]:
+    """A comma-separated list of `allowed` names.
+
+    Raises:
+        ConfigError: an unknown or no name (`flag` and the allowed ones named).
+    """
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in allowed]
+    if unknown or not names:
+        raise ConfigError(
+            f"unknown name {unknown[0]!r}" if unknown else "no name given",
+            field=flag,
+            allowed=list(allowed),
+        )
+    return names
+
+
 def bench_backend_command(
     rates: Annotated[
         str, typer.Option(help="Comma-separated target decode rates, tok/s.")
@@ -212,15 +248,26 @@ def bench_backend_command(
             "(the server's part; openai-based clients add their own request work).",
         ),
     ] = False,
+    workers: Annotated[
+        int,
+        typer.Option(min=1, max=64, help="Server processes (`looplab serve --workers`)."),
+    ] = 1,
+    clients: Annotated[
+        str, typer.Option(help="Comma-separated clients to measure with: raw, looplab, stock.")
+    ] = "raw,looplab,stock",
+    pacers: Annotated[
+        str, typer.Option(help="Comma-separated pacers: schedule, naive.")
+    ] = "schedule,naive",
+    rounds: Annotated[
+        int,
+        typer.Option(min=0, help="Requests per stream, back to back (0: enough for 8 streams)."),
+    ] = 0,
 ) -> None:
     """Pacing fidelity through three clients (raw HTTP, looplab's instrumented one and the
     stock openai client): schedule pacer vs naive baseline."""
-    from looplab.bench.backend import (
-        prepare_cost,
-        run_backend_bench,
-        run_serving_bench,
-        tokenizer_agreement,
-    )
+    from looplab.backends.simulator.pacing import PACERS
+    from looplab.bench.backend import run_backend_bench, run_serving_bench
+    from looplab.bench.loadgen import CLIENTS
 
     rate_list = parse_numbers(rates, "--rates", float)
     conc_list = parse_numbers(concurrency, "--concurrency", int)
@@ -230,7 +277,13 @@ def bench_backend_command(
         concurrencies=conc_list,
         tokens=tokens,
         progress=lambda line: errors.print(f"[dim]measuring {line}[/]"),
+        workers=workers,
+        clients=_names(clients, "--clients", CLIENTS),
+        pacers=_names(pacers, "--pacers", tuple(PACERS)),
+        rounds=rounds or None,
     )
+    if workers > 1:
+        errors.print(f"server: looplab serve --workers {workers}")
     console = out_console()
     for table in _bench_tables(cells, tokens):
         console.print(table)
@@ -242,18 +295,7 @@ def bench_backend_command(
         console.print(_serving_table(models))
         worst = max(abs(c.rate_error_pct_p50) for c in models)
         console.print(f"serving models: worst |rate error| p50 {worst:.2f}% (target <= 0.5%)")
-    prompt, last_ms, median_ms = prepare_cost()
-    console.print(
-        f"simulator request preparation, 60-step conversation: {median_ms:.1f} ms median, "
-        f"{last_ms:.1f} ms at the last step ({prompt:,} prompt tokens)"
-    )
-    for name, files, exact, approx in tokenizer_agreement(Path.cwd()):
-        if not exact:
-            continue  # not run from a checkout: no such files here
-        console.print(
-            f"prompt tokenizer fallback (approx-words-4c) vs o200k on {name} ({files} files): "
-            f"{approx:,} vs {exact:,} tokens ({(approx / exact - 1) * 100:+.1f}%)"
-        )
+    _print_costs(console)
     if output is not None and write_output(output, json.dumps([c.as_dict() for c in cells])):
         console.print(f"results: {output}")
     if check and fidelity_failures(cells):

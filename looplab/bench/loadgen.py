@@ -56,8 +56,11 @@ __all__ = [
     "LoadSpec",
     "ServerProcess",
     "attach_server_timing",
+    "start_delay_s",
 ]
 
+WARM_UP_MAX_S = 10.0
+"""Longest wait for the warm-up connections before a cell starts (plus 1 s)."""
 CLIENTS = ("looplab", "stock", "raw")
 """Clients the load generator can send with (`LoadSpec.client`)."""
 FLOOR_CLIENT = "raw"
@@ -137,7 +140,7 @@ class LoadGenerator:
         assert self._pool is not None, "use LoadGenerator as a context manager"
         workers = min(self.workers, spec.concurrency, spec.workers or self.workers)
         # warm-up (one connection per stream) is done before t0 inside each worker
-        t0 = time.perf_counter() + 1.0 + 0.02 * spec.concurrency
+        t0 = time.perf_counter() + start_delay_s(spec.concurrency)
         futures = [
             self._pool.submit(_worker, spec, list(range(w, spec.concurrency, workers)), t0)
             for w in range(workers)
@@ -154,6 +157,14 @@ class LoadGenerator:
             result.responses.extend(_response(row) for row in rows)
         result.wall_s = time.perf_counter() - t0
         return result
+
+
+def start_delay_s(concurrency: int) -> float:
+    """Seconds from a cell's launch to its first request: time to open and warm one
+    connection per stream, at most 1 s + `WARM_UP_MAX_S`. A server closes a connection idle
+    for `READ_TIMEOUT_S` (15 s, `looplab.serving.guard`); an uncapped 1 + 0.02 s x streams
+    (21.5 s at 1,024) had every warmed connection closed before its first request."""
+    return 1.0 + min(0.02 * concurrency, WARM_UP_MAX_S)
 
 
 class ServerProcess:
@@ -196,11 +207,10 @@ class ServerProcess:
         return self
 
     def cpu_s(self) -> float:
-        """User + system CPU seconds the server process has used so far."""
+        """User + system CPU seconds the server process and its live child processes
+        (`serve --workers`) have used so far."""
         assert self.process is not None
-        stat = Path(f"/proc/{self.process.pid}/stat").read_text()
-        fields = stat.rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return sum(_cpu_of(pid) for pid in _process_tree(self.process.pid))
 
     def __exit__(self, *exc_info: object) -> None:
         if self.process is not None:
@@ -212,6 +222,25 @@ class ServerProcess:
                 self.process.wait()
             if self.process.stderr is not None:
                 self.process.stderr.close()
+
+
+def _process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux `/proc/PID/task/PID/children`)."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return [pid]
+    return [pid, *(p for child in children for p in _process_tree(int(child)))]
+
+
+def _cpu_of(pid: int) -> float:
+    """User + system CPU seconds of process `pid` (0 once it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def attach_server_timing(base_url: str, responses: list[ModelResponse]) -> None:

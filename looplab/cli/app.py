@@ -7,6 +7,7 @@ codes (`main`). The shared flags are in `looplab.console`.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +89,7 @@ def _version(value: bool) -> None:
 
 
 def _root(
+    ctx: typer.Context,
     log_level: Annotated[
         str, typer.Option("--log-level", help="Console log level: debug, info, warning, error.")
     ] = "warning",
@@ -119,7 +121,11 @@ def _root(
             f"unknown log level {log_level!r}", field="--log-level", allowed=LOG_LEVELS
         )
     default = Path(os.environ.get("LOOPLAB_LOG_FILE") or DEFAULT_LOG_FILE)
-    configure_logging(log_level, None if no_log_file else (log_file or default))
+    setup = functools.partial(
+        configure_logging, log_level, None if no_log_file else (log_file or default)
+    )
+    setup()
+    ctx.obj = {"log_setup": setup}  # for commands that start worker processes (`serve`)
 
 
 def build_app() -> typer.Typer:
