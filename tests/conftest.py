@@ -13,11 +13,14 @@ their own), `integration` (starts subprocesses or servers), `reliability` (tests
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
+import shutil
 import signal
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
@@ -181,6 +184,41 @@ def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
         integration[path] = any(word in text for word in _INTEGRATION_WORDS)
     if integration[path] or any(item.get_closest_marker(t) for t in _TIERS):
         item.add_marker(pytest.mark.integration)
+
+
+BuildOnce = Callable[[str, Callable[[Path], None]], Path]
+"""`build_once(name, build)`: the directory `build` filled, built once per test run."""
+
+
+@pytest.fixture(scope="session")
+def build_once(tmp_path_factory: pytest.TempPathFactory) -> BuildOnce:
+    """Build an expensive read-only fixture directory once per test run, not once per
+    pytest-xdist worker: under xdist the first worker to ask builds it in the run's shared
+    base directory (under a file lock) and the others wait for it and reuse it; without
+    xdist it is built in this session's own temporary directory. A build that fails leaves
+    no directory behind, so the next worker tries again (and fails the same way)."""
+
+    def once(name: str, build: Callable[[Path], None]) -> Path:
+        if not os.environ.get("PYTEST_XDIST_WORKER"):
+            target = tmp_path_factory.mktemp(name)
+            build(target)
+            return target
+        root = tmp_path_factory.getbasetemp().parent  # shared by this run's workers
+        target, built = root / f"shared-{name}", root / f"shared-{name}.built"
+        with open(root / f"shared-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not built.exists():
+                shutil.rmtree(target, ignore_errors=True)
+                target.mkdir()
+                try:
+                    build(target)
+                except BaseException:
+                    shutil.rmtree(target, ignore_errors=True)
+                    raise
+                built.touch()
+        return target
+
+    return once
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given
@@ -38,15 +38,26 @@ from looplab.traces.store import ResultStore
 
 from .conftest import CAMPAIGN, FUZZ
 
+if TYPE_CHECKING:
+    from tests.conftest import BuildOnce
+
 pytestmark = [pytest.mark.reliability]
 
 PROFILE = resolve_profile("fast-750")
 
 
 @pytest.fixture(scope="session")
-def seed_traces(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    """Real traces: a scripted run, a run whose model calls always fail, synthetic runs."""
-    root = tmp_path_factory.mktemp("seed-traces")
+def seed_traces(build_once: BuildOnce) -> list[bytes]:
+    """Real traces: a scripted run, a run whose model calls always fail, synthetic runs
+    (built once per test run)."""
+    root = build_once("seed-traces", _build_seed_traces)
+    files = sorted((root / "exp" / "traces").glob("*.jsonl"))
+    files += sorted((root / "synthetic").rglob("*.jsonl"))[:3]
+    assert len(files) >= 4
+    return [f.read_bytes() for f in files]
+
+
+def _build_seed_traces(root: Path) -> None:
     base = {
         "name": "seed",
         "clock": "virtual",
@@ -62,10 +73,6 @@ def seed_traces(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
     runner.prepare_directory(fresh=True)
     asyncio.run(runner.run())
     write_synthetic_experiment(root / "synthetic", 3)
-    files = sorted((root / "exp" / "traces").glob("*.jsonl"))
-    files += sorted((root / "synthetic").rglob("*.jsonl"))[:3]
-    assert len(files) >= 4
-    return [f.read_bytes() for f in files]
 
 
 SCALARS = st.one_of(

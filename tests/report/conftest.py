@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -35,14 +36,21 @@ from looplab.traces.schema import (
     TraceHeader,
 )
 
+if TYPE_CHECKING:
+    from tests.conftest import BuildOnce
+
 REPO = Path(__file__).resolve().parents[2]
 MINI_SWE = REPO / "tests/fixtures/external-traces/mini-swe-agent"
 
 
 @pytest.fixture(scope="session")
-def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A root with `quick/` (a real two-profile experiment) and `imported/` (mini-swe-agent)."""
-    root = tmp_path_factory.mktemp("runs")
+def runs_root(build_once: BuildOnce) -> Path:
+    """A root with `quick/` (a real two-profile experiment) and `imported/` (mini-swe-agent),
+    built once per test run (read-only: tests that change it copy it first)."""
+    return build_once("runs", _build_runs_root)
+
+
+def _build_runs_root(root: Path) -> None:
     config = {
         "name": "quick",
         "backends": [
@@ -62,7 +70,6 @@ def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     fixture = MINI_SWE / "sqlfluff__sqlfluff-2419.traj.json"
     _, imported = import_runs("auto", fixture)
     write_runs(imported, root / "imported")
-    return root
 
 
 KNOWN_OUTPUT = "KNOWN-OUTPUT-42: 3 passed"
