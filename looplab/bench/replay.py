@@ -204,7 +204,7 @@ def _tool_run_s(path: Path) -> float:
 
 def _retimed_s(path: Path) -> float | None:
     """Task time of a recorded trace re-timed at its own profile (None: no profile)."""
-    from looplab.experiments.replay import replay_virtual
+    from looplab.analysis.replay import replay_virtual
 
     trace = read_trace(path)
     if trace.header.profile is None:

@@ -29,10 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.analysis.replay import replay_virtual
 from looplab.config import validate_model
 from looplab.errors import ConfigError, TraceError
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.replay import replay_virtual
 from looplab.experiments.runner import ExperimentRunner
 from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import LatencyProfile

@@ -24,7 +24,7 @@ from looplab.claims import commands as claims_commands
 from looplab.cli.logs import LOG_LEVELS, configure_logging
 from looplab.errors import ConfigError
 from looplab.experiments import commands as experiment_commands
-from looplab.experiments import doctor_commands
+from looplab.experiments.guards import doctor_commands
 from looplab.report import commands as report_commands
 from looplab.sandboxes import commands as sandbox_commands
 from looplab.traces import commands as trace_commands

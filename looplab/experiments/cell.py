@@ -30,8 +30,8 @@ from looplab.clock import utc_now
 from looplab.errors import LooplabError
 from looplab.experiments.axes import apply_to_config
 from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.guards.monitor import LoopLagMonitor
 from looplab.experiments.matrix import Cell
-from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.record import run_events
 from looplab.experiments.servers import ServerPool, backend_profile
 from looplab.experiments.workload import cell_clock, cell_shape, run_workload_cell

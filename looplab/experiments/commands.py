@@ -1,4 +1,4 @@
-"""`looplab run`, `replay`, `sweep`, `bench replay`, `bench clock`.
+"""`looplab run`, `replay` (virtual: `looplab.analysis.replay`; live: `replay_live`), `sweep`.
 
 Commands of the experiments package; `looplab.cli.app` registers them.
 """
@@ -68,20 +68,20 @@ def run_command(
     into the output directory.
     """
     from looplab.config import load_model
-    from looplab.experiments.backend_check import check_backends
     from looplab.experiments.config import ExperimentConfig
+    from looplab.experiments.guards.backend_check import check_backends
+    from looplab.experiments.guards.lock import check_directory
+    from looplab.experiments.guards.preflight import needs_of, preflight, require_extras
     from looplab.experiments.locate import located, resolve_config
-    from looplab.experiments.lock import check_directory
-    from looplab.experiments.preflight import needs_of, preflight, require_extras
 
     config = resolve_config(config)
     overrides = _flag_overrides(set_ or [], executor, ray_address)
     experiment = load_model(ExperimentConfig, config, overrides)
     require_extras(experiment)
 
-    from looplab.experiments.finish import finish_run, print_interrupted, where
-    from looplab.experiments.progress import RunProgress
     from looplab.experiments.runner import ExperimentRunner
+    from looplab.experiments.summaries.finish import finish_run, print_interrupted, where
+    from looplab.experiments.summaries.progress import RunProgress
 
     errors = err_console()
     progress = RunProgress(errors)
@@ -160,7 +160,8 @@ def replay_command(
     Live mode re-runs a trace's recorded commands: without bubblewrap it refuses unless
     --sandbox-isolation none opts in, and it always prints what is not contained.
     """
-    from looplab.experiments.replay import default_output, replay_live, replay_virtual
+    from looplab.analysis.replay import default_output, replay_virtual
+    from looplab.experiments.replay_live import replay_live
     from looplab.latency.presets import resolve_profile
     from looplab.traces.inputs import load_traces
     from looplab.traces.io import write_trace
@@ -207,7 +208,7 @@ def replay_command(
 
 def _replay_sandbox(isolation: str, *, live: bool) -> SandboxConfig:
     """The live replay's sandbox, checked by the one containment rule (warning printed)."""
-    from looplab.experiments.containment import require_contained
+    from looplab.experiments.guards.containment import require_contained
 
     allowed = ["auto", "bwrap", "none"]
     if isolation not in allowed:

@@ -27,24 +27,21 @@ import structlog
 
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.containment import check_containment
 from looplab.experiments.directory import is_complete, prepare, set_aside
-from looplab.experiments.diskfull import disk_full_in
 from looplab.experiments.executors.base import ExecutorJob, make_executor
-from looplab.experiments.interrupt import Terminated, cancel_on_sigterm
-from looplab.experiments.lock import hold_directory
+from looplab.experiments.guards.containment import check_containment
+from looplab.experiments.guards.diskfull import disk_full_in
+from looplab.experiments.guards.interrupt import Terminated, cancel_on_sigterm
+from looplab.experiments.guards.lock import hold_directory
 from looplab.experiments.matrix import Cell, expand_cells
-from looplab.experiments.monitor import LoopLagMonitor
 from looplab.experiments.servers import backend_profile
 from looplab.layout import ExperimentDir
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
 
 __all__ = [
-    "CellOutcome",
     "ExperimentResult",
     "ExperimentRunner",
-    "LoopLagMonitor",
     "ProgressFn",
     "StatusFn",
 ]
@@ -101,7 +98,7 @@ class ExperimentRunner:
     def validate(self) -> list[Cell]:
         """Check everything that can be checked before anything is written: the tasks (globs
         expanded), the number of cells, every backend's profile, containment
-        (`looplab.experiments.containment`; its warnings land in `self.warnings`).
+        (`looplab.experiments.guards.containment`; its warnings land in `self.warnings`).
 
         Returns:
             The cells, in run order.
@@ -130,7 +127,7 @@ class ExperimentRunner:
             prepare(self.directory, current, fresh=fresh)
 
     def hold(self) -> AbstractContextManager[None]:
-        """Hold the directory's one-writer lock for a block (`looplab.experiments.lock`;
+        """Hold the directory's one-writer lock for a block (`looplab.experiments.guards.lock`;
         reentrant: `prepare_directory` and `run` hold it too).
 
         Raises:

@@ -309,7 +309,7 @@ def _session_traces(
 def _drawn_traces(path: Path, tasks: int, seed: int, profile: str) -> list[Trace]:
     """`tasks` sessions drawn from a workload model (seeds `seed`...), their model calls
     re-timed at `profile` (the drawn shapes' calls take no time)."""
-    from looplab.experiments.replay import replay_virtual
+    from looplab.analysis.replay import replay_virtual
     from looplab.latency.presets import resolve_profile
     from looplab.workloads.model import load_workload
     from looplab.workloads.sample import draw_shape

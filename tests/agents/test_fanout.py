@@ -22,8 +22,8 @@ from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.config import load_model
 from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.knob_table import variant_speedups
 from looplab.experiments.record import run_events
+from looplab.experiments.summaries.knob_table import variant_speedups
 from looplab.latency.presets import resolve_profile
 from looplab.report.data.knobs import KnobRow
 from looplab.tasks import load_task

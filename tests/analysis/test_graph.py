@@ -114,7 +114,7 @@ def test_flat_traces_critical_path_is_the_summed_retiming() -> None:
 def test_virtual_replay_of_a_tree_ends_at_its_critical_path() -> None:
     """`replay --mode virtual` of a structured trace: run_end at the critical path, and the
     joining step starts after both re-timed sub-runs end."""
-    from looplab.experiments.replay import replay_virtual
+    from looplab.analysis.replay import replay_virtual
     from looplab.traces.schema import RunEndEvent, StepEvent
 
     events = _events(GRAPH / "atif-subagents.json", "atif")

@@ -14,8 +14,8 @@ import yaml
 from typer.testing import CliRunner
 
 from looplab.cli.app import app
-from looplab.experiments.backend_check import check_backends, endpoint_answers
 from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.guards.backend_check import check_backends, endpoint_answers
 
 
 def _config(tmp_path: Path, base_url: str, **backend: object) -> Path:

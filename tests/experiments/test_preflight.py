@@ -13,8 +13,14 @@ import pytest
 import yaml
 
 from looplab.errors import ConfigError, PrerequisiteError
+from looplab.experiments.guards.preflight import (
+    MIN_FREE_BYTES,
+    Needs,
+    Probes,
+    preflight,
+    run_checks,
+)
 from looplab.experiments.locate import resolve_config
-from looplab.experiments.preflight import MIN_FREE_BYTES, Needs, Probes, preflight, run_checks
 
 NO_ENGINE = {**os.environ, "DOCKER_HOST": "tcp://127.0.0.1:1", "LOOPLAB_LOG_FILE": os.devnull}
 """An environment whose Docker engine address answers nothing (a missing engine)."""

@@ -12,9 +12,9 @@ from rich.console import Console
 from looplab.config import validate_model
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.finish import where
-from looplab.experiments.progress import LAG_SHARE, RunProgress, lag_share
 from looplab.experiments.runner import ExperimentRunner
+from looplab.experiments.summaries.finish import where
+from looplab.experiments.summaries.progress import LAG_SHARE, RunProgress, lag_share
 
 
 def _outcome(config: ExperimentConfig, **values: Any) -> CellOutcome:

@@ -7,13 +7,16 @@ from typing import Any
 
 import pytest
 
+from looplab.analysis.divergence import find_divergences
+from looplab.analysis.replay import replay_virtual
 from looplab.analysis.sweep import run_sweep
 from looplab.bench.replay import synthetic_trace
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.replay import find_divergences, load_traces, replay_live, replay_virtual
+from looplab.experiments.replay_live import replay_live
 from looplab.experiments.runner import ExperimentRunner
 from looplab.latency.presets import resolve_profile
+from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 
 

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
+from looplab.analysis.replay import replay_virtual
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.replay import load_traces, replay_virtual
 from looplab.experiments.runner import ExperimentRunner
 from looplab.latency.presets import resolve_profile
+from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 
 CONTEXT = {"decode_context_slowdown": 20, "reasoning_tokens": 0}

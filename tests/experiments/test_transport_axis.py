@@ -18,7 +18,7 @@ from looplab.errors import ConfigError
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.matrix import expand_cells
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.transport_line import transport_savings
+from looplab.experiments.summaries.transport_line import transport_savings
 from looplab.latency.presets import resolve_profile
 from looplab.report.data.records import load_runs
 from looplab.tasks import load_task

@@ -12,7 +12,7 @@ from typing import Any
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.verdict import reference_verdict
+from looplab.experiments.summaries.verdict import reference_verdict
 from looplab.report.data.records import RunRecord
 from looplab.report.views.report_model import headline, headline_sentence
 from looplab.traces.io import TraceWriter

@@ -18,8 +18,8 @@ import pytest
 
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.replay import load_traces
 from looplab.experiments.runner import ExperimentRunner
+from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunEndEvent, ToolCallEvent
 

@@ -28,7 +28,7 @@ FREE_KIB = 40
 
 DRIVER = """
 import sys
-import looplab.experiments.preflight as preflight
+import looplab.experiments.guards.preflight as preflight
 preflight.MIN_FREE_BYTES = 0  # the disk had room at the start; it fills during the run
 from looplab.cli.main import main
 main(["run", sys.argv[1]])

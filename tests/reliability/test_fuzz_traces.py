@@ -22,14 +22,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from looplab.analysis.replay import replay_virtual
 from looplab.analysis.sweep import run_sweep
 from looplab.bench.synthetic import write_synthetic_experiment
 from looplab.config import validate_model
 from looplab.errors import LooplabError
 from looplab.experiments.config import ExperimentConfig
-from looplab.experiments.replay import replay_virtual
 from looplab.experiments.runner import ExperimentRunner
-from looplab.experiments.verdict import reference_verdict
+from looplab.experiments.summaries.verdict import reference_verdict
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
 from looplab.traces.io import read_trace, write_trace

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from looplab.cli.main import main
-from looplab.experiments.lock import LOCK_NAME, hold_directory
+from looplab.experiments.guards.lock import LOCK_NAME, hold_directory
 
 pytestmark = [pytest.mark.reliability]
 
@@ -104,7 +104,7 @@ def test_lock_is_reentrant_in_one_process_and_exclusive_across(tmp_path: Path) -
                 sys.executable,
                 "-c",
                 "import sys; from pathlib import Path; "
-                "from looplab.experiments.lock import hold_directory\n"
+                "from looplab.experiments.guards.lock import hold_directory\n"
                 "try:\n    hold_directory(Path(sys.argv[1])).__enter__()\n"
                 "except Exception as exc:\n    print(exc)",
                 str(directory),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from looplab.experiments.replay import replay_virtual
+from looplab.analysis.replay import replay_virtual
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_model_for, load_records
 from looplab.report.data.pairing import comparison_groups, pooled_key

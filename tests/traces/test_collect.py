@@ -21,9 +21,9 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from looplab.analysis.replay import replay_virtual
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.bench.synthetic import write_synthetic_experiment
-from looplab.experiments.replay import replay_virtual
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
 from looplab.serving.appserver import AppServer

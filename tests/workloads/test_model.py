@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from looplab.analysis.replay import replay_virtual
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.distributions import Categorical, Empirical, Mixture
 from looplab.errors import ConfigError
-from looplab.experiments.replay import replay_virtual
 from looplab.latency.presets import resolve_profile
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import read_trace

@@ -232,7 +232,7 @@ def wrap_command(
     Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
     from looplab.backends.proxy.wrap import run_wrapped
-    from looplab.experiments.containment import WRAP_WARNING
+    from looplab.experiments.guards.containment import WRAP_WARNING
     from looplab.latency.presets import resolve_profile
 
     _check(upstream, record, replay, policy=replay_policy, builtin=True)

@@ -26,7 +26,6 @@ import structlog
 from looplab.errors import ConfigError, PrerequisiteError
 from looplab.experiments.cell import CellOutcome
 from looplab.experiments.directory import set_aside
-from looplab.experiments.diskfull import disk_full_in
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import SLOT_RESOURCE, ExecutorConfig
 from looplab.experiments.executors.node import cell_resources
@@ -40,6 +39,7 @@ from looplab.experiments.executors.ray_worker import (
     stream_cell,
 )
 from looplab.experiments.executors.reap import ProcessTree
+from looplab.experiments.guards.diskfull import disk_full_in
 from looplab.experiments.matrix import Cell
 from looplab.layout import trace_path
 from looplab.traces.io import TraceWriter

@@ -65,7 +65,7 @@ def print_interrupted(traces: Path, total: int, config: Path) -> None:
 def finish_run(result: Any) -> None:
     """The per-backend table, the knob table, report.html, the reference verdict and
     failures; exit 1 when cells failed, nothing was measured or the environment is broken."""
-    from looplab.experiments.verdict import reference_verdict
+    from looplab.experiments.summaries.verdict import reference_verdict
     from looplab.report.build import assign_groups
     from looplab.report.data.records import load_runs
     from looplab.report.views.report_model import headline
@@ -112,7 +112,7 @@ def nothing_measured(outcomes: list[Any]) -> str | None:
 
 def _print_knobs(records: list[Any]) -> None:
     """The knob table (`looplab.report.data.knobs`), when the runs have axes."""
-    from looplab.experiments.knob_table import knob_table, variant_speedups
+    from looplab.experiments.summaries.knob_table import knob_table, variant_speedups
     from looplab.report.data.knobs import knob_rows
 
     rows = knob_rows(records)
@@ -128,7 +128,7 @@ def _print_transport(records: list[Any]) -> None:
     """Per backend, how much shorter the WebSocket made the task than HTTP (runs with a
     `backend.transport` axis), next to OpenAI's published claim."""
     from looplab.claims.model import get_claim
-    from looplab.experiments.transport_line import transport_lines
+    from looplab.experiments.summaries.transport_line import transport_lines
 
     claim = get_claim("responses-websocket")
     c = claim.claimed

@@ -1,6 +1,6 @@
 """`looplab doctor`: the machine checks `looplab run` makes before its first cell, as a
 table (commands; `looplab.cli.app` registers them). The checks are
-`looplab.experiments.preflight`'s."""
+`looplab.experiments.guards.preflight`'s."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def doctor_command() -> None:
     """What looplab needs from this machine (the checks `looplab run` makes before its
     first cell): Chromium, a Docker engine, bubblewrap, disk space, loopback ports, each
     with what needs it and the fix when it is missing."""
-    from looplab.experiments.preflight import Needs, run_checks
+    from looplab.experiments.guards.preflight import Needs, run_checks
 
     table = Table(title="looplab doctor")
     for column in ("check", "status", "needed for", "detail", "fix"):

@@ -1,28 +1,20 @@
-"""Replay: re-time a recorded run virtually, or re-run it live at another speed.
+"""Live replay: a recorded run re-run at another profile, its tools executed again.
 
-- virtual: nothing is executed. Every model call is recomputed from the new profile and
-  the call's recorded token counts; tool and harness time stay as recorded.
-- live: the recorded assistant messages are served by the simulator's `replay` policy at
-  the new profile while the agent re-runs the tools in a fresh sandbox. A tool result
-  that differs in a way that matters (ok vs error, tests passing vs failing), or a step
-  that no longer applies, is a divergence, reported with its step.
+The recorded assistant messages are served by the simulator's `replay` policy at the new
+profile while the agent re-runs the tools in a fresh sandbox. A tool result that differs
+in a way that matters (ok vs error, tests passing vs failing), or a step that no longer
+applies, is a divergence, reported with its step. The virtual half (re-timing from token
+counts, nothing executed) is `looplab.analysis.replay`.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
-from looplab.analysis.retime import (
-    annotate_reasoning,
-    profile_model_timing,
-    retime_events,
-    retime_tree,
-)
+from looplab.analysis.replay import replayed_cell
+from looplab.analysis.retime import annotate_reasoning
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.policies.replay import RecordedReply, ReplayPolicy
 from looplab.backends.simulator.inprocess import SimulatorServer
@@ -33,44 +25,10 @@ from looplab.sandbox_contract import SandboxConfig
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
 from looplab.traces.identity import retimed
-from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
 from looplab.traces.schema import TraceEvent
 
-__all__ = [
-    "Divergence",
-    "LiveReplay",
-    "find_divergences",
-    "load_traces",
-    "replay_live",
-    "replay_virtual",
-]
-
-
-def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
-    """`trace` re-timed at `profile` (a new trace; the original is untouched)."""
-    note = f"virtual replay at profile {profile.name}: from recorded token counts"
-    timing = profile_model_timing(profile)
-    if any(e.subrun is not None for e in trace.events):  # a run tree: its critical path
-        events = retime_tree(trace.events, timing, note)
-    else:
-        events = retime_events(trace.events, timing, note)
-    header = trace.header.model_copy(
-        update={
-            "run_id": f"{trace.header.run_id}.replay-{uuid.uuid4().hex[:6]}",
-            "created": utc_now(),
-            "source": f"replay:{trace.header.source}",
-            "source_path": str(trace.path) if trace.path else None,
-            "profile": profile.model_dump(mode="json", by_alias=True),
-            "cell": _cell_at(trace.header.cell, profile),
-            "identity": retimed(trace.header, profile.name, profile.decode_tps, "virtual"),
-            "clock": "virtual",
-            "notes": [*trace.header.notes, note],
-        }
-    )
-    for index, event in enumerate(events):
-        events[index] = event.model_copy(update={"run_id": header.run_id})
-    return Trace(header=header, events=events)
+__all__ = ["LiveReplay", "replay_live"]
 
 
 @dataclass
@@ -89,7 +47,7 @@ async def replay_live(
     Raises:
         ConfigError: the trace is not a looplab run of a bundled task.
     """
-    # the agents extra (langgraph) is needed here only: virtual replay runs without it
+    # the agents extra (langgraph) is imported only when a live replay runs
     from looplab.agents.runner import run_task
     from looplab.experiments.record import run_events
     from looplab.tasks import load_task
@@ -131,7 +89,7 @@ async def replay_live(
             "source": "looplab",
             "source_path": str(trace.path) if trace.path else None,
             "profile": profile.model_dump(mode="json", by_alias=True),
-            "cell": _cell_at(trace.header.cell, profile),
+            "cell": replayed_cell(trace.header.cell, profile),
             "identity": retimed(
                 trace.header, profile.name, profile.decode_tps, "wall", "recording"
             ),
@@ -141,16 +99,3 @@ async def replay_live(
     )
     replayed = Trace(header=header, events=events)
     return LiveReplay(replayed, find_divergences(trace, replayed))
-
-
-def _cell_at(cell: dict[str, Any], profile: LatencyProfile) -> dict[str, Any]:
-    """The cell of a replay at `profile`: its `backend` is the profile it ran at (the
-    original's is kept as `replayed_from`)."""
-    if "backend" not in cell:
-        return dict(cell)
-    return {**cell, "backend": profile.name, "replayed_from": cell["backend"]}
-
-
-def default_output(inputs: Sequence[Path]) -> Path:
-    """Where replays go when no -o is given."""
-    return Path("runs") / "replays" / (inputs[0].stem if inputs else "replay")
