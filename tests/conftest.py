@@ -7,7 +7,8 @@ failure (CI sets them, so a broken CI machine cannot pass by skipping).
 
 Marks by need, given here by directory, file and name (`_NEEDS`), so test files stay
 free of scheduling: `timing` (asserts on wall-clock pacing or latency: run serially, on
-their own), `integration` (starts subprocesses or servers), `reliability` (tests/reliability).
+their own), `integration` (starts subprocesses or servers; its hang guard is
+`INTEGRATION_TIMEOUT_S`, not the 120 s of the rest), `reliability` (tests/reliability).
 `make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
 """
 
@@ -133,6 +134,11 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 """Mark -> node-id prefixes (a directory, a file, or a file::test) that get it."""
 
+INTEGRATION_TIMEOUT_S = 600
+"""The hang guard of an `integration` test (pyproject's `timeout`, 120 s, guards the rest):
+an end-to-end run that takes 30 s on a quiet machine takes minutes beside two other heavy
+jobs, which must make it slow, not failed. A test's own `timeout` mark wins."""
+
 _INTEGRATION_WORDS = ("subprocess", "SimulatorServer", "open_sandbox", "serve(", "Popen")
 """A test module naming one of these starts processes or servers: mark `integration`."""
 
@@ -184,6 +190,8 @@ def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
         integration[path] = any(word in text for word in _INTEGRATION_WORDS)
     if integration[path] or any(item.get_closest_marker(t) for t in _TIERS):
         item.add_marker(pytest.mark.integration)
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(INTEGRATION_TIMEOUT_S))
 
 
 BuildOnce = Callable[[str, Callable[[Path], None]], Path]
