@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -17,6 +18,9 @@ from looplab.report.build import build_model_for
 from looplab.report.data.records import load_runs
 from looplab.stats.intervals import median
 from looplab.tasks.references import is_trace_driven
+
+if TYPE_CHECKING:
+    from tests.conftest import BuildOnce
 
 REPO = Path(__file__).resolve().parents[2]
 CLAIM = REPO / "experiments/configs/claim.yaml"
@@ -30,17 +34,21 @@ def _looplab(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def claim_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The claim config on the virtual clock, tools x0.01, one workload: seconds, not minutes."""
-    out = tmp_path_factory.mktemp("claim") / "out"
+@pytest.fixture(scope="session")
+def claim_run(build_once: BuildOnce) -> Path:
+    """The claim config on the virtual clock, tools x0.01, one workload: seconds, not minutes
+    (run once per test run, whichever xdist worker asks first)."""
+    return build_once("claim", _run_claim) / "out"
+
+
+def _run_claim(root: Path) -> None:
+    out = root / "out"
     tasks = "[workload/mini-swe-agent-deepseek-reasoning, coding/fix-pager, coding/nbugs-2]"
     result = _looplab(
         "run", str(CLAIM), "-s", f"output_dir={out}", "-s", "clock=virtual",
         "-s", f"tasks={tasks}", "-s", "workload.tool_scale=0.01", "-s", "concurrency=2",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    return out
 
 
 def test_claim_config_runs_bundled_once_and_three_workload_draws(claim_run: Path) -> None:
