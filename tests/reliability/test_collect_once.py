@@ -7,6 +7,7 @@ Every test drives a real `looplab collect` subprocess over HTTP on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -115,3 +116,37 @@ def test_sigterm_with_a_run_not_written_is_not_reported_as_success(tmp_path: Pat
     both["resourceSpans"][0]["scopeSpans"][0]["spans"].append({**far, "traceId": "f3" * 16})
     assert idle.post(both).status_code == 200
     assert idle.process.wait(timeout=60) == 1
+
+
+def test_a_signal_between_a_write_and_its_mark_leaves_nothing_to_take_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C after a run's file is written but before the journal marks it (a busy
+    machine widens that gap): the run stays queued, collect's end writes the same file again
+    and marks it, so the next start takes nothing back and a later span makes part 2."""
+    from looplab.traces.collect import commands
+    from looplab.traces.collect.journal import Journal
+    from looplab.traces.collect.receiver import Collector
+    from looplab.traces.collect.spans import decode_request
+
+    collector = Collector(settle_s=0.0, journal=Journal(tmp_path))
+    body = json.dumps(run_of("e3" * 16, calls=2)).encode()
+    collector.add(decode_request(body, "application/json").spans)
+    marks: list[str] = []
+    real_mark = commands._mark
+
+    def cut_before_the_first_mark(*args: Any) -> None:
+        if not marks:
+            marks.append("cut")
+            raise KeyboardInterrupt
+        real_mark(*args)
+
+    monkeypatch.setattr(commands, "_mark", cut_before_the_first_mark)
+    tally = commands._Tally()
+    with pytest.raises(KeyboardInterrupt):
+        commands._write(collector.drain(), tmp_path, collector, tally)
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1 and len(tally.queue) == 1
+    commands._finish(collector, tmp_path, tally)
+    assert tally.written == 1 and not tally.queue
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1
+    assert [state.pending for state in Journal(tmp_path).recover().values()] == [[]]

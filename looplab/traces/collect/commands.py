@@ -239,8 +239,9 @@ def _serve(
 def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tally: _Tally) -> None:
     """Build and write each trace's run, print what was recovered, mark it in the journal.
 
-    The traces wait in `tally.queue` until done, so a signal mid-batch leaves the rest
-    there for `_finish` (a run cut off mid-write is written again: the same file). A trace
+    The traces wait in `tally.queue` until written and marked, so a signal mid-batch leaves
+    the rest there for `_finish` (a run cut off mid-write or before its mark is written
+    again: the same file). A trace
     whose run cannot be built (damaged values) is said and marked too (its spans would fail
     again); one that cannot be written (disk) stays in the journal for the next start.
     Either counts as failed."""
@@ -259,14 +260,16 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
                 f"[bold red]trace {trace.trace_id} not written:[/] {escape(str(exc))}"
                 + (" (kept in the journal: the next start writes it)" if kept else "")
             )
-            tally.failed += 1
-            tally.queue.pop(0)
             if not kept:
                 _mark(collector, trace, ids)
+            tally.queue.pop(0)
+            tally.failed += 1
             continue
-        tally.written += 1
+        # Marked before it leaves the queue: a signal between the write and the mark leaves
+        # it queued, so `_finish` writes it again (the same file) and marks it.
+        _mark(collector, trace, ids)
         tally.queue.pop(0)
-        _mark(collector, trace, ids)  # cut off here: the restart rewrites the same file
+        tally.written += 1
         console.print(run_table(run, target))
 
 
