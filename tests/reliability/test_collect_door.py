@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from looplab.traces.collect.journal import Journal
 from looplab.traces.io import read_trace
 
 from .collect_cli import JSON, Collect, export, reap, run_of, span, wait_for
@@ -190,7 +191,8 @@ def test_fuzzed_bodies_get_no_500_and_no_crash(tmp_path: Path, campaign: Any) ->
 
 def test_a_large_trace_is_written_in_linear_time(tmp_path: Path) -> None:
     """60,000 spans (model and tool calls alternating) are written within 60 s (quadratic
-    step building took 86 s for 40k on this machine)."""
+    step building took 86 s for 40k on this machine) and marked in the journal before stop
+    returns (a quadratic mark left them "not yet written")."""
     out = tmp_path / "out"
     collect = Collect(out, "--settle-s", "0.2")
     trace, total = "c0" * 16, 60_000
@@ -201,10 +203,14 @@ def test_a_large_trace_is_written_in_linear_time(tmp_path: Path) -> None:
     assert collect.post(export(span(trace, 1, op="invoke_agent", parent=None))).status_code == 200
     assert wait_for(lambda: any(out.glob("*.jsonl")), timeout=60), collect.stop()
     took = time.monotonic() - started
+    stopping = time.monotonic()
     collect.stop()
+    stopped = time.monotonic() - stopping
     (path,) = out.glob("*.jsonl")
     assert len(read_trace(path).model_calls()) == total // 2 - 1
     assert took < 60
+    # the journal marks the written run in linear time too (a quadratic mark took minutes)
+    assert [s.pending for s in Journal(out).recover().values()] == [[]] and stopped < 60
 
 
 def test_buffered_spans_are_capped_with_a_clear_refusal(tmp_path: Path) -> None:

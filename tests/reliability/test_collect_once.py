@@ -122,8 +122,8 @@ def test_a_signal_between_a_write_and_its_mark_leaves_nothing_to_take_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C after a run's file is written but before the journal marks it (a busy
-    machine widens that gap): the run stays queued, collect's end writes the same file again
-    and marks it, so the next start takes nothing back and a later span makes part 2."""
+    machine widens that gap): the run stays queued, collect's end only marks it (not built
+    and written twice), so the next start takes nothing back."""
     from looplab.traces.collect import commands
     from looplab.traces.collect.journal import Journal
     from looplab.traces.collect.receiver import Collector
@@ -142,11 +142,20 @@ def test_a_signal_between_a_write_and_its_mark_leaves_nothing_to_take_back(
         real_mark(*args)
 
     monkeypatch.setattr(commands, "_mark", cut_before_the_first_mark)
+    builds: list[str] = []
+    real_build = commands.build_run
+
+    def counted_build(*args: Any) -> Any:
+        builds.append("built")
+        return real_build(*args)
+
+    monkeypatch.setattr(commands, "build_run", counted_build)
     tally = commands._Tally()
     with pytest.raises(KeyboardInterrupt):
         commands._write(collector.drain(), tmp_path, collector, tally)
     assert len(list(tmp_path.glob("*.jsonl"))) == 1 and len(tally.queue) == 1
     commands._finish(collector, tmp_path, tally)
-    assert tally.written == 1 and not tally.queue
+    assert tally.written == 1 and not tally.queue and not tally.unmarked
+    assert builds == ["built"]  # marked at the end, not built and written a second time
     assert len(list(tmp_path.glob("*.jsonl"))) == 1
     assert [state.pending for state in Journal(tmp_path).recover().values()] == [[]]

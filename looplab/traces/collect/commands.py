@@ -39,6 +39,7 @@ from looplab.traces.commands import ProfileOpt, run_table
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
+from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.source import BadValue
 from looplab.traces.schema import TraceHeader
 
@@ -216,6 +217,9 @@ class _Tally:
         self.failed = 0
         self.queue: list[FinishedTrace] = []
         """Traces taken from the collector and not yet done (a signal may cut a batch)."""
+        self.unmarked: dict[int, tuple[ImportedRun, Path]] = {}
+        """Queued traces (by `id`) whose run is written but not yet marked in the journal:
+        after a signal `_finish` only marks them (a 60k-span run is not built twice)."""
 
 
 def _serve(
@@ -240,8 +244,8 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
     """Build and write each trace's run, print what was recovered, mark it in the journal.
 
     The traces wait in `tally.queue` until written and marked, so a signal mid-batch leaves
-    the rest there for `_finish` (a run cut off mid-write or before its mark is written
-    again: the same file). A trace
+    the rest there for `_finish` (a run cut off mid-write is written again, the same file;
+    one written but not yet marked is only marked). A trace
     whose run cannot be built (damaged values) is said and marked too (its spans would fail
     again); one that cannot be written (disk) stays in the journal for the next start.
     Either counts as failed."""
@@ -251,9 +255,12 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         trace = tally.queue[0]
         ids = {s.span_id for s in trace.spans}
         try:
-            run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
-            _assign_profile(run.header, trace, tally.profile)
-            (target,) = write_runs([run], output)
+            if id(trace) not in tally.unmarked:
+                run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
+                _assign_profile(run.header, trace, tally.profile)
+                (target,) = write_runs([run], output)
+                tally.unmarked[id(trace)] = (run, target)
+            run, target = tally.unmarked[id(trace)]
         except (BadValue, TraceError, OSError, ValueError) as exc:  # UnicodeError: ValueError
             kept = isinstance(exc, OSError)
             err_console().print(
@@ -266,9 +273,10 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
             tally.failed += 1
             continue
         # Marked before it leaves the queue: a signal between the write and the mark leaves
-        # it queued, so `_finish` writes it again (the same file) and marks it.
+        # it queued (and in `unmarked`), so `_finish` marks it.
         _mark(collector, trace, ids)
         tally.queue.pop(0)
+        del tally.unmarked[id(trace)]
         tally.written += 1
         console.print(run_table(run, target))
 

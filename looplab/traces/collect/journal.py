@@ -86,7 +86,8 @@ class Journal:
         with self._lock:
             path = self._path(trace_id)
             state = _read(path)
-            seen = {i for i in state.seen if i not in {s.span_id for s in state.pending}} | ids
+            pending = {s.span_id for s in state.pending}  # once: linear in the spans
+            seen = {i for i in state.seen if i not in pending} | ids
             later = [s for s in state.pending if s.span_id not in ids]
             lines = [json.dumps({"written": max(part, state.written), "ids": sorted(seen)})]
             lines += [json.dumps(_record(s)) for s in later]
