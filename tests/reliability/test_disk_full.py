@@ -70,26 +70,46 @@ def _run(config: Path) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-c", DRIVER, str(config)],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         env={**os.environ, "LOOPLAB_LOG_FILE": os.devnull},
         check=False,
     )
 
 
-def test_disk_full_mid_run_is_one_line_and_resumable(small_disk: Path, tmp_path: Path) -> None:
-    """A full disk ends the run with one line naming the path, exit 1; rerun completes it."""
+EXECUTORS = {
+    "inprocess": {},
+    "ray": {"executor": {"kind": "ray", "address": "local", "local_slots": 2}},
+}
+"""Executor -> the config fields that pick it (every executor meets a full disk the same way)."""
+
+
+@pytest.mark.parametrize(
+    "executor",
+    [
+        "inprocess",
+        # two runs, each starting a local Ray (about 60 s each here)
+        pytest.param("ray", marks=[pytest.mark.ray, pytest.mark.timeout(900)]),
+    ],
+)
+def test_disk_full_mid_run_is_one_line_and_resumable(
+    small_disk: Path, tmp_path: Path, executor: str
+) -> None:
+    """A full disk ends the run with one line naming the path, exit 1 (under Ray too: no
+    retry of the cells as lost attempts); after freeing the disk the same command completes
+    it."""
     output = small_disk / "exp"
     config = tmp_path / "experiment.yaml"
     config.write_text(
         yaml.safe_dump(
             {
-                "name": "disk-full",
+                "name": f"disk-full-{executor}",
                 "clock": "virtual",
                 "backends": [{"name": "fast", "profile": "fast-750"}],
                 "tasks": TASKS,
                 "output_dir": str(output),
                 "sandbox": {"kind": "local"},
                 "budgets": {"max_steps": 20},
+                **EXECUTORS[executor],
             }
         )
     )
@@ -99,6 +119,8 @@ def test_disk_full_mid_run_is_one_line_and_resumable(small_disk: Path, tmp_path:
     said = full.stdout + full.stderr
     assert full.returncode == 1, said[-3000:]
     assert "Traceback" not in said and "IOException" not in said, said[-3000:]
+    if executor == "ray":
+        assert "attempt" not in said, said[-3000:]  # not taken for a lost worker
     assert len(said.splitlines()) <= 20, f"{len(said.splitlines())} lines:\n{said[-3000:]}"
     assert said.count("error:") == 1, said[-3000:]
     error = said[said.index("error:") :]
