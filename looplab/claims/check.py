@@ -85,8 +85,11 @@ def _predict(
     return shorter, None if ci is None else (1 - 1 / ci[0], 1 - 1 / ci[1])
 
 
-def check_claim(entry: ClaimEntry) -> ClaimCheck:
+def check_claim(entry: ClaimEntry, *, break_even: bool = True) -> ClaimCheck:
     """Gather the entry's evidence, predict, judge and (when asked) decompose.
+
+    `break_even=False` skips the break-even search (`test.break_even`: about 16 re-timings
+    of the evidence, most of a check's time) for a caller that shows no break-even.
 
     Raises:
         ConfigError: the entry's test cannot be run as written (names the field).
@@ -102,7 +105,7 @@ def check_claim(entry: ClaimEntry) -> ClaimCheck:
     _add_groups(check)
     spec = entry.test.break_even
     retimer = evidence.retimer
-    if spec is not None and retimer is not None and evidence.units:
+    if break_even and spec is not None and retimer is not None and evidence.units:
 
         def judge(value: float) -> str:
             at = timed_evidence(entry, retimer, evidence.what, both={spec.knob: value})

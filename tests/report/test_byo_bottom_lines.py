@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -81,23 +82,36 @@ def _collect(tmp_path: Path, profile: str) -> None:
             collector.wait(10)
 
 
+def _record(tmp_path: Path, upstream: str, name: str) -> None:
+    """Record agent `name` through `wrap --upstream` into `rec-<name>`."""
+    record = ["wrap", "-p", "fast-750", "--upstream", upstream, "--record", f"rec-{name}"]
+    record += ["--agent", f"{name}-agent", "--task", "lookup", "-o", f"recorded-{name}"]
+    said = _looplab(tmp_path, *record, "--", *_agent(name))
+    assert "simulator's filler" not in said
+
+
+def _replay(tmp_path: Path, name: str, profile: str) -> None:
+    """Replay agent `name`'s recording at `profile` into `replays-<name>`."""
+    replay = ["wrap", "-p", profile, "--replay", f"rec-{name}", "--agent", f"{name}-agent"]
+    replay += ["--task", "lookup", "-o", f"replays-{name}", "--", *_agent(name)]
+    _looplab(tmp_path, *replay)
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_each_agent_gets_its_own_bottom_line(tmp_path: Path, upstream: str) -> None:
     """Two agents recorded, replayed at both profiles, one also collected: three bottom
     lines (agent, task set, clock), each slow-80 against fast-750 of its own runs."""
-    for name in ("openai", "langgraph"):
-        agent = f"{name}-agent"
-        record = ["wrap", "-p", "fast-750", "--upstream", upstream, "--record", f"rec-{name}"]
-        record += ["--agent", agent, "--task", "lookup", "-o", f"recorded-{name}"]
-        said = _looplab(tmp_path, *record, "--", *_agent(name))
-        assert "simulator's filler" not in said
-        for profile in ("slow-80", "fast-750"):
-            replay = ["wrap", "-p", profile, "--replay", f"rec-{name}", "--agent", agent]
-            replay += ["--task", "lookup", "-o", f"replays-{name}", "--", *_agent(name)]
-            _looplab(tmp_path, *replay)
-    for profile in ("slow-80", "fast-750"):
-        _collect(tmp_path, profile)
+    # the runs are independent once recorded (each replay writes its own trace file), and
+    # mostly wait on paced replies: run them side by side, as a user's shell jobs would
+    agents, profiles = ("openai", "langgraph"), ("slow-80", "fast-750")
+    with ThreadPoolExecutor(max_workers=5) as pool:
+        list(pool.map(lambda name: _record(tmp_path, upstream, name), agents))
+        jobs = [pool.submit(_replay, tmp_path, n, p) for n in agents for p in profiles]
+        # one collector at a time: both write the same `collected` directory
+        jobs.append(pool.submit(lambda: [_collect(tmp_path, p) for p in profiles]))
+        for job in jobs:
+            job.result()
     for path in sorted((tmp_path / "replays-openai").glob("*.jsonl")):
         identity = read_trace(path).header.identity
         assert identity is not None and identity.replies == "recording"
