@@ -7,6 +7,7 @@ its own path and nothing of its neighbours.
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,17 @@ async def test_a_clone_in_a_home_shows_no_neighbours(
         assert python.stdout.strip() == str(real[0])
     finally:
         await box.close()
+
+
+async def test_a_tasks_pytest_loads_none_of_the_projects_plugins() -> None:
+    """The project's Python in a local sandbox runs a task's pytest bare: the plugins of
+    looplab's own environment (hypothesis, xdist, ...) are not loaded, as in the Docker
+    image, where they would cost each of a task's `pytest` runs over a second."""
+    host = {e.name for e in entry_points(group="pytest11")}
+    assert "hypothesispytest" in host  # the environment the sandbox runs has them
+    async with await open_sandbox(SandboxConfig(kind="local", isolation="auto")) as box:
+        await box.write_file("test_bare.py", "def test_one():\n    assert True\n")
+        done = await box.exec("python3 -m pytest -p no:cacheprovider --trace-config test_bare.py")
+    assert done.exit_code == 0, done.stdout[-2000:]
+    assert "1 passed" in done.stdout
+    assert "hypothesis" not in done.stdout and "xdist" not in done.stdout, done.stdout[-2000:]
