@@ -131,6 +131,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
         "test_virtual_clock_agrees_with_the_wall_on_streamed_tool_time",
         # a wall-clock run re-timed at its own profile: a late release makes the wall longer
         "tests/experiments/test_replay.py::test_virtual_replay_at_own_profile_reproduces_task_time",
+        "tests/experiments/test_serving.py::"
+        "test_virtual_retiming_predicts_a_wall_clock_run_under_a_context_profile",
         # no release past 5 ms: two busy neighbours delay a release by more
         "tests/reliability/test_behind_schedule.py::test_an_unblocked_stream_counts_nothing",
     ),
