@@ -18,7 +18,7 @@ from types import FrameType
 import typer
 from rich.markup import escape
 
-from looplab.cli.app import app
+from looplab.cli.app import build_app, command_named
 from looplab.console import err_console
 from looplab.errors import (
     ConfigError,
@@ -61,7 +61,9 @@ def main(argv: list[str] | None = None) -> None:
     console = err_console()
     code = 0
     try:
-        result = app(args=argv, standalone_mode=False)
+        args = sys.argv[1:] if argv is None else argv
+        app = build_app(only=command_named(args))  # inside: a missing extra is mapped below
+        result = app(args=args, standalone_mode=False)
         code = result if isinstance(result, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code

@@ -1,0 +1,62 @@
+"""`main` registers only the command it runs (`looplab.cli.app.command_named`), so a
+command starts without importing every other package's commands; `--help`, an unknown word
+and the tests' `app` get the full app."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from looplab.cli.app import APPS, COMMANDS, GROUPS, build_app, command_named
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["run", "x.yaml"], "run"),
+        (["--no-log-file", "--log-level", "debug", "report", "d"], "report"),
+        (["--log-file", "report", "profiles"], "profiles"),  # the value is not the command
+        (["bench", "backend"], "bench"),
+        (["claims", "check"], "claims"),
+        (["--help"], None),
+        (["--version"], None),
+        ([], None),
+        (["nope"], None),
+    ],
+)
+def test_the_command_is_the_first_word_after_the_root_options(
+    argv: list[str], expected: str | None
+) -> None:
+    """Root options and their values are skipped; only our own names count."""
+    assert command_named(argv) == expected
+
+
+def test_a_command_imports_no_other_packages_commands() -> None:
+    """`looplab profiles` runs without importing the claims, report or experiments commands."""
+    probe = (
+        "import sys\n"
+        "from looplab.cli.main import main\n"
+        "try:\n    main(['--no-log-file', 'profiles'])\n"
+        "except SystemExit as exit:\n    assert exit.code == 0, exit.code\n"
+        "print(sorted(m for m in sys.modules if m.endswith('.commands')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = done.stdout.strip().splitlines()[-1]
+    assert "looplab.backends.commands" in loaded
+    for other in ("claims", "report", "experiments", "traces"):
+        assert f"looplab.{other}.commands" not in loaded, loaded
+
+
+@pytest.mark.parametrize("name", [*COMMANDS, *GROUPS, *APPS])
+def test_one_command_app_gives_the_same_help(name: str) -> None:
+    """A command's `--help` is the same from the one-command app as from the full app."""
+    runner = CliRunner()
+    alone = runner.invoke(build_app(only=name), [name, "--help"], terminal_width=100)
+    full = runner.invoke(build_app(), [name, "--help"], terminal_width=100)
+    assert alone.exit_code == full.exit_code == 0, alone.output
+    assert alone.output == full.output
