@@ -1,7 +1,9 @@
 """`looplab bench sandbox`: per-operation latency of each sandbox kind, side by side.
 
 For each kind: create (cold) and acquire from a warm pool, exec of `true`, exec of
-`python3 -c pass`, a 1 MiB write+read, close; p50/p95 over `reps` repetitions each.
+`python3 -c pass`, the start of a task's pytest (`python3 -m pytest --version`: what every
+`run_tests` step and check pays before a test runs), a 1 MiB write+read, close; p50/p95 over
+`reps` repetitions each.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ OPERATIONS = (
     "acquire_warm",
     "exec_true",
     "exec_python",
+    "exec_pytest",
     "file_1mib_write_read",
     "close",
 )
@@ -107,6 +110,9 @@ async def bench_kind(config: SandboxConfig, reps: int) -> tuple[dict[str, OpStat
             samples["exec_true"].append(await _timed(lambda: sandbox.exec(["true"])))
             samples["exec_python"].append(
                 await _timed(lambda: sandbox.exec(["python3", "-c", "pass"]))
+            )
+            samples["exec_pytest"].append(
+                await _timed(lambda: sandbox.exec(["python3", "-m", "pytest", "--version"]))
             )
 
             async def write_read() -> None:

@@ -162,7 +162,10 @@ def build_app(only: str | None = None) -> typer.Typer:
         add_completion=False,
     )
     root.callback()(_root)
-    wanted = (lambda name: name == only) if only is not None else (lambda name: True)
+
+    def wanted(name: str) -> bool:
+        return only is None or name == only
+
     for name, ref in COMMANDS.items():
         if wanted(name):
             root.command(name)(_load(ref))
