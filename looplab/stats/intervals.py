@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import NormalDist
 
 from looplab.stats.order import median, quantile
@@ -164,9 +165,8 @@ def bca_interval(
     units = list(units)
     if len(units) < MIN_PAIRED_N:
         return None
-    rng = random.Random(seed)
     estimate = statistic(units)
-    boots = [statistic([units[rng.randrange(len(units))] for _ in units]) for _ in range(resamples)]
+    boots = [statistic([units[i] for i in picks]) for picks in _picks(len(units), resamples, seed)]
     if not all(math.isfinite(b) for b in (*boots, estimate)):
         return None
     below = (sum(b < estimate for b in boots) + 0.5 * sum(b == estimate for b in boots)) / len(
@@ -185,6 +185,31 @@ def bca_interval(
         z = z0 + normal.inv_cdf(tail)
         ends.append(quantile(boots, normal.cdf(z0 + z / (1 - accel * z))))
     return ends[0], ends[1]
+
+
+CACHED_PICKS_N = 256
+"""Resample positions over at most this many units are kept (`_picks`): 2,000 resamples
+of 256 small ints, a few MB; larger draws are made one resample at a time."""
+
+
+def _picks(n: int, resamples: int, seed: int) -> Iterable[Sequence[int]]:
+    """The positions each cluster resample of `n` units draws (`random.Random(seed)`, in
+    order). They depend on nothing else, so intervals over as many units share one draw
+    (a claim check's break-even search re-judges the same units about 16 times)."""
+    if n <= CACHED_PICKS_N:
+        return _kept_picks(n, resamples, seed)
+    return _draw_picks(n, resamples, seed)
+
+
+def _draw_picks(n: int, resamples: int, seed: int) -> Iterator[tuple[int, ...]]:
+    rng = random.Random(seed)
+    for _ in range(resamples):
+        yield tuple(rng.randrange(n) for _ in range(n))
+
+
+@lru_cache(maxsize=8)
+def _kept_picks(n: int, resamples: int, seed: int) -> tuple[tuple[int, ...], ...]:
+    return tuple(_draw_picks(n, resamples, seed))
 
 
 def _resample(rng: random.Random, values: Sequence[float]) -> list[float]:

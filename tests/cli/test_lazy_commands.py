@@ -60,3 +60,18 @@ def test_one_command_app_gives_the_same_help(name: str) -> None:
     full = runner.invoke(build_app(), [name, "--help"], terminal_width=100)
     assert alone.exit_code == full.exit_code == 0, alone.output
     assert alone.output == full.output
+
+
+def test_the_proxy_starts_without_the_agent_stack() -> None:
+    """`looplab proxy` and `wrap` (started about 140 times by the tests) import neither the
+    openai SDK nor langgraph: the proxy assembles streams with `client.assembly` alone
+    (0.35 s of CPU per start when it came through `client.client`)."""
+    probe = (
+        "import sys\n"
+        "import looplab.backends.proxy.app, looplab.backends.proxy.wrap\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'openai', 'langgraph'}))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "[]", done.stdout

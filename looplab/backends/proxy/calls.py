@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from looplab.backends.client.client import StreamAssembler
+from looplab.backends.client.assembly import StreamAssembler
 from looplab.backends.proxy.events import Item, Usage
 from looplab.latency.timing import Transport
 
