@@ -122,7 +122,9 @@ def click_groups(runs: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
     workloads: dict[str, bool] = {}
     for run in runs:
         if is_trace_driven(run.task):
-            if workloads.setdefault(run.task, _computer_use_workload(run.task)):
+            if run.task not in workloads:  # read each workload file once, not once per run
+                workloads[run.task] = _computer_use_workload(run.task)
+            if workloads[run.task]:
                 groups[run.task].append(run)
         elif run.agent == "computer_use":
             groups["web"].append(run)
