@@ -124,3 +124,34 @@ def test_url_credentials_never_reach_config_json(tmp_path: Path) -> None:
         validate_model(ExperimentConfig, config)
     assert "hunter22" not in str(refused.value)
     assert not (tmp_path / "out").exists()
+
+
+def _tree(node: Any) -> Any:
+    """A node tree as plain data: tag, position and value, children in order."""
+    if isinstance(node, tuple):
+        return [_tree(part) for part in node]
+    value = node.value
+    children = [_tree(child) for child in value] if isinstance(value, list) else value
+    return (node.tag, node.start_mark.line, node.start_mark.column, children)
+
+
+def test_libyaml_and_the_python_composer_read_every_shipped_file_alike() -> None:
+    """Every YAML file the project ships composes, by libyaml (used when PyYAML has it), to
+    the node tree the pure-Python composer gives: tags, values and the lines errors cite."""
+    import yaml
+
+    from looplab.config import _compose
+
+    if not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("this PyYAML has no libyaml: parse_yaml uses the pure-Python composer")
+    root = Path(__file__).resolve().parents[2]
+    files = [
+        p
+        for folder in ("looplab", "tasks", "experiments")
+        for p in sorted((root / folder).rglob("*.yaml"))
+    ]
+    assert len(files) > 40
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        expected = yaml.compose(text, Loader=yaml.SafeLoader)
+        assert _tree(_compose(text)) == _tree(expected), path
