@@ -32,9 +32,11 @@ demo: $(STAMP)
 # Everything but the timing-marked tests across pytest-xdist workers (one per core plus one:
 # about a fifth of that part waits on paced replies, servers, browsers; 22% of the CPU idle
 # at one per core, 13% with one more), and the timing-marked ones (wall-clock pacing
-# asserts) one at a time, beside the rest at raised priority where allowed, else after it
+# asserts) one at a time, beside the rest at raised priority where allowed and the machine
+# is quiet, else after it
 # (scripts/run-tests.sh says why). Both always run; the target fails if either did.
-# TEST_WORKERS=1 runs the first part serially; TIMING_AFTER=1 runs the timing tests after.
+# TEST_WORKERS=1 runs the first part serially; TIMING_ORDER=after or beside chooses the
+# timing tests' order instead of the quiet-machine check.
 # Bytecode is cached for the run even where the environment sets PYTHONDONTWRITEBYTECODE
 # (this machine's image does): the tests start Python ~700 times and every xdist worker
 # collects every test module, each of which would otherwise compile again (collection

@@ -11,7 +11,7 @@ at raised priority or after the rest), `integration` (starts subprocesses or ser
 hang guard is `INTEGRATION_TIMEOUT_S`, not the 120 s of the rest), `reliability`
 (tests/reliability).
 `make test` runs `-m "not timing"` across pytest-xdist workers and `-m timing` one at a time
-(scripts/run-tests.sh: beside them at nice -10 where allowed, else after them).
+(scripts/run-tests.sh: beside them at nice -10 on a quiet machine where allowed, else after).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import selectors
+import signal
 import socket
 import sys
 import time
@@ -76,8 +77,15 @@ def precise_loop() -> asyncio.AbstractEventLoop:
     where there is no epoll (not Linux), the stock loop, unmarked."""
     if sys.platform != "linux":
         return asyncio.new_event_loop()
-    loop = asyncio.SelectorEventLoop(PreciseSelector())
-    setattr(loop, _MARK, True)
+    # SIGTERM/SIGINT wait until the loop is whole: `looplab`'s handlers raise, and raised
+    # inside the constructor they would leave a half-made loop whose finaliser prints a
+    # traceback (seen when a proxy was stopped just as it started serving)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    try:
+        loop = asyncio.SelectorEventLoop(PreciseSelector())
+        setattr(loop, _MARK, True)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
     return loop
 
 

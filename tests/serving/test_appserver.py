@@ -7,7 +7,10 @@ and `HostGuard` refuses a foreign Host header (HTTP 400, WebSocket 403).
 
 from __future__ import annotations
 
+import os
+import signal
 import socket
+import sys
 import threading
 import time
 
@@ -101,3 +104,30 @@ def test_host_guard_refuses_foreign_hosts() -> None:
                 b"sec-websocket-version: 13\r\n\r\n"
             )
             assert conn.recv(64).startswith(b"HTTP/1.1 403")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the precise loop is Linux's (epoll)")
+def test_a_signal_during_the_loops_construction_waits_for_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SIGTERM arriving while `precise_loop` builds the loop is handled once the loop is
+    whole (looplab's handler raises: inside the constructor it left a half-made loop whose
+    finaliser printed a traceback when a proxy was stopped as it started)."""
+    from looplab.serving import timers
+
+    seen: list[str] = []
+
+    class Interrupted(timers.PreciseSelector):
+        def __init__(self) -> None:
+            super().__init__()
+            os.kill(os.getpid(), signal.SIGTERM)  # delivered at once unless held
+            seen.append("constructed")
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: seen.append("handled"))
+    monkeypatch.setattr(timers, "PreciseSelector", Interrupted)
+    try:
+        loop = timers.precise_loop()
+        loop.close()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert seen == ["constructed", "handled"]
