@@ -29,21 +29,21 @@ demo: $(STAMP)
 	$(BIN)/looplab run $(CLAIM)
 	$(BIN)/looplab report runs/claim
 
-# Everything but the timing-marked tests across pytest-xdist workers (one per core plus one:
-# about a fifth of that part waits on paced replies, servers, browsers; 22% of the CPU idle
-# at one per core, 13% with one more), and the timing-marked ones (wall-clock pacing
-# asserts) one at a time, beside the rest at raised priority where allowed and the machine
-# is quiet, else after it
-# (scripts/run-tests.sh says why). Both always run; the target fails if either did.
-# TEST_WORKERS=1 runs the first part serially; TIMING_ORDER=after or beside chooses the
-# timing tests' order instead of the quiet-machine check.
+# Everything but the timing-marked tests across pytest-xdist workers, then the timing-marked
+# ones (wall-clock pacing asserts) serially on a quieter machine; both always run, and the
+# target fails if either did. Workers: one per core plus one, since about a fifth of the first
+# part waits (paced replies, servers, browsers: 22% of the CPU idle at one per core, 13% with
+# one more; 507 s -> 453 s on 2 cores). TEST_WORKERS=1 runs the first part serially too.
 # Bytecode is cached for the run even where the environment sets PYTHONDONTWRITEBYTECODE
 # (this machine's image does): the tests start Python ~700 times and every xdist worker
 # collects every test module, each of which would otherwise compile again (collection
 # 7.9 s -> 3.8 s per process).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(STAMP)
-	@PYTHONDONTWRITEBYTECODE= scripts/run-tests.sh $(BIN)/pytest $(TEST_WORKERS)
+	@status=0; export PYTHONDONTWRITEBYTECODE=; \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not timing" --durations=15 || status=$$?; \
+	$(BIN)/pytest -q -p no:xdist -m timing --durations=5 || status=$$?; \
+	exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

@@ -6,12 +6,10 @@ image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip i
 failure (CI sets them, so a broken CI machine cannot pass by skipping).
 
 Marks by need, given here by directory, file and name (`_NEEDS`), so test files stay
-free of scheduling: `timing` (asserts on wall-clock pacing or latency: run one at a time,
-at raised priority or after the rest), `integration` (starts subprocesses or servers; its
-hang guard is `INTEGRATION_TIMEOUT_S`, not the 120 s of the rest), `reliability`
-(tests/reliability).
-`make test` runs `-m "not timing"` across pytest-xdist workers and `-m timing` one at a time
-(scripts/run-tests.sh: beside them at nice -10 on a quiet machine where allowed, else after).
+free of scheduling: `timing` (asserts on wall-clock pacing or latency: run serially, on
+their own), `integration` (starts subprocesses or servers; its hang guard is
+`INTEGRATION_TIMEOUT_S`, not the 120 s of the rest), `reliability` (tests/reliability).
+`make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
 """
 
 from __future__ import annotations
@@ -130,7 +128,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
         "tests/backends/test_serving_model.py::test_wall_clock_streams_follow_a_changing_load",
         "tests/backends/test_client_websocket.py::test_websocket_ttft_pays_the_websocket_overhead",
         # the client's measured rate at 1.6-2.2 ms per token within 8%: read 527 of 625 tok/s
-        # while the timing group ran beside the rest at raised priority
+        # when the timing group once ran beside the rest of the suite
         "tests/backends/test_client_websocket.py::"
         "test_each_transport_streams_at_its_per_token_framing",
         "tests/experiments/test_knobs_clock.py::"

@@ -27,6 +27,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from select import select
@@ -79,13 +80,28 @@ def precise_loop() -> asyncio.AbstractEventLoop:
         return asyncio.new_event_loop()
     # SIGTERM/SIGINT wait until the loop is whole: `looplab`'s handlers raise, and raised
     # inside the constructor they would leave a half-made loop whose finaliser prints a
-    # traceback (seen when a proxy was stopped just as it started serving)
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM, signal.SIGINT})
+    # traceback (seen when a proxy was stopped just as it started serving). Python runs
+    # handlers in the main thread only, so there they are swapped for a note, replayed after.
+    if threading.current_thread() is not threading.main_thread():
+        return _marked_loop()
+    noted: list[int] = []
+    signals = (signal.SIGTERM, signal.SIGINT)
+    previous = {
+        sig: signal.signal(sig, lambda number, _frame: noted.append(number)) for sig in signals
+    }
     try:
-        loop = asyncio.SelectorEventLoop(PreciseSelector())
-        setattr(loop, _MARK, True)
+        loop = _marked_loop()
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    for number in noted:
+        signal.raise_signal(number)
+    return loop
+
+
+def _marked_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.SelectorEventLoop(PreciseSelector())
+    setattr(loop, _MARK, True)
     return loop
 
 
