@@ -82,10 +82,11 @@ def precise_loop() -> asyncio.AbstractEventLoop:
     # inside the constructor they would leave a half-made loop whose finaliser prints a
     # traceback (seen when a proxy was stopped just as it started serving). Python runs
     # handlers in the main thread only, so there they are swapped for a note, replayed after.
-    if threading.current_thread() is not threading.main_thread():
-        return _marked_loop()
-    noted: list[int] = []
     signals = (signal.SIGTERM, signal.SIGINT)
+    main = threading.current_thread() is threading.main_thread()
+    if not main or any(signal.getsignal(sig) is None for sig in signals):
+        return _marked_loop()  # None: a handler set outside Python, which cannot be put back
+    noted: list[int] = []
     previous = {
         sig: signal.signal(sig, lambda number, _frame: noted.append(number)) for sig in signals
     }
