@@ -137,6 +137,9 @@ _NEEDS: dict[str, tuple[str, ...]] = {
         "tests/experiments/test_replay.py::test_virtual_replay_at_own_profile_reproduces_task_time",
         "tests/experiments/test_serving.py::"
         "test_virtual_retiming_predicts_a_wall_clock_run_under_a_context_profile",
+        # the wall-clock run's model time within 2% of the virtual clock's: 9.15 s vs 8.86 s
+        # (3.2%) beside two other workers in CI
+        "tests/experiments/test_runner.py::test_virtual_clock_matches_wall_clock",
         # the replayed stream's decode rate within 3% of 750 tok/s
         "tests/backends/proxy/test_tolerant_replay.py::"
         "test_clock_agent_strict_misses_tolerant_completes",
