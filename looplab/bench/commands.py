@@ -18,6 +18,7 @@ BENCHES: dict[str, Callable[..., Any]] = {
     "transport": serving_commands.bench_transport_command,
     "timers": wakeups.bench_timers_command,
     "proxy": serving_commands.bench_proxy_command,
+    "starts": serving_commands.bench_starts_command,
     "sandbox": run_commands.bench_sandbox_command,
     "browser": run_commands.bench_browser_command,
     "replay": run_commands.bench_replay_command,

@@ -175,11 +175,14 @@ class ServerProcess:
         self.args = [sys.executable, "-m", "looplab", "--no-log-file", *args]
         self.process: subprocess.Popen[bytes] | None = None
         self.base_url = ""
+        self.ready_s = 0.0
+        """Seconds from the process's launch to its first answer on `/health`."""
 
     def __enter__(self) -> Self:
         with tempfile.NamedTemporaryFile(prefix="looplab-port-", delete=False) as handle:
             port_file = Path(handle.name)
         args = [*self.args, "--port", "0", "--port-file", str(port_file)]
+        launched = time.perf_counter()
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             deadline = time.perf_counter() + 30
@@ -204,6 +207,7 @@ class ServerProcess:
         except BaseException:
             self.__exit__()
             raise
+        self.ready_s = time.perf_counter() - launched
         return self
 
     def cpu_s(self) -> float:

@@ -21,7 +21,7 @@ from looplab.console import (
     write_output,
 )
 
-__all__ = ["bench_transport_command"]
+__all__ = ["bench_starts_command", "bench_transport_command"]
 
 OPENAI_CUT = 0.40
 """OpenAI (2026-04-22): runs with 20+ tool calls about 40% faster over the WebSocket."""
@@ -168,3 +168,23 @@ def bench_proxy_command(
         console.print(f"results: {output}")
     if check and fidelity_failures(rows):
         raise typer.Exit(1)
+
+
+def bench_starts_command(
+    reps: Annotated[int, typer.Option(min=1, help="Starts per command.")] = 5,
+) -> None:
+    """What starting `serve` and `proxy` costs: wall to the first answer, and CPU spent."""
+    from looplab.bench.starts import measure_starts
+
+    rows = measure_starts(reps)
+    table = Table(title=f"looplab bench starts: medians over {reps} starts per command")
+    for column in ("command", "wall to /health p50", "CPU p50", "CPU max"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(
+            row.command,
+            f"{row.wall_s_p50:.2f} s",
+            f"{row.cpu_s_p50:.2f} s",
+            f"{row.cpu_s_max:.2f} s",
+        )
+    out_console().print(table)
