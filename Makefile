@@ -13,8 +13,7 @@ $(STAMP): pyproject.toml
 	@scripts/ensure-bwrap.sh
 	@scripts/ensure-chromium.sh >/dev/null 2>&1 || true
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
-	@$(BIN)/python -m pip install -q -e '.[all,dev]'
+	@scripts/install-deps.sh $(BIN)/python all,dev
 	@scripts/ensure-sandbox-image.sh $(BIN)/python
 	@touch $(STAMP)
 
