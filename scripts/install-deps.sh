@@ -22,7 +22,11 @@ if [ "${LOOPLAB_INSTALLER:-uv}" = "pip" ]; then
 fi
 UV="$(dirname "$PY")/uv"
 if [ -x "$UV" ] || "$PY" -m pip install -q 'uv>=0.5,<1' >/dev/null 2>&1; then
-  if "$UV" pip install -q --python "$PY" -e "$SPEC"; then
+  # uv reads the dependencies from pyproject.toml without building, so it misses the one
+  # hatchling's editable wheel adds (`editables`, its import hook): named here. The install
+  # counts only if `looplab` then imports from outside the checkout.
+  if "$UV" pip install -q --python "$PY" -e "$SPEC" 'editables~=0.3' \
+    && (cd / && "$PY" -c 'import looplab') >/dev/null 2>&1; then
     exit 0
   fi
   echo "uv could not install $SPEC; trying pip (LOOPLAB_INSTALLER=pip skips uv)" >&2
