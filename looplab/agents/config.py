@@ -8,10 +8,13 @@ from pydantic import Field
 
 from looplab.config import StrictModel
 
-__all__ = ["KNOB_FIELDS", "AgentConfig", "CallConfig", "RetryConfig"]
+__all__ = ["KNOB_FIELDS", "TASK_KIND_AGENTS", "AgentConfig", "CallConfig", "RetryConfig"]
 
 KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation", "eager_sandbox")
 """The agent's latency knobs (recorded in every trace's `run_end.knobs`)."""
+
+TASK_KIND_AGENTS: dict[str, str] = {"coding": "coding", "web": "computer_use"}
+"""Task kind -> the agent kind that runs it by default (`agents: [auto]`)."""
 
 
 class RetryConfig(StrictModel):

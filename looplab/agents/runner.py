@@ -37,7 +37,7 @@ from looplab.agents.coding.agent import SYSTEM_PROMPT as CODING_PROMPT
 from looplab.agents.coding.agent import coding_toolbox
 from looplab.agents.computer_use.agent import SYSTEM_PROMPT as COMPUTER_USE_PROMPT
 from looplab.agents.computer_use.agent import computer_use_toolbox
-from looplab.agents.config import AgentConfig
+from looplab.agents.config import TASK_KIND_AGENTS, AgentConfig
 from looplab.agents.loop import AgentLoop
 from looplab.agents.records import RunResult
 from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
@@ -53,7 +53,6 @@ from looplab.tools.registry import ToolBox
 
 __all__ = [
     "AGENT_KINDS",
-    "TASK_KIND_AGENTS",
     "AgentKind",
     "TaskRun",
     "agent_kind",
@@ -88,9 +87,6 @@ AGENT_KINDS: dict[str, AgentKind] = {
     ),
 }
 """Agent kind name -> how to build it; a new kind joins with one line."""
-
-TASK_KIND_AGENTS: dict[str, str] = {"coding": "coding", "web": "computer_use"}
-"""Task kind -> the agent kind that runs it by default (`agents: [auto]`)."""
 
 
 def agent_kind(name: str) -> AgentKind:

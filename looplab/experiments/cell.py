@@ -32,8 +32,9 @@ from looplab.experiments.axes import apply_to_config
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.guards.monitor import LoopLagMonitor
 from looplab.experiments.matrix import Cell
+from looplab.experiments.outcome import CellOutcome
 from looplab.experiments.record import run_events
-from looplab.experiments.servers import ServerPool, backend_profile
+from looplab.experiments.servers import ServerPool
 from looplab.experiments.workload import cell_clock, cell_shape, run_workload_cell
 from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
 from looplab.layout import trace_path
@@ -49,7 +50,6 @@ from looplab.workloads.shape import TaskShape
 __all__ = [
     "CellContext",
     "CellKind",
-    "CellOutcome",
     "TraceSink",
     "agent_config",
     "cell_kind",
@@ -58,27 +58,6 @@ __all__ = [
 
 CellKind = Literal["wrapped", "workload", "task"]
 Observer = Callable[[str], None]
-
-
-@dataclass
-class CellOutcome:
-    """What happened to one cell in this invocation."""
-
-    cell: Cell
-    status: str
-    """`done` (ran now), `skipped` (complete trace found), `failed` (harness error)."""
-    trace_path: Path
-    task_s: float | None = None
-    steps: int | None = None
-    success: bool | None = None
-    error: str | None = None
-    loop_lag_p99_ms: float | None = None
-    end_reason: str | None = None
-    """The run's `run_end.end_reason` (`done` cells)."""
-    loop_lag_mean_ms: float | None = None
-    """Mean event-loop lag during the run (what the progress line's warning weighs)."""
-    clock: str = "wall"
-    """`wall` or `virtual`: how the cell's model times were obtained."""
 
 
 class TraceSink(Protocol):
@@ -305,7 +284,7 @@ async def _run_wrapped(context: CellContext, cell: Cell, path: Path, run_id: str
     """A wrapped (foreign) agent's cell: `looplab.experiments.wrapped`."""
     config = context.config
     agent = next(w for w in config.wrapped if w.name == cell.agent)
-    profile = backend_profile(cell.backend, cell.seed)
+    profile = cell.backend.latency_profile(cell.seed)
     fast = fast_upstream(cell.backend, agent, profile)
     upstream = (await context.servers.server(fast, cell.seed)).base_url if fast else None
     end = await run_wrapped_cell(

@@ -28,6 +28,8 @@ from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
+from looplab.latency.presets import resolve_profile
+from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import Transport
 from looplab.sandbox_contract import SandboxConfig
 from looplab.urls import api_root
@@ -104,6 +106,16 @@ class BackendSpec(StrictModel):
         if self.kind == "real" and (not self.base_url or not self.model):
             raise ValueError("a real backend needs base_url and model")
         return self
+
+    def latency_profile(self, seed: int) -> LatencyProfile | None:
+        """This backend's latency profile with its overrides and `seed` (None for a real one).
+
+        Raises:
+            ConfigError: unknown preset, unreadable profile file or bad override.
+        """
+        if self.kind == "real":
+            return None
+        return resolve_profile(self.profile or self.name, values={**self.overrides, "seed": seed})
 
 
 class TaskFamily(StrictModel):

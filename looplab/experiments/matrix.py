@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from looplab.agents.runner import TASK_KIND_AGENTS
+from looplab.agents.config import TASK_KIND_AGENTS
 from looplab.errors import ConfigError
 from looplab.experiments.axes import Variant, apply_to_backend, axis_label, expand_variants
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import structlog
 
-from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.directory import is_complete, prepare, set_aside
 from looplab.experiments.executors.base import ExecutorJob, make_executor
@@ -34,7 +33,7 @@ from looplab.experiments.guards.diskfull import disk_full_in
 from looplab.experiments.guards.interrupt import Terminated, cancel_on_sigterm
 from looplab.experiments.guards.lock import hold_directory
 from looplab.experiments.matrix import Cell, expand_cells
-from looplab.experiments.servers import backend_profile
+from looplab.experiments.outcome import CellOutcome
 from looplab.layout import ExperimentDir
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import IndexReport, ResultStore
@@ -109,7 +108,7 @@ class ExperimentRunner:
         """
         cells = expand_cells(self.config)
         for backend in self.config.backends:
-            backend_profile(backend, 0)
+            backend.latency_profile(0)
         self.warnings = check_containment(self.config)
         return cells
 

@@ -18,24 +18,10 @@ from looplab.clock import VirtualClock
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.matrix import Cell
 from looplab.experiments.workload import WORKLOAD_MODEL
-from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import LatencyProfile
 from looplab.tasks.references import is_trace_driven
 
-__all__ = ["ServerPool", "backend_profile"]
-
-
-def backend_profile(backend: BackendSpec, seed: int) -> LatencyProfile | None:
-    """The backend's latency profile with its overrides and `seed` (None for a real one).
-
-    Raises:
-        ConfigError: unknown preset, unreadable profile file or bad override.
-    """
-    if backend.kind == "real":
-        return None
-    return resolve_profile(
-        backend.profile or backend.name, values={**backend.overrides, "seed": seed}
-    )
+__all__ = ["ServerPool"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +59,7 @@ class ServerPool:
         """The running server of (backend, seed, clock), started on first use (`virtual`:
         None for the pool's clock)."""
         virtual = self.virtual if virtual is None else virtual
-        profile = backend_profile(backend, seed)
+        profile = backend.latency_profile(seed)
         assert profile is not None, "a real backend has no simulator"
         key = ServerKey(backend.name, profile, virtual, backend.transport)
         async with self._lock:

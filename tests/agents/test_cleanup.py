@@ -8,7 +8,8 @@ import typing
 
 import pytest
 
-from looplab.agents.runner import AGENT_KINDS, TASK_KIND_AGENTS, agent_kind, run_task
+from looplab.agents.config import TASK_KIND_AGENTS
+from looplab.agents.runner import AGENT_KINDS, agent_kind, run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import ConfigError

@@ -13,7 +13,6 @@ import pytest
 from looplab.clock import utc_now
 from looplab.config import validate_model
 from looplab.errors import ConfigError
-from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.directory import is_complete
 from looplab.experiments.executors.base import ExecutorJob, make_executor
@@ -23,6 +22,7 @@ from looplab.experiments.executors.node import cell_resources
 from looplab.experiments.executors.ray import RayExecutor
 from looplab.experiments.executors.ray_worker import Done, Header, Line, StreamItem
 from looplab.experiments.matrix import Cell, expand_cells
+from looplab.experiments.outcome import CellOutcome
 from looplab.traces.schema import RunEndEvent, RunStartEvent, TraceHeader
 
 

@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 
 from looplab.config import validate_model
-from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
+from looplab.experiments.outcome import CellOutcome
 from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.summaries.finish import where
 from looplab.experiments.summaries.progress import LAG_SHARE, RunProgress, lag_share

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from looplab.experiments.cell import CellOutcome
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.matrix import Cell
+from looplab.experiments.outcome import CellOutcome
 
 __all__ = ["EXECUTORS", "Executor", "ExecutorJob", "Observer", "make_executor"]
 

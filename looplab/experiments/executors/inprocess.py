@@ -10,12 +10,13 @@ import asyncio
 
 import structlog
 
-from looplab.experiments.cell import CellContext, CellOutcome, run_cell
+from looplab.experiments.cell import CellContext, run_cell
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.guards.diskfull import disk_full_in
 from looplab.experiments.guards.monitor import LoopLagMonitor
 from looplab.experiments.matrix import Cell
+from looplab.experiments.outcome import CellOutcome
 from looplab.experiments.servers import ServerPool
 from looplab.layout import trace_path
 from looplab.tasks.references import is_trace_driven

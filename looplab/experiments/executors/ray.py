@@ -24,7 +24,6 @@ from typing import Any
 import structlog
 
 from looplab.errors import ConfigError, PrerequisiteError
-from looplab.experiments.cell import CellOutcome
 from looplab.experiments.directory import set_aside
 from looplab.experiments.executors.base import ExecutorJob
 from looplab.experiments.executors.config import SLOT_RESOURCE, ExecutorConfig
@@ -41,6 +40,7 @@ from looplab.experiments.executors.ray_worker import (
 from looplab.experiments.executors.reap import ProcessTree
 from looplab.experiments.guards.diskfull import disk_full_in
 from looplab.experiments.matrix import Cell
+from looplab.experiments.outcome import CellOutcome
 from looplab.layout import trace_path
 from looplab.traces.io import TraceWriter
 

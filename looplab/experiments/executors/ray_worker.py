@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from looplab.experiments.cell import CellContext, CellOutcome, TraceSink
+from looplab.experiments.cell import CellContext, TraceSink
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.executors.inprocess import run_guarded
 from looplab.experiments.executors.node import node_info
 from looplab.experiments.guards.monitor import LoopLagMonitor
 from looplab.experiments.matrix import Cell
+from looplab.experiments.outcome import CellOutcome
 from looplab.experiments.servers import ServerPool
 from looplab.traces.schema import TraceEvent, TraceHeader
 

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
-from looplab.experiments.cell import CellOutcome
+from looplab.experiments.outcome import CellOutcome
 
 __all__ = ["LAG_SHARE", "LOG_INTERVAL_S", "WAKEUPS_PER_STEP", "RunProgress", "lag_share"]
 
