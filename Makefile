@@ -23,10 +23,11 @@ CLAIM := experiments/configs/claim.yaml
 # coding tasks live, a real agent's calibrated workload with and without hidden reasoning;
 # then the report, which adds the shipped corpus re-timed and ends with the claim panel).
 # `looplab run experiments/configs/quickstart.yaml` runs the bundled tasks alone (web too).
+# Bytecode is cached (as for `make test`, below): the run starts Python for every cell's tools.
 demo: $(STAMP)
 	@scripts/ensure-bwrap.sh
-	$(BIN)/looplab run $(CLAIM)
-	$(BIN)/looplab report runs/claim
+	export PYTHONDONTWRITEBYTECODE=; \
+	$(BIN)/looplab run $(CLAIM) && $(BIN)/looplab report runs/claim
 
 # Everything but the timing-marked tests across pytest-xdist workers, then the timing-marked
 # ones (wall-clock pacing asserts) serially on a quieter machine; both always run, and the
