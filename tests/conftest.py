@@ -300,7 +300,9 @@ def _own_containers() -> list[str]:
         client = connect_engine(timeout_s=5)
         try:
             found = client.containers.list(
-                all=True, filters={"label": [f"looplab.owner={owner_label()}"]}
+                all=True,
+                filters={"label": [f"looplab.owner={owner_label()}"]},
+                ignore_removed=True,  # one auto-removed meanwhile is gone, not a leftover
             )
             return [str(c.id)[:12] for c in found]
         finally:

@@ -62,7 +62,9 @@ def prune(
     }
     result = PruneResult()
     removing: list[Any] = []
-    for container in client.containers.list(all=True, filters=filters):
+    # ignore_removed: a container that goes away (auto-remove) between the engine's list
+    # and docker-py's inspect of it is gone, not an error (seen beside two busy jobs)
+    for container in client.containers.list(all=True, filters=filters, ignore_removed=True):
         owner = container.labels.get("looplab.owner", "")
         if everything or owner_gone(owner):
             try:

@@ -109,7 +109,9 @@ def _left_by(pid: int, docker: bool) -> list[str]:
 
         client = connect_engine(timeout_s=10)
         try:
-            found = client.containers.list(all=True, filters={"label": ["looplab=1"]})
+            found = client.containers.list(
+                all=True, filters={"label": ["looplab=1"]}, ignore_removed=True
+            )
             left += [
                 str(c.id)[:12]
                 for c in found

@@ -6,6 +6,7 @@ tests/reliability/test_containment.py.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import subprocess
 import sys
@@ -57,7 +58,9 @@ def test_no_container_leaks_after_a_crashed_run_and_prune() -> None:
     prune(run_id=run_id)
     client = docker.from_env()
     try:
-        left = client.containers.list(all=True, filters={"label": f"looplab.run={run_id}"})
+        left = client.containers.list(
+            all=True, filters={"label": f"looplab.run={run_id}"}, ignore_removed=True
+        )
     finally:
         client.close()
     assert left == []
@@ -88,3 +91,36 @@ asyncio.run(main())
 
     pruned = prune_host()  # its workspace (and cgroup) stayed: the owner could not clean up
     assert pruned.failed == []
+
+
+@pytest.mark.docker
+def test_prune_takes_a_container_gone_mid_listing_for_gone() -> None:
+    """A container removed between the engine's list and its inspect (an auto-remove racing
+    prune, as under load) is skipped, not a NotFound: made to happen on the real engine by
+    removing it right after the list call returns."""
+    import docker
+
+    from looplab.sandboxes.image import IMAGE_TAG
+    from looplab.sandboxes.prune import prune
+
+    run_id = f"race-{uuid.uuid4().hex[:8]}"
+    client = docker.from_env()
+    labels = {"looplab": "1", "looplab.run": run_id, "looplab.owner": "gone:1"}
+    created = [client.containers.create(IMAGE_TAG, ["true"], labels=labels) for _ in range(2)]
+    listed = client.api.containers
+
+    def list_then_remove_one(*args: object, **kwargs: object) -> object:
+        rows = listed(*args, **kwargs)
+        client.api.remove_container(created[0].id, force=True)
+        return rows
+
+    client.api.containers = list_then_remove_one  # type: ignore[method-assign]
+    try:
+        result = prune(everything=True, run_id=run_id, client=client)
+    finally:
+        client.api.containers = listed  # type: ignore[method-assign]
+        for container in created:
+            with contextlib.suppress(docker.errors.NotFound):
+                container.remove(force=True)
+        client.close()
+    assert result.removed == [str(created[1].id)[:12]], result
