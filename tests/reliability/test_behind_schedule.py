@@ -4,7 +4,7 @@ streams its release lateness was 262 ms p50 with nothing saying so).
 A real `SimulatorServer` on loopback streams one reply; its event loop is blocked for
 50 ms in the middle of the stream (a pacer that sleeps the thread after a few releases,
 as an overloaded server's loop does), so the next release is ~50 ms late. `GET /health`
-then counts it and reports the worst lateness; a stream with no blocking counts none.
+then counts it and reports the worst lateness; a stream with no blocking has nothing near it.
 """
 
 from __future__ import annotations
@@ -75,9 +75,12 @@ def test_a_blocked_loop_is_counted_in_health() -> None:
 
 
 def test_an_unblocked_stream_counts_nothing() -> None:
-    """The same stream without the stall: no release past the 5 ms threshold."""
+    """The same stream without the stall: nothing near a stall (worst lateness under half
+    the 50 ms block the test above detects). On a quiet machine no release passes the 5 ms
+    threshold; beside two busy jobs one read 5.7 ms late, which the monitor rightly counts
+    (the loop was late), so the count is not asserted to be 0 here."""
     with SimulatorServer(resolve_profile("fast-750")) as server:
         assert _stream(server) > 3
         health = _health(server)
-    assert health["late_releases"] == 0, health
+    assert float(str(health["worst_lateness_ms"])) < 1000 * BLOCK_S / 2, health
     assert health["lateness_threshold_ms"] == 5.0
