@@ -414,6 +414,32 @@ def test_dashboard_refreshes_a_running_experiment(
         page.close()
 
 
+def test_a_change_before_the_first_poll_still_reloads(
+    known_pair: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """A trace written after the page was built but before its first live poll answered
+    reloads it (the page starts from the signature it was built from, not the first poll's)."""
+    root = tmp_path / "root"
+    shutil.copytree(known_pair, root / "known")
+    with DashboardServer(root) as server:
+        held: list[Route] = []
+        page = browser.new_page()
+        page.route(  # the first poll waits for the test; later ones go through
+            "**/api/state*", lambda route: route.continue_() if held else held.append(route)
+        )
+        page.goto(server.url + "report/known")
+        assert "2 runs" in page.inner_text(".sub")
+        while not held:
+            page.wait_for_timeout(20)
+        source = (root / "known/traces/known-b.jsonl").read_text(encoding="utf-8")
+        copy = source.replace('"known-b"', '"known-c"')
+        (root / "known/traces/known-c.jsonl").write_text(copy, encoding="utf-8")
+        with page.expect_event("load", timeout=15_000):
+            held[0].continue_()
+        assert "3 runs" in page.inner_text(".sub")
+        page.close()
+
+
 CONTROLS = """() => [...document.querySelectorAll(
     'a[href], button, select, input, textarea, summary, [role=button], [tabindex]')]
   .filter(el => el.offsetParent !== null && !el.disabled)

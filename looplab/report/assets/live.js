@@ -1,13 +1,14 @@
 /* looplab dashboard: live refresh (served pages only; a report file never has this).
  * Polls the page's state URL (same origin) and reloads the page when the traces behind
  * it change: every 3 s while the experiment runs, every 5 s otherwise (a run started beside
- * an open page shows within seconds). A badge says so.
+ * an open page shows within seconds). A badge says so. The page carries the signature it
+ * was built from (data-signature), so a change before the first poll still reloads it.
  */
 (function () {
   "use strict";
   var node = document.getElementById("live");
   if (!node || !window.fetch) return;
-  var url = node.getAttribute("data-state"), last = null;
+  var url = node.getAttribute("data-state"), last = node.getAttribute("data-signature");
   var badge = document.createElement("div");
   badge.id = "live-badge";
   badge.className = "badge";

@@ -240,10 +240,14 @@ class Reports:
     def state(self, path: Path | None) -> dict[str, object]:
         """What live refresh polls: a signature of the traces, and whether it is running."""
         targets = [path] if path is not None else discover_experiments(self.root)
-        signature: list[object] = []
-        running = False
-        for target in targets:
-            experiment = self.experiment(target)
-            signature.append([experiment.rel, *experiment.signature, experiment.unfinished])
-            running |= experiment.running
-        return {"signature": json.dumps(signature), "running": running}
+        experiments = [self.experiment(target) for target in targets]
+        return {
+            "signature": live_signature(experiments),
+            "running": any(experiment.running for experiment in experiments),
+        }
+
+
+def live_signature(experiments: list[Experiment]) -> str:
+    """What live refresh compares: each experiment's path, trace count, newest write and
+    unfinished count (a page built from these experiments carries it)."""
+    return json.dumps([[e.rel, *e.signature, e.unfinished] for e in experiments])

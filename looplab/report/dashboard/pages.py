@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote, urlencode
 
 from looplab.analysis.divergence import replay_of
 from looplab.report.assets import asset, inline_scripts
 from looplab.report.build import assign_groups
-from looplab.report.dashboard.experiments import Experiment, Reports
+from looplab.report.dashboard.experiments import Experiment, Reports, live_signature
 from looplab.report.data.exports import diff_table
 from looplab.report.data.records import RunRecord
 from looplab.report.render.diff import diff_section
@@ -32,6 +33,7 @@ from looplab.traces.io import Trace
 
 __all__ = [
     "MATRIX_RUNS",
+    "LiveState",
     "diff_page",
     "in_progress_page",
     "index_page",
@@ -47,16 +49,27 @@ MATRIX_RUNS = 40
 """A task page shows the matrix of diffs for at most this many runs (a form for more)."""
 
 _VERDICT = {True: "solved", False: "not solved", None: "not checked"}
-_LIVE = '<script id="live" data-state="{url}">{script}</script>'
+_LIVE = '<script id="live" data-state="{url}" data-signature="{signature}">{script}</script>'
 
 
-def live(state_url: str) -> str:
-    """The live-refresh script, polling `state_url` (see `assets/live.js`)."""
-    return _LIVE.format(url=escape(state_url), script=asset("live.js"))
+@dataclass(frozen=True)
+class LiveState:
+    """Where a served page polls for changes, and the traces' signature it was built from
+    (so a change between building the page and its first poll still reloads it)."""
+
+    url: str
+    signature: str
 
 
-def _page(title: str, body: str, *, state_url: str | None = None) -> str:
-    extra = live(state_url) if state_url else ""
+def live(state: LiveState) -> str:
+    """The live-refresh script, polling `state.url` (see `assets/live.js`)."""
+    return _LIVE.format(
+        url=escape(state.url), signature=escape(state.signature), script=asset("live.js")
+    )
+
+
+def _page(title: str, body: str, *, state: LiveState | None = None) -> str:
+    extra = live(state) if state else ""
     return shell(title, f"<main>{body}</main>{extra}")
 
 
@@ -155,7 +168,8 @@ def index_page(reports: Reports) -> str:
         f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only)</p>"
         f"{table}{form}"
     )
-    return _page("looplab dashboard", body, state_url="/api/state")
+    state = LiveState("/api/state", live_signature(experiments))
+    return _page("looplab dashboard", body, state=state)
 
 
 def _options(pairs: Sequence[tuple[str, str]], selected: int) -> str:
@@ -296,19 +310,19 @@ def run_page(reports: Reports, record: RunRecord, *, state_url: str | None = Non
     )
 
 
-def waiting_page(experiment: Experiment, *, state_url: str) -> str:
+def waiting_page(experiment: Experiment, *, state: LiveState) -> str:
     """An experiment whose runs have all started and none ended: says so, and refreshes."""
-    state = "running" if experiment.running else "not written to for a while (stopped?)"
+    activity = "running" if experiment.running else "not written to for a while (stopped?)"
     return _page(
         f"looplab: {experiment.name}",
         f"<p><a href='/'>index</a></p><h1>{escape(experiment.name)}</h1>"
-        f"<p>{experiment.unfinished} run(s) started, none ended yet ({state}); "
+        f"<p>{experiment.unfinished} run(s) started, none ended yet ({activity}); "
         "the report appears when the first run ends.</p>",
-        state_url=state_url,
+        state=state,
     )
 
 
-def in_progress_page(trace: Trace, *, state_url: str) -> str:
+def in_progress_page(trace: Trace, *, state: LiveState) -> str:
     """A run without its `run_end` yet: what it has done so far, refreshed while it runs."""
     header = trace.header
     last = max((e.end for e in trace.events), default=0.0)
@@ -328,7 +342,7 @@ def in_progress_page(trace: Trace, *, state_url: str) -> str:
         '<div class="scroll"><table><thead><tr><th>step</th><th>event</th><th>start</th>'
         f"<th>duration</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
-    return _page(f"looplab: run {header.run_id} (in progress)", body, state_url=state_url)
+    return _page(f"looplab: run {header.run_id} (in progress)", body, state=state)
 
 
 def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:

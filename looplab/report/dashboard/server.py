@@ -41,7 +41,12 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.layout import ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
-from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
+from looplab.report.dashboard.experiments import (
+    PathRefused,
+    Reports,
+    live_signature,
+    resolve_inside,
+)
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
 from looplab.serving.appserver import AppServer
@@ -141,14 +146,14 @@ class _Routes:
             links = {r.run_id: pages.run_url(self.reports, r) for r in records}
             return HTMLResponse(render_page(model, run_pages=links))
         experiment = self.reports.experiment(target)
+        state = pages.LiveState(self._state_url(target), live_signature([experiment]))
         if experiment.model is None and experiment.error is None:
-            live = "/api/state?" + urlencode({"path": experiment.rel})
-            return HTMLResponse(pages.waiting_page(experiment, state_url=live))
+            return HTMLResponse(pages.waiting_page(experiment, state=state))
         if experiment.model is None:
             raise ConfigError(experiment.error or "no report")
         if experiment.html is None:
             links = {r.run_id: pages.run_url(self.reports, r) for r in experiment.records}
-            live = pages.live("/api/state?" + urlencode({"path": experiment.rel}))
+            live = pages.live(state)
             experiment.html = render_page(experiment.model, run_pages=links, extra=live)
         return HTMLResponse(experiment.html)
 
@@ -161,8 +166,10 @@ class _Routes:
         if not trace.complete:
             folder = Path(relative).parent
             folder = folder.parent if folder == ExperimentDir(folder.parent).traces else folder
-            state = "/api/state?" + urlencode({"path": folder.as_posix()})
-            return HTMLResponse(pages.in_progress_page(trace, state_url=state))
+            target = resolve_inside(self.reports.root, folder.as_posix())
+            signature = str(self.reports.state(target)["signature"])
+            state = pages.LiveState(self._state_url(target), signature)
+            return HTMLResponse(pages.in_progress_page(trace, state=state))
         return HTMLResponse(pages.run_page(self.reports, self.record(relative)))
 
     def diff(self, request: Request) -> Response:
@@ -197,6 +204,10 @@ class _Routes:
                 self.compared.pop(next(iter(self.compared)))
             self.compared[key] = render_page(model)
         return HTMLResponse(self.compared[key])
+
+    def _state_url(self, folder: Path) -> str:
+        """Where a page about `folder` (inside the root) polls for live refresh."""
+        return "/api/state?" + urlencode({"path": self.reports.relative(folder)})
 
     def state(self, request: Request) -> Response:
         relative = request.query_params.get("path")
