@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "looplab"
 LAYERS: list[set[str]] = [
     {
         "errors",
+        "cache",
         "config_errors",
         "config",
         "clock",

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from looplab.cache import cache_dir
 from looplab.errors import PrerequisiteError, SandboxError
 from looplab.sandboxes.engine import connect_engine
 
@@ -191,7 +192,7 @@ def _build_debootstrap(client: docker.DockerClient, tag: str, wanted: str, mirro
             "the offline image build (debootstrap) must run as root",
             fix="run `sudo looplab sandbox build`, or build with a registry reachable",
         )
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "looplab" / "debs"
+    cache = cache_dir() / "debs"
     cache.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="looplab-rootfs-", dir="/var/tmp") as tmp:
         root = Path(tmp) / "root"

@@ -1,46 +1,82 @@
 """The "speedup taken apart" section: each decomposed claim's waterfall (`looplab.claims`).
 
 The claim entries that ask for a decomposition (`test.decompose`, e.g. Codex-Spark's
-"about 6x") are checked once per process (analytic re-timing, about a second) and drawn
-as waterfalls: the slow side's mean task time, each factor's exact Shapley share of the
+"about 6x") are checked (analytic re-timing, about a second of CPU) and drawn as
+waterfalls: the slow side's mean task time, each factor's exact Shapley share of the
 difference as a step down, the fast side, and the claimed fast time as a line. The same
 numbers as `looplab claims check --json` (`decomposition`); the section is about the
-published claims re-timed on the shipped workloads, not about this report's runs.
+published claims re-timed on the shipped workloads, not about this report's runs, so the
+decompositions depend on the package alone and are kept in the user's cache
+(`looplab.cache.derived`, keyed by the package's digest): every report after the first
+reads them instead of re-timing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from looplab.claims.check import ClaimCheck, check_claim
-from looplab.claims.decompose import Decomposition
-from looplab.claims.model import claim_entries
+from looplab.cache import derived
+from looplab.claims.check import check_claim
+from looplab.claims.decompose import Decomposition, Part
+from looplab.claims.model import ClaimEntry, claim_entries
 from looplab.report.render.svg import Chart
 from looplab.report.views.report_model import ReportModel
 
-__all__ = ["decomposed_checks", "render_waterfall", "waterfall_tables"]
+__all__ = ["Decomposed", "decomposed_claims", "render_waterfall", "waterfall_tables"]
 
 _COLORS = {"total": "#555555", "saves": "#009E73", "costs": "#D55E00"}
 _COLUMNS = ["claim", "factor", "slow_value", "fast_value", "seconds", "share", "speedup_x"]
+_CACHE_NAME = "claim-decompositions"
+
+
+@dataclass(frozen=True)
+class Decomposed:
+    """A shipped claim and its slow-to-fast decomposition."""
+
+    entry: ClaimEntry
+    decomposition: Decomposition
+
+
+def _compute() -> dict[str, Any]:
+    """Each decomposed claim's decomposition as JSON, by claim name (the break-even search
+    is skipped: the section does not show it)."""
+    out: dict[str, Any] = {}
+    for entry in claim_entries().values():
+        if entry.test.decompose:
+            found = check_claim(entry, break_even=False).decomposition
+            if found is not None:
+                out[entry.name] = dataclasses.asdict(found)
+    return out
+
+
+def _decomposition(raw: dict[str, Any]) -> Decomposition:
+    parts = [Part(**part) for part in raw["parts"]]
+    return Decomposition(raw["slow_s"], raw["fast_s"], parts, raw["units"])
 
 
 @functools.cache
-def decomposed_checks() -> tuple[ClaimCheck, ...]:
-    """The shipped claims with a decomposition, checked (once per process; without the
-    break-even search, which the section does not show)."""
-    entries = [e for e in claim_entries().values() if e.test.decompose]
-    checks = [check_claim(e, break_even=False) for e in entries]
-    return tuple(c for c in checks if c.decomposition is not None)
+def decomposed_claims() -> tuple[Decomposed, ...]:
+    """The shipped claims with a decomposition, in entry order (once per process; from the
+    user's cache when this package version has made them before)."""
+    entries = claim_entries()
+    try:
+        stored = derived(_CACHE_NAME, _compute)
+        found = {name: _decomposition(raw) for name, raw in stored.items()}
+    except (KeyError, TypeError, AttributeError):  # a cache of another shape: compute
+        found = {name: _decomposition(raw) for name, raw in _compute().items()}
+    return tuple(Decomposed(entries[n], d) for n, d in found.items() if n in entries)
 
 
-def _claimed(check: ClaimCheck) -> float | None:
+def _claimed(check: Decomposed) -> float | None:
     claimed = check.entry.claimed
     return claimed.point if claimed.measure == "speedup" else None
 
 
-def _chart(check: ClaimCheck, d: Decomposition) -> str:
+def _chart(check: Decomposed, d: Decomposition) -> str:
     labels = ["slow", *(p.label for p in d.parts), "fast"]
     chart = Chart(
         f"waterfall-{check.entry.name}",
@@ -87,7 +123,7 @@ def _chart(check: ClaimCheck, d: Decomposition) -> str:
     return chart.render()
 
 
-def _sentence(check: ClaimCheck, d: Decomposition) -> str:
+def _sentence(check: Decomposed, d: Decomposition) -> str:
     parts = ", ".join(f"{p.label} x{p.speedup_x:.2f} ({p.seconds:+.0f} s)" for p in d.parts)
     text = f"{check.entry.name}: {d.slow_s:.0f} s -> {d.fast_s:.0f} s = {d.speedup:.2f}x: {parts}."
     claimed = _claimed(check)
@@ -103,14 +139,13 @@ def _sentence(check: ClaimCheck, d: Decomposition) -> str:
 def render_waterfall(model: ReportModel) -> str:
     """The section's static HTML (independent of the report's runs)."""
     del model  # the published claims, re-timed on the shipped workloads
-    checks = decomposed_checks()
+    checks = decomposed_claims()
     if not checks:
         return "<p>No shipped claim asks for a decomposition.</p>"
     body = "".join(
         _chart(c, c.decomposition)
         + f'<p class="sentence">{escape(_sentence(c, c.decomposition))}</p>'
         for c in checks
-        if c.decomposition is not None
     )
     return body + (
         '<p class="hint">Published claims re-timed on the shipped workloads (not your runs): '
@@ -123,10 +158,8 @@ def waterfall_tables(model: ReportModel) -> dict[str, Any]:
     """The section's export table: one row per claim and factor."""
     del model
     rows: list[list[Any]] = []
-    for check in decomposed_checks():
+    for check in decomposed_claims():
         d = check.decomposition
-        if d is None:
-            continue
         diff = d.fast_s - d.slow_s
         for p in d.parts:
             share = p.seconds / diff if diff else None
