@@ -294,16 +294,13 @@ def _own_containers() -> list[str]:
         return []
     from looplab.sandboxes.engine import connect_engine
     from looplab.sandboxes.owner import owner_label
+    from looplab.sandboxes.prune import looplab_containers
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         client = connect_engine(timeout_s=5)
         try:
-            found = client.containers.list(
-                all=True,
-                filters={"label": [f"looplab.owner={owner_label()}"]},
-                ignore_removed=True,  # one auto-removed meanwhile is gone, not a leftover
-            )
+            found = looplab_containers(client, f"looplab.owner={owner_label()}")
             return [str(c.id)[:12] for c in found]
         finally:
             client.close()

@@ -17,7 +17,7 @@ from looplab.sandboxes.owner import owner_gone
 if TYPE_CHECKING:
     import docker
 
-__all__ = ["PruneResult", "prune"]
+__all__ = ["PruneResult", "looplab_containers", "prune"]
 
 
 @dataclass
@@ -57,14 +57,9 @@ def prune(
     import docker as docker_sdk
 
     client = client or connect_engine()
-    filters: dict[str, str | list[str] | bool] = {
-        "label": ["looplab=1"] + ([f"looplab.run={run_id}"] if run_id else [])
-    }
     result = PruneResult()
     removing: list[Any] = []
-    # ignore_removed: a container that goes away (auto-remove) between the engine's list
-    # and docker-py's inspect of it is gone, not an error (seen beside two busy jobs)
-    for container in client.containers.list(all=True, filters=filters, ignore_removed=True):
+    for container in looplab_containers(client, *([f"looplab.run={run_id}"] if run_id else [])):
         owner = container.labels.get("looplab.owner", "")
         if everything or owner_gone(owner):
             try:
@@ -80,6 +75,16 @@ def prune(
             result.kept.append(str(container.id)[:12])
     _wait_gone(removing, wait_s)
     return result
+
+
+def looplab_containers(client: Any, *labels: str) -> list[Any]:
+    """Every looplab container (label `looplab=1`, running or not) that also carries each
+    of `labels` (`key=value`), as docker-py containers.
+
+    A container that goes away (an auto-remove) between the engine's list and docker-py's
+    inspect of it is gone, not an error (seen beside two busy jobs)."""
+    filters = {"label": ["looplab=1", *labels]}
+    return list(client.containers.list(all=True, filters=filters, ignore_removed=True))
 
 
 def _wait_gone(containers: list[Any], wait_s: float) -> None:

@@ -106,12 +106,11 @@ def _left_by(pid: int, docker: bool) -> list[str]:
     left = own.processes + own.dirs + own.cgroups
     if docker:
         from looplab.sandboxes.engine import connect_engine
+        from looplab.sandboxes.prune import looplab_containers
 
         client = connect_engine(timeout_s=10)
         try:
-            found = client.containers.list(
-                all=True, filters={"label": ["looplab=1"]}, ignore_removed=True
-            )
+            found = looplab_containers(client)
             left += [
                 str(c.id)[:12]
                 for c in found

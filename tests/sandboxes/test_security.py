@@ -42,7 +42,7 @@ def test_no_container_leaks_after_a_crashed_run_and_prune() -> None:
     """A run killed with SIGKILL leaves no container behind once prune has run."""
     import docker
 
-    from looplab.sandboxes.prune import prune
+    from looplab.sandboxes.prune import looplab_containers, prune
 
     run_id = f"crash-{uuid.uuid4().hex[:8]}"
     done = subprocess.run(
@@ -58,9 +58,7 @@ def test_no_container_leaks_after_a_crashed_run_and_prune() -> None:
     prune(run_id=run_id)
     client = docker.from_env()
     try:
-        left = client.containers.list(
-            all=True, filters={"label": f"looplab.run={run_id}"}, ignore_removed=True
-        )
+        left = looplab_containers(client, f"looplab.run={run_id}")
     finally:
         client.close()
     assert left == []
