@@ -121,7 +121,6 @@ _NEEDS: dict[str, tuple[str, ...]] = {
         "tests/experiments/test_transport_axis.py",
         "tests/backends/test_errors.py::test_queued_request_waits_and_counts_in_ttft",
         "tests/conformance/test_sandbox_conformance.py::test_concurrent_execs_overlap",
-        "tests/report/test_report.py::test_a_thousand_runs_take_seconds",
         "tests/experiments/test_reasoning_phase.py::test_trace_splits_ttft_reasoning_and_decode",
         # a web run's steps against its wall time: browser work under parallel load drifts
         "tests/tasks/test_web_tasks.py::test_the_steps_hold_the_web_runs_time",

@@ -61,14 +61,15 @@ def test_same_profile_from_two_inputs_gets_input_prefix(runs_root: Path, tmp_pat
 
 
 def test_a_thousand_runs_take_seconds(tmp_path: Path) -> None:
-    """1,000 synthetic runs: written in well under 20 s (about 4 s here), transcripts
-    embedded for a bounded number of runs only."""
+    """1,000 synthetic runs: written in well under 20 s of CPU (about 4 s here; CPU time,
+    so a loaded machine does not decide it), transcripts embedded for a bounded number of
+    runs only."""
     directory = write_synthetic_experiment(tmp_path / "syn", 1000)
-    started = time.perf_counter()
+    started = time.process_time()  # the report is built in this process, on one thread
     result = write_report([directory], tmp_path / "report.html")
-    elapsed = time.perf_counter() - started
+    spent = time.process_time() - started
     assert result.runs == 1000
-    assert elapsed < 20, f"1,000-run report took {elapsed:.1f} s"
+    assert spent < 20, f"1,000-run report took {spent:.1f} s of CPU"
     html = (tmp_path / "report.html").read_text(encoding="utf-8")
     assert html.count('<div class="transcript">') == len(result.model.transcripts) == 40
     assert html.count("Transcript not embedded in this file") == 960
