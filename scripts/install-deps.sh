@@ -9,6 +9,10 @@
 set -u
 PY="$1"
 EXTRAS="$2"
+case "$PY" in
+  /*) ;;
+  *) PY="$(pwd)/$PY" ;; # absolute: the import check below runs from /
+esac
 SPEC=".[$EXTRAS]"
 
 with_pip() {
