@@ -23,13 +23,15 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 __all__ = ["cache_dir", "derived", "package_digest", "tree_digest"]
 
 log = structlog.get_logger(__name__)
+
+T = TypeVar("T")
 
 
 def cache_dir() -> Path:
@@ -58,26 +60,29 @@ def tree_digest(root: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def derived(name: str, compute: Callable[[], Any]) -> Any:
-    """`compute()` (a JSON value derived from the package alone), kept in the cache folder
-    under `name` and the package digest; read from there when present.
+def derived(name: str, compute: Callable[[], Any], load: Callable[[Any], T]) -> T:
+    """`load(compute())`, with `compute()` (a JSON value derived from the package alone)
+    kept in the cache folder under `name` and the package digest, and read from there
+    when present.
 
     Args:
         name: a file-name-safe label of the value (e.g. "claim-decompositions").
         compute: makes the value; its result must survive `json.dumps`/`json.loads`
             unchanged (plain dicts, lists, strings, numbers).
+        load: turns the JSON value into what the caller uses; a stored value it refuses
+            (KeyError, TypeError, ValueError: another shape) is computed again.
     """
     path = cache_dir() / "derived" / f"{name}-{package_digest()}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        pass  # not there yet, or unreadable: compute it
+        return load(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, KeyError, TypeError, ValueError):
+        pass  # not there yet, unreadable or of another shape: compute it
     value = compute()
     try:
         _write(path, value)
     except OSError as exc:  # a read-only or full home: the value is still right
         log.debug("cache_not_written", path=str(path), error=str(exc))
-    return value
+    return load(value)
 
 
 def _write(path: Path, value: Any) -> None:

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from looplab import cache
 from looplab.cache import cache_dir, derived, package_digest, tree_digest
+
+
+def _same(value: Any) -> Any:
+    """`derived`'s load: the stored JSON value itself."""
+    return value
 
 
 @pytest.fixture
@@ -38,8 +44,8 @@ def test_a_value_is_computed_once_then_read(cached: Path) -> None:
         calls.append(1)
         return {"a": [1.5, float("inf")], "b": "x"}
 
-    first = derived("thing", compute)
-    second = derived("thing", compute)
+    first = derived("thing", compute, _same)
+    second = derived("thing", compute, _same)
     assert first == second == {"a": [1.5, float("inf")], "b": "x"}
     assert len(calls) == 1
     assert [p.name for p in cached.iterdir()] == [f"thing-{package_digest()}.json"]
@@ -49,26 +55,34 @@ def test_another_package_digest_computes_afresh(
     cached: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A changed package (another digest) never reads the old value."""
-    derived("thing", lambda: "old")
+    derived("thing", lambda: "old", _same)
     monkeypatch.setattr(cache, "package_digest", lambda: "0123456789abcdef")
-    assert derived("thing", lambda: "new") == "new"
-    assert derived("thing", lambda: "unused") == "new"
+    assert derived("thing", lambda: "new", _same) == "new"
+    assert derived("thing", lambda: "unused", _same) == "new"
 
 
 def test_a_damaged_file_is_computed_again(cached: Path) -> None:
     """A cut-off file is not an error: the value is computed and the file mended."""
-    derived("thing", lambda: {"n": 1})
+    derived("thing", lambda: {"n": 1}, _same)
     (file,) = cached.iterdir()
     file.write_text('{"n": ', encoding="utf-8")
-    assert derived("thing", lambda: {"n": 2}) == {"n": 2}
-    assert derived("thing", lambda: {"n": 3}) == {"n": 2}
+    assert derived("thing", lambda: {"n": 2}, _same) == {"n": 2}
+    assert derived("thing", lambda: {"n": 3}, _same) == {"n": 2}
+
+
+def test_a_stored_value_of_another_shape_is_computed_again(cached: Path) -> None:
+    """A stored value the caller's `load` refuses (a KeyError here) is computed again and
+    the file replaced."""
+    derived("thing", lambda: {"old": 1}, _same)
+    assert derived("thing", lambda: {"new": 2}, lambda v: v["new"]) == 2
+    assert derived("thing", lambda: {"new": 3}, lambda v: v["new"]) == 2
 
 
 def test_an_unwritable_cache_still_answers(cached: Path) -> None:
     """A cache folder that cannot be made (its path is a file): the value is returned,
     nothing is raised, and the file is untouched."""
     cached.parent.write_text("not a folder", encoding="utf-8")
-    assert derived("thing", lambda: [1, 2]) == [1, 2]
+    assert derived("thing", lambda: [1, 2], _same) == [1, 2]
     assert cached.parent.read_text(encoding="utf-8") == "not a folder"
 
 
@@ -82,7 +96,7 @@ def test_a_failed_write_leaves_no_temporary_file(
         raise OSError("disk full")
 
     monkeypatch.setattr(cache.os, "replace", refuse)
-    assert derived("thing", lambda: {"k": "v"}) == {"k": "v"}
+    assert derived("thing", lambda: {"k": "v"}, _same) == {"k": "v"}
     assert list(cached.iterdir()) == []
 
 

@@ -53,22 +53,25 @@ def _compute() -> dict[str, Any]:
     return out
 
 
-def _decomposition(raw: dict[str, Any]) -> Decomposition:
-    parts = [Part(**part) for part in raw["parts"]]
-    return Decomposition(raw["slow_s"], raw["fast_s"], parts, raw["units"])
+def _load(stored: dict[str, Any]) -> tuple[Decomposed, ...]:
+    """The stored decompositions, paired with their claim entries (entry order)."""
+    entries = claim_entries()
+    return tuple(
+        Decomposed(
+            entries[name],
+            Decomposition(
+                raw["slow_s"], raw["fast_s"], [Part(**p) for p in raw["parts"]], raw["units"]
+            ),
+        )
+        for name, raw in stored.items()
+    )
 
 
 @functools.cache
 def decomposed_claims() -> tuple[Decomposed, ...]:
     """The shipped claims with a decomposition, in entry order (once per process; from the
     user's cache when this package version has made them before)."""
-    entries = claim_entries()
-    try:
-        stored = derived(_CACHE_NAME, _compute)
-        found = {name: _decomposition(raw) for name, raw in stored.items()}
-    except (KeyError, TypeError, AttributeError):  # a cache of another shape: compute
-        found = {name: _decomposition(raw) for name, raw in _compute().items()}
-    return tuple(Decomposed(entries[n], d) for n, d in found.items() if n in entries)
+    return derived(_CACHE_NAME, _compute, _load)
 
 
 def _claimed(check: Decomposed) -> float | None:

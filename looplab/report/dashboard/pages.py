@@ -38,6 +38,7 @@ __all__ = [
     "in_progress_page",
     "index_page",
     "live",
+    "live_state",
     "message_page",
     "run_page",
     "run_url",
@@ -59,6 +60,12 @@ class LiveState:
 
     url: str
     signature: str
+
+
+def live_state(experiment: Experiment) -> LiveState:
+    """Where a page about `experiment` polls, and the signature it is built from."""
+    url = "/api/state?" + urlencode({"path": experiment.rel})
+    return LiveState(url, live_signature([experiment]))
 
 
 def live(state: LiveState) -> str:
@@ -274,7 +281,7 @@ def _matrix(reports: Reports, records: Sequence[RunRecord]) -> str:
     )
 
 
-def run_page(reports: Reports, record: RunRecord, *, state_url: str | None = None) -> str:
+def run_page(reports: Reports, record: RunRecord) -> str:
     """One run: timeline, where the time goes, the transcript in full (outputs as the
     trace kept them), and diffs against the other runs of its task."""
     model = build_model([record], f"run {record.run_id}", [], transcript_limit=0)

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -41,12 +40,7 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.layout import ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
-from looplab.report.dashboard.experiments import (
-    PathRefused,
-    Reports,
-    live_signature,
-    resolve_inside,
-)
+from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
 from looplab.serving.appserver import AppServer
@@ -146,7 +140,7 @@ class _Routes:
             links = {r.run_id: pages.run_url(self.reports, r) for r in records}
             return HTMLResponse(render_page(model, run_pages=links))
         experiment = self.reports.experiment(target)
-        state = pages.LiveState(self._state_url(target), live_signature([experiment]))
+        state = pages.live_state(experiment)
         if experiment.model is None and experiment.error is None:
             return HTMLResponse(pages.waiting_page(experiment, state=state))
         if experiment.model is None:
@@ -167,8 +161,7 @@ class _Routes:
             folder = Path(relative).parent
             folder = folder.parent if folder == ExperimentDir(folder.parent).traces else folder
             target = resolve_inside(self.reports.root, folder.as_posix())
-            signature = str(self.reports.state(target)["signature"])
-            state = pages.LiveState(self._state_url(target), signature)
+            state = pages.live_state(self.reports.experiment(target))
             return HTMLResponse(pages.in_progress_page(trace, state=state))
         return HTMLResponse(pages.run_page(self.reports, self.record(relative)))
 
@@ -204,10 +197,6 @@ class _Routes:
                 self.compared.pop(next(iter(self.compared)))
             self.compared[key] = render_page(model)
         return HTMLResponse(self.compared[key])
-
-    def _state_url(self, folder: Path) -> str:
-        """Where a page about `folder` (inside the root) polls for live refresh."""
-        return "/api/state?" + urlencode({"path": self.reports.relative(folder)})
 
     def state(self, request: Request) -> Response:
         relative = request.query_params.get("path")
