@@ -122,6 +122,9 @@ _NEEDS: dict[str, tuple[str, ...]] = {
         "tests/backends/test_errors.py::test_queued_request_waits_and_counts_in_ttft",
         "tests/conformance/test_sandbox_conformance.py::test_concurrent_execs_overlap",
         "tests/experiments/test_reasoning_phase.py::test_trace_splits_ttft_reasoning_and_decode",
+        # a click's three phases against its wall time within 20 ms: CI read 56 ms of gap
+        # between them beside two other xdist workers
+        "tests/experiments/test_browser_phases.py::test_browser_phases_reach_trace_report_and_retiming",
         # a web run's steps against its wall time: browser work under parallel load drifts
         "tests/tasks/test_web_tasks.py::test_the_steps_hold_the_web_runs_time",
         "tests/backends/test_serving_model.py::test_wall_clock_streams_follow_a_changing_load",
