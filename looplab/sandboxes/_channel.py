@@ -22,6 +22,7 @@ from typing import Any
 
 from looplab.errors import SandboxError
 from looplab.sandbox_contract import ExecResult
+from looplab.sandboxes._paths import workspace_relative
 from looplab.sandboxes._support import render_output
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "command_argv",
     "decode_b64",
     "encode_b64",
+    "file_request",
     "helper_source",
     "run_command",
 ]
@@ -163,6 +165,25 @@ class HelperChannel:
                             f"sandbox helper is gone: {self._broken}", sandbox_id=self.sandbox_id
                         )
                     )
+
+
+async def file_request(
+    channel: HelperChannel, op: str, path: str, *, workdir: str, **fields: Any
+) -> dict[str, Any]:
+    """Send one workspace file operation (`read`, `write`, `list`) to the sandbox's helper.
+
+    The one door every sandbox kind's file tools go through: the path is checked lexically
+    here (`workspace_relative`), then the helper, inside the sandbox and as its user, opens
+    it beneath the workspace's directory fd without following any symlink
+    (`_inside.open_beneath`). Nothing on the host opens a workspace path, so a process in
+    the sandbox that swaps a folder for a symlink cannot steer a host-side open.
+
+    Raises:
+        SandboxError: the path leaves the workspace, goes through a symlink, or the helper
+            failed; FileNotFoundError: it does not exist.
+    """
+    relative = workspace_relative(path, workdir, sandbox_id=channel.sandbox_id)
+    return await channel.request(op, wait_s=120.0, path=str(relative), **fields)
 
 
 def decode_b64(text: str) -> bytes:

@@ -9,10 +9,10 @@ Two ways, by who runs looplab:
   1000; on the host they are this user, so nothing they can read is beyond what the user
   can read (and /home, /root, /run are not mounted).
 - **as root**: a user namespace would map the sandbox's uid to host root, and root-only
-  host files under the mounted /etc and /var (/etc/shadow, /var/lib/docker) would be
-  readable. So bubblewrap runs without one, keeps only CAP_SETUID/CAP_SETGID, and the
-  helper drops to `nobody` (65534) with no-new-privileges before it serves anything; the
-  workspace is owned by that user.
+  host files under the mounted /etc (/etc/shadow) would be readable (/var, with
+  /var/lib/docker, is not mounted at all). So bubblewrap runs without one, keeps only
+  CAP_SETUID/CAP_SETGID, and the helper drops to `nobody` (65534) with
+  no-new-privileges before it serves anything; the workspace is owned by that user.
 
 Mount order matters: the fresh /tmp is mounted before the project's Python environment,
 so a checkout (and its .venv) under /tmp stays visible inside the sandbox. The directories
@@ -49,8 +49,9 @@ __all__ = [
 ]
 
 SANDBOX_WORKDIR = "/workspace"
-SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "var")
-"""Host directories visible (read-only) inside bubblewrap; homes, /run and /tmp stay out."""
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt")
+"""Host directories visible (read-only) inside bubblewrap; homes, /run, /tmp and /var stay
+out (/var holds host state: logs, caches, spools, other programs' data)."""
 PARENT_MODE = "0111"
 """Mode of the directories made inside the sandbox above the project's Python environment
 (e.g. /root for a clone in root's home): anyone may pass through them to the environment,
@@ -65,6 +66,12 @@ def project_python_dirs() -> list[Path]:
     system = tuple(Path("/", name) for name in SYSTEM_DIRS)
     unique = [d for i, d in enumerate(dirs) if d not in dirs[:i]]
     return [d for d in unique if not any(d == s or s in d.parents for s in system)]
+
+
+def visible_system_dirs() -> str:
+    """The host directories a bubblewrap sandbox shows read-only, as text (`/usr, /etc`)."""
+    shown = [f"/{name}" for name in SYSTEM_DIRS if Path("/", name).exists()]
+    return ", ".join(shown)
 
 
 def bwrap_args(
@@ -86,6 +93,7 @@ def bwrap_args(
             args += ["--ro-bind", str(host), f"/{name}"]
     args += ["--dev", "/dev", "--proc", "/proc"]
     args += ["--perms", "1777", "--size", str(parse_size(config.tmp_size)), "--tmpfs", "/tmp"]
+    args += ["--dir", "/var", "--symlink", "/tmp", "/var/tmp"]  # no host /var; /var/tmp works
     if config.local_python == "project":  # after /tmp: a checkout under /tmp must stay visible
         made = {Path("/"), Path("/tmp"), *(Path("/", name) for name in SYSTEM_DIRS)}
         for directory in project_python_dirs():

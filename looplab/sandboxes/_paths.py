@@ -1,18 +1,19 @@
-"""Workspace path checks shared by every sandbox: nothing may name a file outside it.
+"""The lexical workspace path check shared by every sandbox: nothing may name a file outside it.
 
-`workspace_relative` is the lexical check (absolute paths outside the workspace, `..`
-climbing out, NUL bytes); `resolve_on_host` adds the symlink check for a workspace that
-lives on this host. The Docker helper repeats the symlink check inside the container,
-where the links resolve.
+`workspace_relative` refuses absolute paths outside the workspace, `..` climbing out and
+NUL bytes. Symlinks are not checked here: a check on the host and an open after it could
+be raced by a process in the sandbox that swaps a folder for a link. The helper inside the
+sandbox opens each path beneath the workspace's directory fd without following any link
+(`_inside.open_beneath`), as the sandbox's user.
 """
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from looplab.errors import SandboxError
 
-__all__ = ["resolve_on_host", "workspace_relative"]
+__all__ = ["workspace_relative"]
 
 
 def workspace_relative(path: str, workdir: str, *, sandbox_id: str) -> PurePosixPath:
@@ -52,27 +53,3 @@ def workspace_relative(path: str, workdir: str, *, sandbox_id: str) -> PurePosix
         elif part not in ("", "."):
             parts.append(part)
     return PurePosixPath(*parts) if parts else PurePosixPath(".")
-
-
-def resolve_on_host(root: Path, relative: PurePosixPath, *, sandbox_id: str) -> Path:
-    """Return the host path of a workspace path, refusing symlinks that point outside.
-
-    Args:
-        root: the workspace directory on this host.
-        relative: a path from `workspace_relative`.
-        sandbox_id: id for the error.
-
-    Returns:
-        The fully resolved host path, inside `root`.
-
-    Raises:
-        SandboxError: the path resolves (through a symlink) outside `root`.
-    """
-    base = root.resolve()
-    resolved = (base / relative).resolve()
-    if resolved != base and not resolved.is_relative_to(base):
-        raise SandboxError(
-            f"path {str(relative)!r} resolves outside the workspace (a symlink points out)",
-            sandbox_id=sandbox_id,
-        )
-    return resolved

@@ -9,7 +9,9 @@ they exist:
   `clone` with CLONE_NEWUSER fail with EPERM, `clone3` (whose flags a filter cannot read)
   fails with ENOSYS so libc falls back to `clone`, and system calls of a foreign ABI (x32,
   i386 on x86_64; 32-bit on arm64) fail with EPERM, since their numbers differ. Built for
-  x86_64 and aarch64; on any other machine there is no filter.
+  x86_64 and aarch64; on any other machine there is no filter. The same filter fails
+  io_uring's calls with ENOSYS (io_uring does file and socket work outside the system
+  calls a filter sees; Docker's default profile blocks it too).
 - **`--disable-userns`** (bubblewrap >= 0.8, only with its own user namespace, i.e. when
   looplab is not root), probed once per process from `bwrap --help`.
 
@@ -43,6 +45,8 @@ USERNS_OPEN = (
     "and this bubblewrap has no --disable-userns or looplab runs as root)"
 )
 CLONE_NEWUSER = 0x10000000
+IO_URING = (425, 426, 427)
+"""io_uring_setup, io_uring_enter, io_uring_register: one number on every Linux ABI."""
 EPERM, ENOSYS = 1, 38
 
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS
@@ -79,30 +83,44 @@ def _insn(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 
 def user_namespace_filter(machine: str | None = None) -> bytes | None:
     """The compiled BPF program (as `bwrap --seccomp` reads it), or None for a machine it
-    is not built for. `machine` defaults to this one (`platform.machine()`)."""
+    is not built for. `machine` defaults to this one (`platform.machine()`).
+
+    Besides user namespaces it fails io_uring's three calls with ENOSYS (as on a kernel
+    without io_uring: its submissions run file and socket operations outside the system
+    calls a filter can see, and programs that probe for it fall back to plain calls).
+    """
     abi = _ABIS.get(machine or platform.machine())
     if abi is None:
         return None
     deny, nosys, allow = _ERRNO | EPERM, _ERRNO | ENOSYS, _ALLOW
-    # layout: 0 ld arch | 1 jeq arch | 2 ret deny | 3 ld nr | 4 jge x32 | 5 jeq unshare
-    # | 6 jeq clone | 7 jeq clone3 | 8 ret allow | 9 ret nosys | 10 ld arg0 | 11 jset
-    # | 12 ret allow | 13 ret deny
+    to_flags = (abi.unshare, abi.clone)  # allowed unless CLONE_NEWUSER is in arg0
+    to_nosys = (abi.clone3, *IO_URING)
+    # layout: ld arch | jeq arch | ret deny | ld nr | jge x32 -> DENY | jeq each of
+    # to_flags -> FLAGS | jeq each of to_nosys -> NOSYS | ret allow | NOSYS: ret nosys
+    # | FLAGS: ld arg0 | jset NEWUSER -> DENY | ret allow | DENY: ret deny
+    first_jeq = 5
+    nosys_at = first_jeq + len(to_flags) + len(to_nosys) + 1
+    flags_at, deny_at = nosys_at + 1, nosys_at + 4
     program = [
         _insn(_LD_W_ABS, 4),  # seccomp_data.arch
         _insn(_JEQ_K, abi.arch, jt=1, jf=0),
         _insn(_RET_K, deny),
         _insn(_LD_W_ABS, 0),  # seccomp_data.nr
-        _insn(_JGE_K, _X32_BIT if abi.x32 else 0xFFFFFFFF, jt=8, jf=0),  # -> 13 deny
-        _insn(_JEQ_K, abi.unshare, jt=4, jf=0),  # -> 10
-        _insn(_JEQ_K, abi.clone, jt=3, jf=0),  # -> 10
-        _insn(_JEQ_K, abi.clone3, jt=1, jf=0),  # -> 9
+        _insn(_JGE_K, _X32_BIT if abi.x32 else 0xFFFFFFFF, jt=deny_at - 5, jf=0),
+    ]
+    for nr in to_flags:
+        program.append(_insn(_JEQ_K, nr, jt=flags_at - len(program) - 1, jf=0))
+    for nr in to_nosys:
+        program.append(_insn(_JEQ_K, nr, jt=nosys_at - len(program) - 1, jf=0))
+    program += [
         _insn(_RET_K, allow),
         _insn(_RET_K, nosys),
         _insn(_LD_W_ABS, 16),  # low 32 bits of seccomp_data.args[0]: the flags
-        _insn(_JSET_K, CLONE_NEWUSER, jt=1, jf=0),  # -> 13 deny
+        _insn(_JSET_K, CLONE_NEWUSER, jt=1, jf=0),  # -> DENY
         _insn(_RET_K, allow),
         _insn(_RET_K, deny),
     ]
+    assert len(program) == deny_at + 1
     return b"".join(program)
 
 

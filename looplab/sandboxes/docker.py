@@ -37,6 +37,7 @@ from looplab.sandboxes._channel import (
     command_argv,
     decode_b64,
     encode_b64,
+    file_request,
     run_command,
 )
 from looplab.sandboxes._container import (
@@ -278,10 +279,9 @@ class DockerSandbox:
         await self.close()
 
     async def _file_request(self, op: str, path: str, **fields: Any) -> dict[str, Any]:
-        """Send a file operation for a lexically checked path (the helper checks links)."""
+        """One workspace file operation through the helper (`_channel.file_request`)."""
         self._check_open()
-        relative = workspace_relative(path, WORKDIR, sandbox_id=self.id)
-        return await self._channel.request(op, wait_s=120.0, path=str(relative), **fields)
+        return await file_request(self._channel, op, path, workdir=WORKDIR, **fields)
 
     def _check_open(self) -> None:
         """Raise SandboxError once closed."""

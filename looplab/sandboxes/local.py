@@ -32,13 +32,25 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 from looplab.errors import PrerequisiteError, SandboxError
 from looplab.sandbox_contract import EventSink, ExecResult, SandboxConfig
-from looplab.sandboxes._channel import HelperChannel, command_argv, run_command
-from looplab.sandboxes._confine import SANDBOX_WORKDIR, Confinement, chown_tree
-from looplab.sandboxes._paths import resolve_on_host, workspace_relative
+from looplab.sandboxes._channel import (
+    HelperChannel,
+    command_argv,
+    decode_b64,
+    encode_b64,
+    file_request,
+    run_command,
+)
+from looplab.sandboxes._confine import (
+    SANDBOX_WORKDIR,
+    Confinement,
+    chown_tree,
+    visible_system_dirs,
+)
+from looplab.sandboxes._paths import workspace_relative
 from looplab.sandboxes._seccomp import program_fd
 from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.leftovers import owned_tempdir
@@ -91,7 +103,7 @@ class LocalSandbox:
     ) -> None:
         """Use `LocalSandbox.create`; this only stores what it made."""
         self._home = home
-        self.root = root
+        self._root = root
         self._process = process
         self._channel = channel
         self.config = config
@@ -173,7 +185,7 @@ class LocalSandbox:
     @property
     def workdir(self) -> str:
         """`/workspace` under bubblewrap, else the host directory."""
-        return SANDBOX_WORKDIR if self.isolated else str(self.root)
+        return SANDBOX_WORKDIR if self.isolated else str(self._root)
 
     @property
     def description(self) -> str:
@@ -182,12 +194,15 @@ class LocalSandbox:
         if self.isolated:
             net = "no network" if self.config.network == "none" else "host network"
             return (
-                f"local sandbox (bubblewrap: {net}, read-only system, writable /workspace, "
-                f"fresh /tmp, {self._confinement.user_text()}, no capabilities, "
-                f"dies with its owner; {limits})"
+                f"local sandbox (bubblewrap: {net}; the host's {visible_system_dirs()} "
+                "read-only (their world-readable files are visible), writable /workspace (a "
+                "host directory: its disk use is NOT bounded), fresh /tmp; no /home, /root, "
+                f"/run or /var; {self._confinement.user_text()}, file tools run inside as "
+                "that user and follow no symlink, no io_uring, no capabilities, dies with "
+                f"its owner; {limits})"
             )
         return (
-            f"local sandbox NOT ISOLATED: plain subprocesses in {self.root} "
+            f"local sandbox NOT ISOLATED: plain subprocesses in {self._root} "
             f"(install bubblewrap to isolate; {limits})"
         )
 
@@ -228,36 +243,18 @@ class LocalSandbox:
 
     async def read_file(self, path: str) -> bytes:
         """Return a workspace file's bytes (see `Sandbox.read_file`)."""
-        target = self._host_path(path)
-        if not target.is_file():
-            raise FileNotFoundError(f"no such file in the workspace: {path}")
-        return await asyncio.to_thread(target.read_bytes)
+        reply = await self._file_request("read", path)
+        return decode_b64(reply["data"])
 
     async def write_file(self, path: str, data: bytes | str) -> None:
         """Create or replace a workspace file (see `Sandbox.write_file`)."""
-        target = self._host_path(path)
         payload = data.encode() if isinstance(data, str) else data
-        base = self.root.resolve()
-        created = [d for d in (target.parent, *target.parent.parents) if not d.exists()]
-        target.parent.mkdir(parents=True, exist_ok=True)
-        self._host_path(str(target.parent.relative_to(base)))
-        await asyncio.to_thread(target.write_bytes, payload)
-        user = self._confinement.user
-        if user is not None:  # the sandbox's own user must be able to change it
-            for item in [target, *(d for d in created if d.is_relative_to(base))]:
-                os.lchown(item, *user)
+        await self._file_request("write", path, data=encode_b64(payload))
 
     async def list_files(self, path: str = ".") -> list[str]:
         """Return the workspace files under `path` (see `Sandbox.list_files`)."""
-        top = self._host_path(path)
-        if not top.is_dir():
-            raise FileNotFoundError(f"no such directory in the workspace: {path}")
-        base = self.root.resolve()
-        return sorted(
-            str(Path(folder, name).relative_to(base))
-            for folder, _dirs, files in os.walk(top)
-            for name in files
-        )
+        reply = await self._file_request("list", path)
+        return [str(name) for name in reply["files"]]
 
     async def close(self) -> None:
         """Stop the helper and every process it started, delete the workspace; idempotent.
@@ -291,11 +288,11 @@ class LocalSandbox:
         """Close the sandbox."""
         await self.close()
 
-    def _host_path(self, path: str) -> Path:
-        """Host path of a workspace path, after the lexical and symlink checks."""
+    async def _file_request(self, op: str, path: str, **fields: Any) -> dict[str, Any]:
+        """One workspace file operation, done by the helper inside the sandbox as its user
+        (`_channel.file_request`): the host never opens a workspace path."""
         self._check_open()
-        relative = workspace_relative(path, self.workdir, sandbox_id=self.id)
-        return resolve_on_host(self.root, relative, sandbox_id=self.id)
+        return await file_request(self._channel, op, path, workdir=self.workdir, **fields)
 
     def _check_open(self) -> None:
         """Raise SandboxError once closed."""

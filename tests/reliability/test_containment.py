@@ -10,13 +10,17 @@ skipped with that statement as the reason (the README says when this happens and
 
 from __future__ import annotations
 
+import asyncio
 import textwrap
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from looplab.errors import SandboxError
 from looplab.sandbox_contract import Sandbox, SandboxConfig
 from looplab.sandboxes.factory import open_sandbox
 
@@ -176,6 +180,46 @@ async def _no_nested_user_namespace(box: Sandbox) -> None:
     assert (await box.exec("echo alive")).stdout == "alive\n"
 
 
+async def _no_io_uring(box: Sandbox) -> None:
+    probe = (
+        "import ctypes, os\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "params = ctypes.create_string_buffer(120)\n"  # struct io_uring_params, zeroed
+        "fd = libc.syscall(425, 4, params)\n"  # io_uring_setup(4 entries)
+        "print('made' if fd >= 0 else f'refused {os.strerror(ctypes.get_errno())}')\n"
+    )
+    result = await box.exec(["python3", "-c", probe])
+    assert result.stdout.startswith("refused "), result.stdout  # ENOSYS local, EPERM docker
+
+
+async def _no_host_var(box: Sandbox) -> None:
+    marker = Path("/var/tmp") / f"looplab-probe-{uuid.uuid4().hex}"
+    marker.write_text("host state")
+    marker.chmod(0o644)
+    try:
+        result = await box.exec(f"cat {marker} 2>/dev/null; ls /var/log /var/lib 2>/dev/null; true")
+    finally:
+        marker.unlink()
+    assert "host state" not in result.stdout
+    if getattr(box, "kind", "") == "local":
+        assert result.stdout == ""
+
+
+async def _fork_bomb_leaves_the_helper_serving(box: Sandbox) -> None:
+    _limited(box, "pids")
+    bomb = await box.exec("bomb() { bomb | bomb & }; bomb; sleep 30", timeout_s=3)
+    assert bomb.timed_out
+    refusals = []
+    for _ in range(20):  # the helper answers again once the killed tree frees its pids
+        try:
+            if (await box.exec("echo alive", timeout_s=5)).stdout == "alive\n":
+                return
+        except SandboxError as exc:  # at the limit: refused with the reason, never gone
+            refusals.append(str(exc))
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"the helper never answered again after the fork bomb: {refusals}")
+
+
 PROBES: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
     "no network": _no_network,
     "no root-only host files, no docker socket, no /root": _no_root_only_host_files,
@@ -187,6 +231,9 @@ PROBES: dict[str, Callable[[Sandbox], Awaitable[None]]] = {
     "memory hog stopped": _memory_hog,
     "total memory of the tree": _total_memory,
     "no nested user namespaces": _no_nested_user_namespace,
+    "no io_uring": _no_io_uring,
+    "no host /var": _no_host_var,
+    "a fork bomb leaves the helper serving": _fork_bomb_leaves_the_helper_serving,
 }
 
 
