@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from looplab.errors import PrerequisiteError, SandboxError
 from looplab.sandbox_contract import ExecResult, SandboxConfig, parse_size
 from looplab.sandboxes._channel import helper_source
+from looplab.sandboxes._seccomp import seccomp_programs
 from looplab.sandboxes._support import CappedOutput
 from looplab.sandboxes.owner import owner_label
 
@@ -123,7 +124,9 @@ def start_container(
 
 def _helper_settings() -> str:
     """The helper's settings: markers only (the container's cgroup holds the limits)."""
-    return json.dumps({"marker": uuid.uuid4().hex, "owner": owner_label()})
+    return json.dumps(
+        {"marker": uuid.uuid4().hex, "owner": owner_label(), "seccomp": seccomp_programs()}
+    )
 
 
 def remove_container(container: Any) -> None:

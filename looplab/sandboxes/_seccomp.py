@@ -21,6 +21,7 @@ neither states in its description and logs as a warning.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import os
@@ -35,6 +36,7 @@ __all__ = [
     "USERNS_OPEN",
     "UserNamespaceLock",
     "program_fd",
+    "seccomp_programs",
     "user_namespace_filter",
     "userns_lock",
     "warn_userns_open",
@@ -122,6 +124,14 @@ def user_namespace_filter(machine: str | None = None) -> bytes | None:
     ]
     assert len(program) == deny_at + 1
     return b"".join(program)
+
+
+def seccomp_programs() -> dict[str, str]:
+    """The filter for every machine it is built for, base64 by `uname -m`: the Docker
+    helper loads the one of the engine's machine on top of Docker's own profile (which
+    leaves io_uring open on some engines), since a remote engine may be another machine."""
+    programs = {machine: user_namespace_filter(machine) for machine in _ABIS}
+    return {m: base64.b64encode(p).decode() for m, p in programs.items() if p is not None}
 
 
 @functools.cache

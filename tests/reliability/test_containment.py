@@ -208,9 +208,10 @@ async def _no_host_var(box: Sandbox) -> None:
 async def _fork_bomb_leaves_the_helper_serving(box: Sandbox) -> None:
     _limited(box, "pids")
     bomb = await box.exec("bomb() { bomb | bomb & }; bomb; sleep 30", timeout_s=3)
-    assert bomb.timed_out
+    assert bomb.timed_out or bomb.exit_code != 0  # at the limit even `sleep` may not start
     refusals = []
-    for _ in range(20):  # the helper answers again once the killed tree frees its pids
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # it answers again once the killed tree frees pids
         try:
             if (await box.exec("echo alive", timeout_s=5)).stdout == "alive\n":
                 return
