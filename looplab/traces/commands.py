@@ -325,7 +325,7 @@ def schema_command(
         Path, typer.Option("--output", "-o", help="Where to write the schema (- = stdout).")
     ] = Path("-"),
 ) -> None:
-    """Print the JSON Schema of one looplab-1 trace line (header or event)."""
+    """Print the JSON Schema of one looplab-2 trace line (header or event)."""
     from looplab.traces.jsonschema import trace_json_schema
 
     text = json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n"

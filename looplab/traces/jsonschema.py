@@ -1,4 +1,4 @@
-"""The `looplab-1` trace format as one standalone JSON Schema document.
+"""The `looplab-2` trace format as one standalone JSON Schema document.
 
 A trace is JSON lines: line 1 is a header, every later line one event (tagged by
 `kind`); a complete trace ends with `run_end`. The schema's root validates one line

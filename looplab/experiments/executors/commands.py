@@ -1,4 +1,4 @@
-"""`looplab bench scale`: the executors' throughput on this machine (`executors.bench`)."""
+"""`looplab bench scale`: the executors' throughput on this machine (`looplab.bench.scale`)."""
 
 from __future__ import annotations
 

@@ -9,13 +9,15 @@ import yaml
 
 from looplab.bench.workload import bench_traces, run_workload_bench
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "workloads"
 
-def test_bench_runs_traces_live_and_predicts_them(fixtures: Path, tmp_path: Path) -> None:
+
+def test_bench_runs_traces_live_and_predicts_them(tmp_path: Path) -> None:
     """Each trace runs at each profile; rows carry live and predicted splits that add up."""
     profile = tmp_path / "quick.yaml"
     profile.write_text(yaml.safe_dump({"decode_tps": 4000.0, "ttft_s": 0.05}))
     traces, skipped = bench_traces(
-        [fixtures / "calibrate" / "b.jsonl", fixtures / "calibrate" / "c.jsonl"], limit=1
+        [FIXTURES / "calibrate" / "b.jsonl", FIXTURES / "calibrate" / "c.jsonl"], limit=1
     )
     assert [t.header.run_id for t in traces] == ["b"] and skipped == []
     bench = run_workload_bench(
