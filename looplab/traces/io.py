@@ -33,6 +33,7 @@ from looplab.traces.schema import (
     TraceHeader,
 )
 from looplab.traces.scrub import Scrubber
+from looplab.traces.structure import structure_problem
 
 __all__ = ["Trace", "TraceWriter", "read_trace", "write_trace"]
 
@@ -184,8 +185,9 @@ def read_trace(path: Path) -> Trace:
 
     Raises:
         TraceError: missing or non-regular file (a FIFO is never opened), a header of
-            another format, or a corrupt line before the last (named by its number and,
-            for bytes that are not UTF-8, the byte offset in the file).
+            another format, a corrupt line before the last (named by its number and,
+            for bytes that are not UTF-8, the byte offset in the file), or a run graph
+            that is not a tree (`looplab.traces.structure`).
     """
     try:
         if not path.is_file():
@@ -214,6 +216,12 @@ def read_trace(path: Path) -> Trace:
             raise TraceError(
                 f"line {number}: bad event ({where}: {detail['msg']})", path=str(path)
             ) from None
+    wrong = structure_problem(trace.events)
+    if wrong is not None:
+        raise TraceError(
+            f"bad sub-run structure: {wrong} (refused rather than re-timed on a broken tree)",
+            path=str(path),
+        )
     return trace
 
 
