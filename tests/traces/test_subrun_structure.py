@@ -12,8 +12,7 @@ from looplab.errors import TraceError
 from looplab.traces.inputs import read_traces
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import SubRunEvent
-
-from ..analysis.subrun_traces import chain, fan, write
+from tests.analysis.subrun_traces import chain, fan, write
 
 BROKEN: dict[str, tuple[dict[str, dict[str, object]], str]] = {
     "missing parent": ({"s0": {"parent": "ghost"}}, "parent 'ghost' is not declared"),
