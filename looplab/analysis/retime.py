@@ -41,7 +41,7 @@ from looplab.analysis.calltiming import (
     retimed_duration,
 )
 from looplab.analysis.eager import apply_eager_setup
-from looplab.analysis.graph import critical_path, shift_at, walk_tree
+from looplab.analysis.graph import TreeWalk, shift_at, walk_tree
 from looplab.analysis.overlap import apply_overlap
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import TimingModel
@@ -62,6 +62,7 @@ __all__ = [
     "annotate_reasoning",
     "call_tokens",
     "compose_virtual_timeline",
+    "place_tree",
     "profile_model_timing",
     "retime_events",
     "retime_tree",
@@ -210,7 +211,9 @@ def profile_model_timing(profile: LatencyProfile) -> TimingFn:
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """Predicted totals of one trace at one (decode rate, TTFT) point."""
+    """Predicted totals of one trace at one (decode rate, TTFT) point. For a run tree the
+    parts are what is on its critical path (`pathsplit.path_split`): decode, reasoning,
+    TTFT + prefill, tools and other sum to `task_s`."""
 
     decode_tps: float
     ttft_s: float
@@ -225,6 +228,14 @@ class SweepPoint:
     kept_calls: int
     reasoning_s: float = 0.0
     """Hidden reasoning decode time over all calls (first token -> first visible token)."""
+    floor_s: float | None = None
+    """Task time with no decode at all (the Amdahl floor: `task_s / floor_s` is the most
+    any decode rate can give from here). A flat trace's is `task_s - rate_scaled_s`; a
+    run tree's is its critical path re-timed without decode (the binding branch may
+    change). None: not computed."""
+    work_s: float | None = None
+    """Total work: every run's own time summed over parallel branches (a flat trace's is
+    its task time); its own figure, never a denominator of the shares."""
 
     @property
     def rate_scaled_s(self) -> float:
@@ -267,8 +278,9 @@ def sweep_trace(
             reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)
             task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
-            if structured:  # a run tree: its critical path (`graph.critical_path`)
-                task = critical_path(trace.events, model_timing(at)).task_s
+            if structured:  # a run tree: its critical path, split by what is on it
+                points.append(_tree_point(trace, model_timing(at), rate, ttft, len(kept)))
+                continue
             points.append(
                 SweepPoint(
                     decode_tps=rate,
@@ -280,9 +292,34 @@ def sweep_trace(
                     other_s=task - decode - reasoning - ttft_total - tools,
                     kept_calls=len(kept),
                     reasoning_s=reasoning,
+                    floor_s=task - decode - reasoning,
+                    work_s=task,
                 )
             )
     return points
+
+
+def _tree_point(trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: int) -> SweepPoint:
+    """One grid point of a run tree: the critical path split by what is on it
+    (`pathsplit.path_split`), total work beside it, and the floor re-timed without decode
+    (the binding branch may change as decode vanishes)."""
+    from looplab.analysis.pathsplit import path_split, without_decode
+
+    split = path_split(trace.events, timing)
+    on = split.path
+    return SweepPoint(
+        decode_tps=rate,
+        ttft_s=ttft,
+        task_s=split.task_s,
+        decode_s=on.decode_s,
+        ttft_total_s=on.ttft_s,
+        tool_s=on.tool_s,
+        other_s=on.model_rest_s + on.other_s,
+        kept_calls=kept,
+        reasoning_s=on.reasoning_s,
+        floor_s=walk_tree(trace.events, without_decode(timing)).ends[None],
+        work_s=split.work.total_s,
+    )
 
 
 def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
@@ -292,7 +329,13 @@ def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> li
     them re-timed: from its own start to their latest re-timed end plus its recorded tail
     after it. A flat trace comes out as `retime.retime_events` makes it. Linear in the
     events (one pass to group them by run)."""
-    walk = walk_tree(events, timing)
+    return place_tree(events, timing, walk_tree(events, timing), note)
+
+
+def place_tree(
+    events: Sequence[TraceEvent], timing: TimingFn, walk: TreeWalk, note: str
+) -> list[TraceEvent]:
+    """`retime_tree` with the tree already walked at `timing` (`graph.walk_tree`)."""
     own: dict[str | None, list[TraceEvent]] = {}
     for event in events:
         if not isinstance(event, RunEndEvent):

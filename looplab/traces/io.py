@@ -35,7 +35,7 @@ from looplab.traces.schema import (
 from looplab.traces.scrub import Scrubber
 from looplab.traces.structure import structure_problem
 
-__all__ = ["Trace", "TraceWriter", "read_trace", "write_trace"]
+__all__ = ["Trace", "TraceWriter", "main_steps", "read_trace", "write_trace"]
 
 _EVENT = TypeAdapter[TraceEvent](TraceEvent)
 
@@ -70,6 +70,15 @@ class Trace:
     def steps(self) -> list[StepEvent]:
         """Step summaries in order."""
         return [e for e in self.events if isinstance(e, StepEvent)]
+
+
+def main_steps(trace: Trace) -> int:
+    """Steps of the main agent (the top-level run): its step events, else its model
+    calls' distinct steps; sub-agents' steps are not counted (their model calls are)."""
+    steps = [s for s in trace.steps() if s.subrun is None]
+    if steps:
+        return len(steps)
+    return len({c.step for c in trace.model_calls() if c.subrun is None})
 
 
 class TraceWriter:
