@@ -365,7 +365,14 @@ def place_tree(
                 kids = spawned.get((run_id, before.call_id), [])
                 if kids:
                     start, end = _spanning(before, kids, start, walk.starts, walk.ends, own)
-            out.append(after.model_copy(update={"start": start, "end": max(start, end)}))
+            update: dict[str, Any] = {"start": start, "end": max(start, end)}
+            if isinstance(after, StepEvent):  # its tools phase waited for sub-runs too
+                span = max(start, end) - start
+                model = min(after.model_s, span)
+                update["model_s"] = model
+                update["tool_s"] = max(0.0, span - model - after.overhead_s)
+                update["overhead_s"] = span - model - update["tool_s"]
+            out.append(after.model_copy(update=update))
     for last in (e for e in events if isinstance(e, RunEndEvent)):
         out.append(last.model_copy(update={"end": walk.ends[None], "model_s": walk.model_s}))
     return out
