@@ -32,7 +32,7 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from looplab.analysis.calltiming import TimingFn, retimed_duration
+from looplab.analysis.calltiming import ModelTiming, TimingFn, retimed_duration
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -189,6 +189,8 @@ class TreeWalk:
     tool_s: float
     waits: set[tuple[str | None, str | None]]
     """(run, call id) of the tool calls that only waited for a joined sub-run."""
+    timings: dict[int, ModelTiming | None]
+    """Each model call's new timing, by `id(call)` (None: kept as recorded)."""
 
 
 @dataclass(frozen=True)
@@ -220,14 +222,14 @@ class CriticalPath:
 
 
 def _deltas(
-    events: Sequence[TraceEvent], timing: TimingFn
+    events: Sequence[TraceEvent], timing: TimingFn, timings: dict[int, ModelTiming | None]
 ) -> tuple[dict[str | None, list[tuple[float, float]]], float]:
     """Per run, (call end, change in duration) of its model calls; the re-timed model
-    seconds summed."""
+    seconds summed. `timings` is filled with each call's new timing by `id(call)`."""
     deltas: dict[str | None, list[tuple[float, float]]] = {}
     model_s = 0.0
     for call in (e for e in events if isinstance(e, ModelCallEvent)):
-        new = timing(call)
+        new = timings[id(call)] = timing(call)
         recorded = call.end - call.start
         duration = recorded if new is None else retimed_duration(call, new)
         model_s += duration
@@ -283,13 +285,14 @@ def walk_tree(events: Sequence[TraceEvent], timing: TimingFn) -> TreeWalk:
     """
     index = _Index(events)
     tree = _tree(index)
-    deltas, model_s = _deltas(events, timing)
+    timings: dict[int, ModelTiming | None] = {}
+    deltas, model_s = _deltas(events, timing, timings)
     tool_s = sum(
         e.end - e.start
         for e in events
         if isinstance(e, ToolCallEvent) and (e.subrun, e.call_id) not in index.waits
     )
-    walk = TreeWalk(tree, {}, {}, {}, {}, (), model_s, tool_s, index.waits)
+    walk = TreeWalk(tree, {}, {}, {}, {}, (), model_s, tool_s, index.waits, timings)
     binding: dict[str | None, tuple[str, ...]] = {}
     stack = [_open(tree, 0.0, index, deltas)]
     walk.starts[None] = 0.0

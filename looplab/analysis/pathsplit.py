@@ -28,8 +28,8 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from looplab.analysis.calltiming import ModelTiming, TimingFn
-from looplab.analysis.graph import TreeWalk, walk_tree
+from looplab.analysis.calltiming import ModelTiming, TimingFn, retimed_duration
+from looplab.analysis.graph import TreeWalk, shift_at, walk_tree
 from looplab.traces.schema import ModelCallEvent, ToolCallEvent, TraceEvent
 
 __all__ = ["PARTS", "PathSplit", "TimeSplit", "keep_recorded", "path_split", "without_decode"]
@@ -96,11 +96,8 @@ Piece = tuple[float, float, int]
 def path_split(events: Sequence[TraceEvent], timing: TimingFn) -> PathSplit:
     """The critical path of `events` re-timed by `timing`, split by part, and total work
     (module docstring). Linear in the events, up to sorting each run's own."""
-    from looplab.analysis.retime import place_tree  # retime imports graph; no cycle
-
     walk = walk_tree(events, timing)
-    placed = place_tree(events, timing, walk, "split")
-    pieces = _pieces(placed, walk)
+    pieces = _pieces(events, walk)
     path = [0.0] * (len(PARTS) + 1)
     for run_id, lo, hi in _path_segments(walk):
         _add(path, pieces.get(run_id, []), lo, hi)
@@ -115,15 +112,21 @@ def path_split(events: Sequence[TraceEvent], timing: TimingFn) -> PathSplit:
     return PathSplit(walk.ends[None], TimeSplit(*path), TimeSplit(*work))
 
 
-def _pieces(placed: Sequence[TraceEvent], walk: TreeWalk) -> dict[str | None, list[Piece]]:
-    """Per run, its own re-timed time as non-overlapping pieces of one part each."""
+def _pieces(events: Sequence[TraceEvent], walk: TreeWalk) -> dict[str | None, list[Piece]]:
+    """Per run, its own re-timed time as non-overlapping pieces of one part each (placed
+    as `retime.place_tree` places the events, without copying them)."""
     marks: dict[str | None, list[tuple[float, int, int]]] = {}
-    for event in placed:
+    for event in events:
+        steps = walk.shifts.get(event.subrun)
+        if steps is None:
+            continue
         spans: list[Piece] = []
         if isinstance(event, ModelCallEvent):
-            spans = _call_pieces(event)
+            shift = shift_at(steps, event.start)
+            spans = _call_pieces(event, walk.timings.get(id(event)), shift)
         elif isinstance(event, ToolCallEvent) and (event.subrun, event.call_id) not in walk.waits:
-            spans = [(event.start, event.end, PARTS.index("tools"))]
+            start, end = event.start + shift_at(steps, event.start), event.end
+            spans = [(start, end + shift_at(steps, end), PARTS.index("tools"))]
         for start, end, part in spans:
             if end > start:
                 mine = marks.setdefault(event.subrun, [])
@@ -131,18 +134,30 @@ def _pieces(placed: Sequence[TraceEvent], walk: TreeWalk) -> dict[str | None, li
     return {run_id: _sweep(points) for run_id, points in marks.items()}
 
 
-def _call_pieces(call: ModelCallEvent) -> list[Piece]:
-    """A model call's phases: queue, TTFT + prefill, reasoning, decode, tail."""
+def _call_pieces(call: ModelCallEvent, new: ModelTiming | None, shift: float) -> list[Piece]:
+    """A model call's re-timed phases (queue, TTFT + prefill, reasoning, decode, tail),
+    placed from its re-timed start (`shift` after its recorded one)."""
     rest = PARTS.index("model_rest")
+    start = call.start + shift
     if call.sent is None or call.first_token is None or call.last_token is None:
-        return [(call.start, call.end, rest)]
-    first_any = call.first_token - (call.reasoning_s or 0.0)
+        end = start + (call.end - call.start if new is None else retimed_duration(call, new))
+        return [(start, end, rest)]
+    if new is None:  # kept as recorded, moved
+        first_any = call.first_token - (call.reasoning_s or 0.0) + shift
+        first, last, end = call.first_token + shift, call.last_token + shift, call.end + shift
+        sent = call.sent + shift
+    else:
+        sent = start + (call.sent - call.start)
+        first_any = sent + new.ttft_s
+        first = first_any + new.reasoning_s
+        last = first + new.decode_s
+        end = start + retimed_duration(call, new)
     return [
-        (call.start, call.sent, rest),
-        (call.sent, first_any, PARTS.index("ttft")),
-        (first_any, call.first_token, PARTS.index("reasoning")),
-        (call.first_token, call.last_token, PARTS.index("decode")),
-        (call.last_token, call.end, rest),
+        (start, sent, rest),
+        (sent, first_any, PARTS.index("ttft")),
+        (first_any, first, PARTS.index("reasoning")),
+        (first, last, PARTS.index("decode")),
+        (last, end, rest),
     ]
 
 

@@ -269,6 +269,7 @@ def sweep_trace(
     )
     model = TimingModel.from_profile(base)
     structured = any(e.subrun is not None for e in trace.events)
+    floors: dict[float, float] = {}  # no decode: the floor depends on the TTFT, not the rate
     points: list[SweepPoint] = []
     for rate in rates:
         for ttft in ttfts:
@@ -279,7 +280,8 @@ def sweep_trace(
             ttft_total = sum(p.ttft_s for p in plans)
             task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
             if structured:  # a run tree: its critical path, split by what is on it
-                points.append(_tree_point(trace, model_timing(at), rate, ttft, len(kept)))
+                point = _tree_point(trace, model_timing(at), rate, ttft, len(kept), floors)
+                points.append(point)
                 continue
             points.append(
                 SweepPoint(
@@ -299,7 +301,9 @@ def sweep_trace(
     return points
 
 
-def _tree_point(trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: int) -> SweepPoint:
+def _tree_point(
+    trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: int, floors: dict[float, float]
+) -> SweepPoint:
     """One grid point of a run tree: the critical path split by what is on it
     (`pathsplit.path_split`), total work beside it, and the floor re-timed without decode
     (the binding branch may change as decode vanishes)."""
@@ -307,6 +311,8 @@ def _tree_point(trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: 
 
     split = path_split(trace.events, timing)
     on = split.path
+    if ttft not in floors:
+        floors[ttft] = walk_tree(trace.events, without_decode(timing)).ends[None]
     return SweepPoint(
         decode_tps=rate,
         ttft_s=ttft,
@@ -317,7 +323,7 @@ def _tree_point(trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: 
         other_s=on.model_rest_s + on.other_s,
         kept_calls=kept,
         reasoning_s=on.reasoning_s,
-        floor_s=walk_tree(trace.events, without_decode(timing)).ends[None],
+        floor_s=floors[ttft],
         work_s=split.work.total_s,
     )
 
