@@ -19,16 +19,20 @@ call's end. Two rules tie the runs together:
 
 The task time is the top-level run's warped end. With no sub-runs this is exactly the
 recorded end plus every call's change, i.e. today's summed re-timing (`sweep_trace`,
-`retime_events`); `summed_s` is that sum over every run's calls, as if the tree were one
-sequence, and `work_s` is the model and tool seconds summed (parallel calls each count).
+`retime_events`). Every walk here is iterative and linear in the events (an explicit
+stack, one pass to index the events by run): a chain of thousands of nested sub-runs or
+a fan of ten thousand costs what a flat trace of as many events does
+(docs/reliability.md, "Sub-run structure"). Where the critical-path time goes (model,
+tools, other) and the total work summed over branches: `looplab.analysis.pathsplit`.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from looplab.analysis.calltiming import TimingFn, retimed_duration
+from looplab.analysis.calltiming import ModelTiming, TimingFn, retimed_duration
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -38,7 +42,16 @@ from looplab.traces.schema import (
     TraceEvent,
 )
 
-__all__ = ["CriticalPath", "RunNode", "critical_path", "run_tree"]
+__all__ = [
+    "CriticalPath",
+    "Join",
+    "RunNode",
+    "TreeWalk",
+    "critical_path",
+    "run_tree",
+    "shift_at",
+    "walk_tree",
+]
 
 
 @dataclass
@@ -60,24 +73,66 @@ class RunNode:
         return self.declared.agent if self.declared else None
 
     def walk(self, depth: int = 0) -> list[tuple[int, RunNode]]:
-        """This node and its descendants, depth-first, with their depth."""
-        out = [(depth, self)]
-        for child in sorted(self.children, key=lambda c: c.start):
-            out.extend(child.walk(depth + 1))
+        """This node and its descendants, depth-first (children by start), with their
+        depth; iterative, so a chain of any depth walks."""
+        out: list[tuple[int, RunNode]] = []
+        stack = [(depth, self)]
+        while stack:
+            level, node = stack.pop()
+            out.append((level, node))
+            kids = sorted(node.children, key=lambda c: c.start)
+            stack.extend((level + 1, child) for child in reversed(kids))
         return out
 
 
-def run_tree(events: Sequence[TraceEvent]) -> RunNode:
-    """The tree of a run's sub-runs (a flat trace: one node, no children).
+class _Index:
+    """A run's events grouped by (sub-)run in one pass (`own`: all but `subrun` events)."""
 
-    A sub-run named by events but never declared hangs under the top-level run; a
-    declared parent that does not exist is read as the top-level run."""
-    ids = {e.subrun for e in events if e.subrun is not None}
-    declared = {e.subrun: e for e in events if isinstance(e, SubRunEvent) and e.subrun}
+    def __init__(self, events: Sequence[TraceEvent]) -> None:
+        self.own: dict[str | None, list[TraceEvent]] = {None: []}
+        self.declared: dict[str, SubRunEvent] = {}
+        for e in events:
+            if isinstance(e, SubRunEvent):
+                if e.subrun is not None:
+                    self.declared.setdefault(e.subrun, e)
+                    self.own.setdefault(e.subrun, [])
+                continue
+            self.own.setdefault(e.subrun, []).append(e)
+        self.waits: set[tuple[str | None, str | None]] = {
+            (e.parent, e.spawn_call_id)
+            for e in self.declared.values()
+            if e.spawn_call_id and e.join_step is not None
+        }
+
+    def work_ends(self, run_id: str | None) -> list[float]:
+        """Ends of a run's own work, sorted: not step summaries, not waits on sub-runs."""
+        return sorted(
+            e.end
+            for e in self.own.get(run_id, [])
+            if not isinstance(e, StepEvent)
+            and not (isinstance(e, ToolCallEvent) and (run_id, e.call_id) in self.waits)
+        )
+
+    def step_starts(self, run_id: str | None) -> dict[int, float]:
+        """Recorded start of each step of one run: its step event's, else its first
+        event's."""
+        first: dict[int, float] = {}
+        stepped: dict[int, float] = {}
+        for e in self.own.get(run_id, []):
+            if e.step is None:
+                continue
+            if isinstance(e, StepEvent):
+                stepped[e.step] = e.start
+            first[e.step] = min(first.get(e.step, e.start), e.start)
+        return {**first, **stepped}
+
+
+def _tree(index: _Index) -> RunNode:
     nodes: dict[str | None, RunNode] = {}
-    for run_id in [None, *sorted(ids)]:
-        own = [e for e in events if e.subrun == run_id and not isinstance(e, SubRunEvent)]
-        decl = declared.get(run_id) if run_id is not None else None
+    ids = sorted(k for k in index.own if k is not None)
+    for run_id in [None, *ids]:
+        own = index.own.get(run_id, [])
+        decl = index.declared.get(run_id) if run_id is not None else None
         starts = [e.start for e in own] + ([decl.start] if decl else [])
         ends = [e.end for e in own] + ([decl.end] if decl else [])
         nodes[run_id] = RunNode(
@@ -89,11 +144,53 @@ def run_tree(events: Sequence[TraceEvent]) -> RunNode:
             model_calls=sum(isinstance(e, ModelCallEvent) for e in own),
             tool_calls=sum(isinstance(e, ToolCallEvent) for e in own),
         )
-    for run_id in sorted(ids):
-        decl = declared.get(run_id)
+    for run_id in ids:
+        decl = index.declared.get(run_id)
         parent = decl.parent if decl is not None and decl.parent in nodes else None
         nodes[parent].children.append(nodes[run_id])
     return nodes[None]
+
+
+def run_tree(events: Sequence[TraceEvent]) -> RunNode:
+    """The tree of a run's sub-runs (a flat trace: one node, no children).
+
+    A sub-run named by events but never declared hangs under the top-level run; a
+    declared parent that does not exist is read as the top-level run (traces read from
+    disk are refused before that: `looplab.traces.structure`)."""
+    return _tree(_Index(events))
+
+
+@dataclass(frozen=True)
+class Join:
+    """One join of a run, re-timed: its step waited from `ready_s` (the run's own work
+    done) to `last_s` (its latest joined sub-run's end) when `binding` names that sub-run;
+    `ready_s == last_s` and `binding` None when the run's own work was the later."""
+
+    ready_s: float
+    last_s: float
+    binding: str | None
+
+
+@dataclass
+class TreeWalk:
+    """A run tree walked at one model timing (`walk_tree`): per run, its shift steps,
+    re-timed start and end, and its joins; plus the totals."""
+
+    tree: RunNode
+    shifts: dict[str | None, list[tuple[float, float]]]
+    """Per run: (recorded time, shift from then on) steps, in time order."""
+    starts: dict[str | None, float]
+    """Per run: its re-timed start (the top-level run: 0, the run origin)."""
+    ends: dict[str | None, float]
+    """Per run: its re-timed end (the top-level run: the task time)."""
+    joins: dict[str | None, list[Join]]
+    binding: tuple[str, ...]
+    model_s: float
+    tool_s: float
+    waits: set[tuple[str | None, str | None]]
+    """(run, call id) of the tool calls that only waited for a joined sub-run."""
+    timings: dict[int, ModelTiming | None]
+    """Each model call's new timing, by `id(call)` (None: kept as recorded)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +200,9 @@ class CriticalPath:
     task_s: float
     """The critical path: the top-level run's re-timed end."""
     summed_s: float
-    """The summed re-timing: recorded end plus every call's change, as if sequential."""
+    """Total work: every run's own re-timed time summed, as if the tree ran as one
+    sequence (model, tools and the gaps between them; a run's waits for its sub-runs
+    left out). A flat trace's equals its task time; it never falls below `task_s`."""
     model_s: float
     """Model seconds summed over every call, re-timed."""
     tool_s: float
@@ -118,60 +217,140 @@ class CriticalPath:
 
     @property
     def work_s(self) -> float:
-        """Total work: model plus tool seconds summed."""
+        """Model plus tool seconds summed (parallel calls each count)."""
         return self.model_s + self.tool_s
 
 
-def _join_times(events: Sequence[TraceEvent], run_id: str | None) -> dict[int, float]:
-    """Recorded start of each step of one run: its step event's, else its first event's."""
-    first: dict[int, float] = {}
-    stepped: dict[int, float] = {}
-    for e in events:
-        if e.subrun != run_id or e.step is None or isinstance(e, SubRunEvent):
-            continue
-        if isinstance(e, StepEvent):
-            stepped[e.step] = e.start
-        first[e.step] = min(first.get(e.step, e.start), e.start)
-    return {**first, **stepped}
-
-
-def _waits(events: Sequence[TraceEvent]) -> set[tuple[str | None, str | None]]:
-    """(run, call id) of the tool calls that only waited for a joined sub-run."""
-    return {
-        (e.parent, e.spawn_call_id)
-        for e in events
-        if isinstance(e, SubRunEvent) and e.spawn_call_id and e.join_step is not None
-    }
-
-
 def _deltas(
-    events: Sequence[TraceEvent], timing: TimingFn
-) -> tuple[dict[str | None, list[tuple[float, float]]], float, float]:
+    events: Sequence[TraceEvent], timing: TimingFn, timings: dict[int, ModelTiming | None]
+) -> tuple[dict[str | None, list[tuple[float, float]]], float]:
     """Per run, (call end, change in duration) of its model calls; the re-timed model
-    seconds summed; the summed change."""
+    seconds summed. `timings` is filled with each call's new timing by `id(call)`."""
     deltas: dict[str | None, list[tuple[float, float]]] = {}
-    model_s = total = 0.0
+    model_s = 0.0
     for call in (e for e in events if isinstance(e, ModelCallEvent)):
-        new = timing(call)
+        new = timings[id(call)] = timing(call)
         recorded = call.end - call.start
         duration = recorded if new is None else retimed_duration(call, new)
         model_s += duration
-        total += duration - recorded
         deltas.setdefault(call.subrun, []).append((call.end, duration - recorded))
-    return deltas, model_s, total
+    return deltas, model_s
 
 
-def _work_ends(
-    events: Sequence[TraceEvent], run_id: str | None, waits: set[tuple[str | None, str | None]]
-) -> list[float]:
-    """Ends of a run's own work: not step summaries, not waits on joined sub-runs."""
-    return sorted(
-        e.end
+@dataclass
+class _Frame:
+    """One run being walked (an explicit stack replaces recursion)."""
+
+    node: RunNode
+    points: list[tuple[float, int, float | RunNode]]
+    joins: dict[float, list[RunNode]]
+    own: list[float]
+    shift: float
+    steps: list[tuple[float, float]]
+    at: int = 0
+    path: tuple[str, ...] = ()
+    ended: dict[str | None, float] = field(default_factory=dict)
+
+
+def _open(
+    node: RunNode,
+    shift0: float,
+    index: _Index,
+    deltas: dict[str | None, list[tuple[float, float]]],
+) -> _Frame:
+    """A run's frame: its time-ordered points (call changes, spawns, joins)."""
+    starts = index.step_starts(node.id)
+    joins: dict[float, list[RunNode]] = {}
+    points: list[tuple[float, int, float | RunNode]] = [
+        (t, 0, d) for t, d in deltas.get(node.id, [])
+    ]
+    for child in node.children:
+        points.append((child.start, 2, child))
+        join = child.declared.join_step if child.declared else None
+        if join is not None and join in starts:
+            joins.setdefault(starts[join], []).append(child)
+    points += [(t, 1, node) for t in joins]
+    points.sort(key=lambda p: (p[0], p[1]))
+    steps = [(float("-inf"), shift0)]
+    return _Frame(node, points, joins, index.work_ends(node.id), shift0, steps)
+
+
+def walk_tree(events: Sequence[TraceEvent], timing: TimingFn) -> TreeWalk:
+    """Walk a run's tree of sub-runs with model calls re-timed by `timing` (module doc).
+
+    Args:
+        events: one run's events (any order; times on the run axis).
+        timing: the re-timing of one model call (`calltiming.model_timing`), None to
+            keep its recorded timing.
+    """
+    index = _Index(events)
+    tree = _tree(index)
+    timings: dict[int, ModelTiming | None] = {}
+    deltas, model_s = _deltas(events, timing, timings)
+    tool_s = sum(
+        e.end - e.start
         for e in events
-        if e.subrun == run_id
-        and not isinstance(e, StepEvent | SubRunEvent)
-        and not (isinstance(e, ToolCallEvent) and (run_id, e.call_id) in waits)
+        if isinstance(e, ToolCallEvent) and (e.subrun, e.call_id) not in index.waits
     )
+    walk = TreeWalk(tree, {}, {}, {}, {}, (), model_s, tool_s, index.waits, timings)
+    binding: dict[str | None, tuple[str, ...]] = {}
+    stack = [_open(tree, 0.0, index, deltas)]
+    walk.starts[None] = 0.0
+    while stack:
+        frame = stack[-1]
+        node = frame.node
+        if frame.at == len(frame.points):
+            stack.pop()
+            walk.shifts[node.id] = frame.steps
+            walk.ends[node.id] = node.end + frame.shift
+            binding[node.id] = frame.path
+            if stack:
+                stack[-1].ended[node.id] = node.end + frame.shift
+            continue
+        t, order, item = frame.points[frame.at]
+        frame.at += 1
+        if isinstance(item, float):
+            frame.shift += item
+        elif order == 2 and isinstance(item, RunNode):
+            walk.starts[item.id] = item.start + frame.shift
+            stack.append(_open(item, frame.shift, index, deltas))
+            frame.steps.append((t, frame.shift))
+            continue
+        else:
+            frame.shift = _join(frame, t, binding, walk)
+        frame.steps.append((t, frame.shift))
+    ends = [e for e in events if isinstance(e, RunEndEvent)]
+    recorded_end = ends[-1].end if ends else max((e.end for e in events), default=0.0)
+    walk.ends[None] = recorded_end + walk.ends[None] - tree.end
+    walk.binding = binding[None]
+    return walk
+
+
+def _join(
+    frame: _Frame, t: float, binding: dict[str | None, tuple[str, ...]], walk: TreeWalk
+) -> float:
+    """The run's shift after its join at recorded time `t` (module doc: join)."""
+    node = frame.node
+    at = bisect.bisect_right(frame.own, t)
+    ready = frame.own[at - 1] if at else node.start
+    joined = frame.joins[t]
+    last = max([ready, *(c.end for c in joined)])
+    new_ready = ready + frame.shift
+    latest = max(joined, key=lambda c: frame.ended.get(c.id, c.end))
+    new_last = max(new_ready, *(frame.ended.get(c.id, c.end) for c in joined))
+    bound = new_last > new_ready
+    frame.path = (latest.id or "", *binding.get(latest.id, ())) if bound else ()
+    walk.joins.setdefault(node.id, []).append(
+        Join(new_ready, new_last, latest.id if bound else None)
+    )
+    return new_last + (t - last) - t
+
+
+def shift_at(steps: list[tuple[float, float]], t: float) -> float:
+    """A run's shift at recorded time `t` (the last step at or before it; `steps` in
+    time order, as `TreeWalk.shifts` holds them)."""
+    at = bisect.bisect_right(steps, (t, float("inf")))
+    return steps[at - 1][1] if at else steps[0][1]
 
 
 def critical_path(
@@ -188,64 +367,24 @@ def critical_path(
         shifts: filled, when given, with each run's shift as (recorded time, shift from
             then on) steps (`retime.retime_tree` places the events by them).
     """
-    tree = run_tree(events)
-    waits = _waits(events)
-    deltas, model_s, total_delta = _deltas(events, timing)
-    tool_s = sum(
-        e.end - e.start
-        for e in events
-        if isinstance(e, ToolCallEvent) and (e.subrun, e.call_id) not in waits
-    )
-    binding: dict[str | None, tuple[str, ...]] = {}
-    shifts = shifts if shifts is not None else {}
-
-    def run(node: RunNode, shift0: float) -> float:
-        """Walk one run in time order from shift `shift0`; return its shift at its end."""
-        own = _work_ends(events, node.id, waits)
-        starts = _join_times(events, node.id)
-        joins: dict[float, list[RunNode]] = {}
-        points: list[tuple[float, int, float | RunNode]] = [
-            (t, 0, d) for t, d in deltas.get(node.id, [])
-        ]
-        for child in node.children:
-            points.append((child.start, 2, child))
-            join = child.declared.join_step if child.declared else None
-            if join is not None and join in starts:
-                joins.setdefault(starts[join], []).append(child)
-        points += [(t, 1, node) for t in joins]
-        shift = shift0
-        steps = shifts.setdefault(node.id, [(float("-inf"), shift0)])
-        path: tuple[str, ...] = ()
-        ended: dict[str | None, float] = {}
-        for t, order, item in sorted(points, key=lambda p: (p[0], p[1])):
-            if isinstance(item, float):
-                shift += item
-            elif order == 2 and isinstance(item, RunNode):
-                ended[item.id] = item.end + run(item, shift)
-            else:
-                ready = max((x for x in own if x <= t), default=node.start)
-                joined = joins[t]
-                last = max([ready, *(c.end for c in joined)])
-                new_ready = ready + shift
-                latest = max(joined, key=lambda c: ended.get(c.id, c.end))
-                new_last = max(new_ready, *(ended.get(c.id, c.end) for c in joined))
-                if new_last > new_ready:
-                    path = (latest.id or "", *binding.get(latest.id, ()))
-                else:
-                    path = ()
-                shift = new_last + (t - last) - t
-            steps.append((t, shift))
-        binding[node.id] = path
-        return shift
-
-    end_shift = run(tree, 0.0)
-    ends = [e for e in events if isinstance(e, RunEndEvent)]
-    recorded_end = ends[-1].end if ends else max((e.end for e in events), default=0.0)
+    walk = walk_tree(events, timing)
+    if shifts is not None:
+        shifts.update(walk.shifts)
     return CriticalPath(
-        task_s=recorded_end + end_shift,
-        summed_s=recorded_end + total_delta,
-        model_s=model_s,
-        tool_s=tool_s,
-        binding=binding[None],
-        subruns=len(tree.walk()) - 1,
+        task_s=walk.ends[None],
+        summed_s=summed_time(walk),
+        model_s=walk.model_s,
+        tool_s=walk.tool_s,
+        binding=walk.binding,
+        subruns=len(walk.shifts) - 1,
     )
+
+
+def summed_time(walk: TreeWalk) -> float:
+    """Every run's own re-timed time summed (`CriticalPath.summed_s`): its span less the
+    time it waited at its joins for sub-runs that bound them."""
+    total = 0.0
+    for run_id, end in walk.ends.items():
+        waited = sum(j.last_s - j.ready_s for j in walk.joins.get(run_id, []))
+        total += end - walk.starts.get(run_id, 0.0) - waited
+    return total

@@ -41,13 +41,20 @@ from looplab.analysis.calltiming import (
     retimed_duration,
 )
 from looplab.analysis.eager import apply_eager_setup
-from looplab.analysis.graph import critical_path
+from looplab.analysis.graph import TreeWalk, shift_at, walk_tree
 from looplab.analysis.overlap import apply_overlap
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import TimingModel
 from looplab.latency.token_track import ServedPhases
 from looplab.traces.io import Trace
-from looplab.traces.schema import ModelCallEvent, RunEndEvent, StepEvent, TraceEvent
+from looplab.traces.schema import (
+    ModelCallEvent,
+    RunEndEvent,
+    StepEvent,
+    SubRunEvent,
+    ToolCallEvent,
+    TraceEvent,
+)
 
 __all__ = [
     "ModelTiming",
@@ -55,6 +62,7 @@ __all__ = [
     "annotate_reasoning",
     "call_tokens",
     "compose_virtual_timeline",
+    "place_tree",
     "profile_model_timing",
     "retime_events",
     "retime_tree",
@@ -203,7 +211,9 @@ def profile_model_timing(profile: LatencyProfile) -> TimingFn:
 
 @dataclass(frozen=True)
 class SweepPoint:
-    """Predicted totals of one trace at one (decode rate, TTFT) point."""
+    """Predicted totals of one trace at one (decode rate, TTFT) point. For a run tree the
+    parts are what is on its critical path (`pathsplit.path_split`): decode, reasoning,
+    TTFT + prefill, tools and other sum to `task_s`."""
 
     decode_tps: float
     ttft_s: float
@@ -218,6 +228,14 @@ class SweepPoint:
     kept_calls: int
     reasoning_s: float = 0.0
     """Hidden reasoning decode time over all calls (first token -> first visible token)."""
+    floor_s: float | None = None
+    """Task time with no decode at all (the Amdahl floor: `task_s / floor_s` is the most
+    any decode rate can give from here). A flat trace's is `task_s - rate_scaled_s`; a
+    run tree's is its critical path re-timed without decode (the binding branch may
+    change). None: not computed."""
+    work_s: float | None = None
+    """Total work: every run's own time summed over parallel branches (a flat trace's is
+    its task time); its own figure, never a denominator of the shares."""
 
     @property
     def rate_scaled_s(self) -> float:
@@ -251,6 +269,7 @@ def sweep_trace(
     )
     model = TimingModel.from_profile(base)
     structured = any(e.subrun is not None for e in trace.events)
+    floors: dict[float, float] = {}  # no decode: the floor depends on the TTFT, not the rate
     points: list[SweepPoint] = []
     for rate in rates:
         for ttft in ttfts:
@@ -260,8 +279,10 @@ def sweep_trace(
             reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)
             task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
-            if structured:  # a run tree: its critical path (`graph.critical_path`)
-                task = critical_path(trace.events, model_timing(at)).task_s
+            if structured:  # a run tree: its critical path, split by what is on it
+                point = _tree_point(trace, model_timing(at), rate, ttft, len(kept), floors)
+                points.append(point)
+                continue
             points.append(
                 SweepPoint(
                     decode_tps=rate,
@@ -273,40 +294,115 @@ def sweep_trace(
                     other_s=task - decode - reasoning - ttft_total - tools,
                     kept_calls=len(kept),
                     reasoning_s=reasoning,
+                    floor_s=task - decode - reasoning,
+                    work_s=task,
                 )
             )
     return points
 
 
+def _tree_point(
+    trace: Trace, timing: TimingFn, rate: float, ttft: float, kept: int, floors: dict[float, float]
+) -> SweepPoint:
+    """One grid point of a run tree: the critical path split by what is on it
+    (`pathsplit.path_split`), total work beside it, and the floor re-timed without decode
+    (the binding branch may change as decode vanishes)."""
+    from looplab.analysis.pathsplit import path_split, without_decode
+
+    split = path_split(trace.events, timing)
+    on = split.path
+    if ttft not in floors:
+        floors[ttft] = walk_tree(trace.events, without_decode(timing)).ends[None]
+    return SweepPoint(
+        decode_tps=rate,
+        ttft_s=ttft,
+        task_s=split.task_s,
+        decode_s=on.decode_s,
+        ttft_total_s=on.ttft_s,
+        tool_s=on.tool_s,
+        other_s=on.model_rest_s + on.other_s,
+        kept_calls=kept,
+        reasoning_s=on.reasoning_s,
+        floor_s=floors[ttft],
+        work_s=split.work.total_s,
+    )
+
+
 def retime_tree(events: Sequence[TraceEvent], timing: TimingFn, note: str) -> list[TraceEvent]:
     """Events re-timed on the run tree: each (sub-)run warped by its own shift (its calls'
-    changes, its spawn and its joins, as `critical_path` walks them); the `run_end` at
-    the critical path. A flat trace comes out as `retime.retime_events` makes it."""
-    shifts: dict[str | None, list[tuple[float, float]]] = {}
-    path = critical_path(events, timing, shifts)
+    changes, its spawn and its joins, as `graph.walk_tree` walks them); the `run_end` at
+    the critical path. A tool call that only waited for sub-runs (`spawn_call_id`) spans
+    them re-timed: from its own start to their latest re-timed end plus its recorded tail
+    after it. A flat trace comes out as `retime.retime_events` makes it. Linear in the
+    events (one pass to group them by run)."""
+    return place_tree(events, timing, walk_tree(events, timing), note)
+
+
+def place_tree(
+    events: Sequence[TraceEvent], timing: TimingFn, walk: TreeWalk, note: str
+) -> list[TraceEvent]:
+    """`retime_tree` with the tree already walked at `timing` (`graph.walk_tree`)."""
+    own: dict[str | None, list[TraceEvent]] = {}
+    for event in events:
+        if not isinstance(event, RunEndEvent):
+            own.setdefault(event.subrun, []).append(event)
+    spawned: dict[tuple[str | None, str | None], list[str]] = {}
+    for event in events:
+        if (
+            isinstance(event, SubRunEvent)
+            and event.subrun is not None
+            and event.subrun in walk.ends
+        ):
+            spawned.setdefault((event.parent, event.spawn_call_id), []).append(event.subrun)
     out: list[TraceEvent] = []
-    for run_id, steps in shifts.items():
-        own = [e for e in events if e.subrun == run_id and not isinstance(e, RunEndEvent)]
-        for before, after in zip(own, retime_events(own, timing, note), strict=True):
-            if not isinstance(after, ModelCallEvent):
-                start, end = before.start, before.end
-                update = {"start": start + _shift(steps, start), "end": end + _shift(steps, end)}
-                out.append(after.model_copy(update=update))
+    for run_id, steps in walk.shifts.items():
+        mine = own.get(run_id, [])
+        for before, after in zip(mine, retime_events(mine, timing, note), strict=True):
+            if isinstance(after, ModelCallEvent):
+                out.append(
+                    _moved_call(after, shift_at(steps, before.start) - (after.start - before.start))
+                )
                 continue
-            extra = _shift(steps, before.start) - (after.start - before.start)
-            moved: dict[str, float | None] = {
-                "start": after.start + extra,
-                "end": after.end + extra,
-            }
-            for name in ("sent", "first_token", "last_token"):
-                value = getattr(after, name)
-                moved[name] = None if value is None else value + extra
-            out.append(after.model_copy(update=moved))
+            start = before.start + shift_at(steps, before.start)
+            end = before.end + shift_at(steps, before.end)
+            if isinstance(before, SubRunEvent) and before.subrun in walk.ends:
+                start, end = walk.starts[before.subrun], walk.ends[before.subrun]
+            if isinstance(before, ToolCallEvent) and before.call_id is not None:
+                kids = spawned.get((run_id, before.call_id), [])
+                if kids:
+                    start, end = _spanning(before, kids, start, walk.starts, walk.ends, own)
+            update: dict[str, Any] = {"start": start, "end": max(start, end)}
+            if isinstance(after, StepEvent):  # its tools phase waited for sub-runs too
+                span = max(start, end) - start
+                model = min(after.model_s, span)
+                update["model_s"] = model
+                update["tool_s"] = max(0.0, span - model - after.overhead_s)
+                update["overhead_s"] = span - model - update["tool_s"]
+            out.append(after.model_copy(update=update))
     for last in (e for e in events if isinstance(e, RunEndEvent)):
-        out.append(last.model_copy(update={"end": path.task_s, "model_s": path.model_s}))
+        out.append(last.model_copy(update={"end": walk.ends[None], "model_s": walk.model_s}))
     return out
 
 
-def _shift(steps: list[tuple[float, float]], t: float) -> float:
-    """A run's shift at recorded time `t` (the last step at or before it)."""
-    return next((shift for at, shift in reversed(steps) if at <= t), steps[0][1])
+def _moved_call(call: ModelCallEvent, extra: float) -> ModelCallEvent:
+    """A re-timed call moved by `extra` seconds (all its times)."""
+    moved: dict[str, float | None] = {"start": call.start + extra, "end": call.end + extra}
+    for name in ("sent", "first_token", "last_token"):
+        value = getattr(call, name)
+        moved[name] = None if value is None else value + extra
+    return call.model_copy(update=moved)
+
+
+def _spanning(
+    call: ToolCallEvent,
+    kids: list[str],
+    start: float,
+    starts: Mapping[str | None, float],
+    ends: Mapping[str | None, float],
+    own: Mapping[str | None, list[TraceEvent]],
+) -> tuple[float, float]:
+    """A spawning call's re-timed (start, end): it spans its sub-runs re-timed, keeping
+    its recorded tail after their latest end."""
+    recorded_last = max(max((e.end for e in own.get(k, [])), default=call.end) for k in kids)
+    tail = max(0.0, call.end - recorded_last)
+    return min(start, *(starts[k] for k in kids)), max(ends[k] for k in kids) + tail

@@ -6,9 +6,12 @@ point is the median over traces of the predicted task time and of the speedup ag
 reference rate (the grid's lowest unless given) at the same TTFT, with the Amdahl
 decomposition: the share of predicted time in visible decode, in hidden reasoning decode
 (its own phase), in TTFT + prefill, in tools, and the rest.
-`amdahl_ceiling` is the median over traces of `1 / (1 - f)`, `f` being a trace's share
-of decode plus reasoning (all the rate scales) at the reference rate: the speedup over it
-an infinitely fast decode would give.
+`amdahl_ceiling` is the median over traces of the speedup over the reference rate an
+infinitely fast decode would give (`ceiling`): `1 / (1 - f)` for a flat trace, `f` its
+share of decode plus reasoning (all the rate scales); for a run tree, its critical path
+over the same path re-timed with no decode (the binding branch may change). For a run
+tree the shares are of what is on its critical path (`analysis.pathsplit`), so they lie
+in [0, 1] and sum to 1; `work_s` (summed over branches) is its own figure.
 
 A trace with nothing to re-time (no recorded task time, or no model call with token
 counts: SWE-agent's demonstrations) is left out of every summary and counted in
@@ -26,7 +29,7 @@ from looplab.analysis.retime import SweepPoint, sweep_trace
 from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
 
-__all__ = ["SweepRow", "SweepSummary", "is_timed", "run_sweep"]
+__all__ = ["SweepRow", "SweepSummary", "ceiling", "is_timed", "run_sweep"]
 
 
 def is_timed(trace: Trace) -> bool:
@@ -67,6 +70,9 @@ class SweepSummary:
     """Hidden reasoning decode (its own phase; it scales with the rate like decode)."""
     untimed: int = 0
     """Traces left out: nothing to re-time (module docstring)."""
+    work_s: float = 0.0
+    """Median total work: every run's own time summed over parallel branches (a flat
+    trace's is its task time); its own figure beside `task_s`, not a share of it."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -109,12 +115,7 @@ def run_sweep(
         reference_rows = [
             r for r in rows if r.point.ttft_s == ttft and r.point.decode_tps == base_rate
         ]
-        ceilings = [
-            1 / (1 - f) if f < 1 else float("inf")
-            for f in (
-                r.point.rate_scaled_s / r.point.task_s for r in reference_rows if r.point.task_s
-            )
-        ]
+        ceilings = [ceiling(r.point) for r in reference_rows if r.point.task_s]
         for rate in rates:
             here = [r for r in rows if r.point.ttft_s == ttft and r.point.decode_tps == rate]
             if not here:
@@ -133,9 +134,21 @@ def run_sweep(
                     amdahl_ceiling=_median(ceilings),
                     reasoning_share=_share(here, "reasoning_s"),
                     untimed=len(traces) - len(timed),
+                    work_s=_median([r.point.work_s or r.point.task_s for r in here]),
                 )
             )
     return rows, summaries
+
+
+def ceiling(point: SweepPoint) -> float:
+    """The Amdahl ceiling at `point`: its task time over its floor with no decode at all
+    (`SweepPoint.floor_s`; for a flat trace exactly `1 / (1 - f)`, `f` its decode plus
+    reasoning share; for a run tree from its critical path, whose binding branch may
+    change as decode vanishes). Infinite when nothing but decode is left."""
+    floor = point.floor_s
+    if floor is None:
+        floor = point.task_s - point.rate_scaled_s
+    return point.task_s / floor if floor > 1e-12 else float("inf")
 
 
 def _median(values: list[float]) -> float:

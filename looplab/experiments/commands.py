@@ -164,7 +164,7 @@ def replay_command(
     from looplab.experiments.replay_live import replay_live
     from looplab.latency.presets import resolve_profile
     from looplab.traces.inputs import load_traces
-    from looplab.traces.io import write_trace
+    from looplab.traces.io import main_steps, write_trace
 
     if mode not in ("virtual", "live"):
         raise ConfigError(f"unknown mode {mode!r}", field="--mode", allowed=["virtual", "live"])
@@ -178,7 +178,8 @@ def replay_command(
     destination = output or default_output(inputs)
     prepare_output_dir(destination)
     table = Table(title=f"{mode} replay at {resolved.name} ({resolved.decode_tps:g} tok/s)")
-    for column in ("run", "steps", "recorded s", "replayed s", "speedup", "divergences"):
+    columns = ("run", "main-agent steps", "model calls (all agents)", "recorded s", "replayed s")
+    for column in (*columns, "speedup", "divergences"):
         table.add_column(column, justify="right")
     for trace in traces:
         divergences: list[str] = []
@@ -195,6 +196,7 @@ def replay_command(
         after = new.end.end if new.end else 0.0
         table.add_row(
             trace.header.run_id,
+            str(main_steps(trace)),
             str(len(trace.model_calls())),
             f"{before:.2f}",
             f"{after:.2f}",
@@ -237,6 +239,7 @@ def _sweep_table(summaries: list[Any], title: str) -> Table:
         "tools",
         "other",
         "Amdahl ceiling",
+        "total work s",
     ):
         table.add_column(column, justify="right")
     for entry in summaries:
@@ -251,7 +254,12 @@ def _sweep_table(summaries: list[Any], title: str) -> Table:
             f"{entry.tool_share:.0%}",
             f"{entry.other_share:.0%}",
             f"{entry.amdahl_ceiling:.2f}x",
+            f"{entry.work_s:.2f}",
         )
+    table.caption = (
+        "shares: of task time (the critical path, for runs with sub-agents: what is on it); "
+        "total work: every branch's own time summed (parallel sub-agents each count)"
+    )
     return table
 
 

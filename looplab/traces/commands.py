@@ -81,6 +81,12 @@ def run_table(run: ImportedRun, target: Path) -> Table:
     table = Table(title=f"{run.header.run_id} -> {target}", show_header=False)
     table.add_column("what", style="bold")
     table.add_column("recovered", overflow="fold")
+    if run.report.subruns:  # times on the critical path; total work its own row
+        from looplab.analysis.pathsplit import keep_recorded, path_split
+
+        split = path_split(run.events, keep_recorded)
+        run.report.model_s, run.report.tool_s = split.path.model_s, split.path.tool_s
+        run.report.task_s, run.report.work_s = split.task_s, split.work.total_s
     for what, value in run.report.rows():
         table.add_row(what, value)
     for note in run.report.notes:

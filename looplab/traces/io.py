@@ -33,8 +33,9 @@ from looplab.traces.schema import (
     TraceHeader,
 )
 from looplab.traces.scrub import Scrubber
+from looplab.traces.structure import structure_problem
 
-__all__ = ["Trace", "TraceWriter", "read_trace", "write_trace"]
+__all__ = ["Trace", "TraceWriter", "main_steps", "read_trace", "write_trace"]
 
 _EVENT = TypeAdapter[TraceEvent](TraceEvent)
 
@@ -69,6 +70,15 @@ class Trace:
     def steps(self) -> list[StepEvent]:
         """Step summaries in order."""
         return [e for e in self.events if isinstance(e, StepEvent)]
+
+
+def main_steps(trace: Trace) -> int:
+    """Steps of the main agent (the top-level run): its step events, else its model
+    calls' distinct steps; sub-agents' steps are not counted (their model calls are)."""
+    steps = [s for s in trace.steps() if s.subrun is None]
+    if steps:
+        return len(steps)
+    return len({c.step for c in trace.model_calls() if c.subrun is None})
 
 
 class TraceWriter:
@@ -184,8 +194,9 @@ def read_trace(path: Path) -> Trace:
 
     Raises:
         TraceError: missing or non-regular file (a FIFO is never opened), a header of
-            another format, or a corrupt line before the last (named by its number and,
-            for bytes that are not UTF-8, the byte offset in the file).
+            another format, a corrupt line before the last (named by its number and,
+            for bytes that are not UTF-8, the byte offset in the file), or a run graph
+            that is not a tree (`looplab.traces.structure`).
     """
     try:
         if not path.is_file():
@@ -214,6 +225,12 @@ def read_trace(path: Path) -> Trace:
             raise TraceError(
                 f"line {number}: bad event ({where}: {detail['msg']})", path=str(path)
             ) from None
+    wrong = structure_problem(trace.events)
+    if wrong is not None:
+        raise TraceError(
+            f"bad sub-run structure: {wrong} (refused rather than re-timed on a broken tree)",
+            path=str(path),
+        )
     return trace
 
 

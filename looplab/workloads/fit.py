@@ -11,8 +11,10 @@ The fit report has two parts:
 1. per parameter, observed vs fitted p10/p50/p90/p99 and the one-sample KS distance
    between the observations and the fitted distribution (how much the knots'
    interpolation loses);
-2. per task, the totals of `SIMULATED_TASKS` shapes drawn from the model (steps, output
-   tokens, tool time, other time, final prompt) against the observed tasks' totals, with
+2. per task, the totals (steps, output tokens, tool time, other time, final prompt) of
+   `SIMULATED_TASKS` shapes drawn from the model (fewer for very long tasks: at most
+   `SIMULATED_STEPS` steps in all, never fewer than `MIN_SIMULATED_TASKS` shapes, so ten
+   thousand sub-runs draw no millions of steps) against the observed tasks' totals, with
    the two-sample KS distance. Parameters are drawn independently, so this is where a
    model of marginals shows its limits (e.g. long tasks whose tools are also slow).
 
@@ -63,6 +65,11 @@ FEW = 20
 """Fewer observations than this are flagged."""
 SIMULATED_TASKS = 400
 """Shapes drawn to compare per-task totals with the observed tasks."""
+SIMULATED_STEPS = 40_000
+"""Most steps drawn in all for that comparison (400 tasks of 100 steps); longer observed
+tasks draw fewer shapes (memory and time stay bounded: docs/reliability.md)."""
+MIN_SIMULATED_TASKS = 8
+"""Fewest shapes drawn for the comparison, however long the observed tasks."""
 
 _INTEGER = {
     "steps",
@@ -212,7 +219,9 @@ _TOTALS: dict[str, Callable[[TaskShape], float | None]] = {
 
 
 def _total_rows(model: WorkloadModel, observed: list[TaskShape]) -> list[FitRow]:
-    drawn = [draw_shape(model, seed) for seed in range(SIMULATED_TASKS)]
+    longest = max((len(shape.steps) for shape in observed), default=1)
+    count = max(MIN_SIMULATED_TASKS, min(SIMULATED_TASKS, SIMULATED_STEPS // max(1, longest)))
+    drawn = [draw_shape(model, seed) for seed in range(count)]
     rows: list[FitRow] = []
     for name, total in _TOTALS.items():
         seen = [v for v in map(total, observed) if v is not None]

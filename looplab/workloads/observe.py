@@ -123,14 +123,18 @@ def _observe_trace(trace: Trace, shape: TaskShape, run: str, out: Observations) 
     p = out.parameters
     p["steps"].add(len(shape.steps), run)
     calls = sorted(trace.model_calls(), key=lambda c: (c.start, c.end))
-    steps = {s.step: s for s in trace.steps() if s.step is not None}
-    tools_by_step: dict[int | None, list[ToolCallEvent]] = {}
+    # keyed by (sub-run, step): each run of a tree numbers its own steps from 0
+    steps: dict[tuple[str | None, int | None], StepEvent] = {
+        (s.subrun, s.step): s for s in trace.steps() if s.step is not None
+    }
+    tools_by_step: dict[tuple[str | None, int | None], list[ToolCallEvent]] = {}
     for tool in trace.tool_calls():
-        tools_by_step.setdefault(tool.step, []).append(tool)
+        tools_by_step.setdefault((tool.subrun, tool.step), []).append(tool)
     previous: ModelCallEvent | None = None
     for call, step_shape in zip(calls, shape.steps, strict=True):
-        step = steps.get(call.step) if call.step is not None else None
-        tools = tools_by_step.get(call.step, []) if call.step is not None else []
+        key = (call.subrun, call.step)
+        step = steps.get(key) if call.step is not None else None
+        tools = tools_by_step.get(key, []) if call.step is not None else []
         if call.completion_tokens is not None:
             keys = ("completion_tokens", "reasoning_tokens")
             p["output_tokens"].add(step_shape.output_tokens, run, _how(call, keys))

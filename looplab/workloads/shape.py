@@ -234,18 +234,20 @@ def shape_from_trace(trace: Trace) -> TaskShape:
     if not known:
         raise TraceError(f"{where}: no model call has token counts; a shape needs them")
     fill = round(statistics.median(known))
-    steps_by_index = {s.step: s for s in trace.steps() if s.step is not None}
-    tools_by_step: dict[int, list[ToolCallEvent]] = {}
+    # keyed by (sub-run, step): each run of a tree numbers its own steps from 0
+    steps_by_index = {(s.subrun, s.step): s for s in trace.steps() if s.step is not None}
+    tools_by_step: dict[tuple[str | None, int], list[ToolCallEvent]] = {}
     for tool in trace.tool_calls():
         if tool.step is not None:
-            tools_by_step.setdefault(tool.step, []).append(tool)
+            tools_by_step.setdefault((tool.subrun, tool.step), []).append(tool)
     notes: list[str] = []
     shapes: list[StepShape] = []
     for position, call in enumerate(calls):
         following = calls[position + 1].start if position + 1 < len(calls) else end.end
         wall = max(0.0, following - call.start) + (call.start if position == 0 else 0.0)
-        tools = tools_by_step.get(call.step, []) if call.step is not None else []
-        step = steps_by_index.get(call.step) if call.step is not None else None
+        key = (call.subrun, call.step) if call.step is not None else None
+        tools = tools_by_step.get(key, []) if key is not None else []
+        step = steps_by_index.get(key) if key is not None else None
         phase = step.tool_s if step is not None else sum(t.duration_s for t in tools)
         output = (call.completion_tokens or 0) - (call.reasoning_tokens or 0)
         if call.completion_tokens is None:

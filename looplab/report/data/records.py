@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
 from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import read_traces
@@ -77,8 +78,12 @@ class RunRecord:
     success: bool | None
     end_reason: str
     steps: int
+    """Steps of the main agent (the top-level run); a sub-agent's steps are in
+    `model_calls` and the run tree."""
     task_s: float
     model_s: float
+    """Model time on the critical path (a flat run: every call's); with `tool_s` and
+    `overhead_s` it sums to `task_s` (`analysis.pathsplit`)."""
     tool_s: float
     overhead_s: float
     ttft_s: float | None
@@ -105,6 +110,11 @@ class RunRecord:
     identity: RunIdentity | None = None
     """What it is compared by (agent, task set, profile, clock: `traces/identity.py`);
     `report/data/pairing.py` groups by it. None only for records built by hand."""
+    work_s: float | None = None
+    """Total work of a run with sub-agents: every run's own time summed over parallel
+    branches (its own figure, never a share of `task_s`); None for a flat run."""
+    model_calls: int = 0
+    """Model calls of every agent (main and sub-agents)."""
 
     @property
     def anchor(self) -> str:
@@ -154,6 +164,19 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     task_s = end.end
     model_s = sum(s.model_s for s in steps) if steps else (end.model_s or 0.0)
     tool_s = sum(s.tool_s for s in steps) if steps else (end.tool_s or 0.0)
+    ttft_sum = sum(ttfts) if len(ttfts) == len(calls) and calls else None
+    decode_sum = sum(decodes) if len(decodes) == len(calls) and calls else None
+    reasoning_sum = sum(c.reasoning_s or 0.0 for c in calls if c.first_token is not None)
+    work_s: float | None = None
+    structured = any(e.subrun is not None for e in trace.events)
+    if structured:  # on the critical path
+        split = path_split(trace.events, keep_recorded)
+        scale = task_s / split.task_s if split.task_s > 0 else 0.0
+        on = split.path
+        model_s, tool_s, work_s = on.model_s * scale, on.tool_s * scale, split.work.total_s
+        reasoning_sum = on.reasoning_s * scale
+        ttft_sum = on.ttft_s * scale if ttft_sum is not None else None
+        decode_sum = on.decode_s * scale if decode_sum is not None else None
     start = trace.events[0] if trace.events else None
     sandbox = end.sandbox_start_s
     if sandbox is None and isinstance(start, RunStartEvent):
@@ -174,14 +197,14 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         complete=True,
         success=end.success,
         end_reason=end.end_reason,
-        steps=end.steps,
+        steps=sum(1 for s in steps if s.subrun is None) if structured else end.steps,
         task_s=task_s,
         model_s=model_s,
         tool_s=tool_s,
         overhead_s=max(0.0, task_s - model_s - tool_s),
-        ttft_s=sum(ttfts) if len(ttfts) == len(calls) and calls else None,
-        reasoning_s=sum(c.reasoning_s or 0.0 for c in calls if c.first_token is not None),
-        decode_s=sum(decodes) if len(decodes) == len(calls) and calls else None,
+        ttft_s=ttft_sum,
+        reasoning_s=reasoning_sum,
+        decode_s=decode_sum,
         sandbox_start_s=sandbox,
         step_ends=[s.end for s in steps],
         ttfts=ttfts,
@@ -195,6 +218,8 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         group=profile,
         node=_node_label(header.node),
         identity=identity,
+        work_s=work_s,
+        model_calls=len(calls),
     )
 
 

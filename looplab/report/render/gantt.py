@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
+from looplab.report.data.records import Bar
 from looplab.report.render.svg import Chart, fmt_s
 from looplab.report.views.report_model import COMPONENTS, ReportModel, TimelineView
 from looplab.report.views.runs import FlameNode
@@ -73,14 +74,16 @@ def gantt_chart(
     chart.row_labels([r[0] for r in rows])
     kinds: set[str] = set()
     hatched_any = False
+    by_lane: dict[tuple[int, str], list[Bar]] = {}  # one pass: lanes x bars was quadratic
+    for timeline in timelines:
+        for bar in timeline.bars:
+            by_lane.setdefault((id(timeline), bar.lane), []).append(bar)
     for index, (_, timeline, lane) in enumerate(rows):
         chart.parts.append(
             f'<rect x="4" y="{chart.y(index) - 6:.1f}" width="6" height="12" '
             f'fill="{model.color(timeline.group)}"/>'
         )
-        for bar in timeline.bars:
-            if bar.lane != lane:
-                continue
+        for bar in by_lane.get((id(timeline), lane), []):
             kinds.add(bar.kind)
             hatched_any |= bar.estimated
             duration = bar.end - bar.start

@@ -15,6 +15,16 @@ def _step(value: int | None) -> str:
     return "-" if value is None else str(value)
 
 
+def _split(model: float, tools: float, other: float, total: float) -> str:
+    """`a model + b tools + c other`, with shares of `total`."""
+
+    def part(seconds: float, name: str) -> str:
+        share = f" {seconds / total:.0%}" if total > 0 else ""
+        return f"{fmt_s(seconds)}{share} {name}"
+
+    return " + ".join([part(model, "model"), part(tools, "tools"), part(other, "other")])
+
+
 def run_graph_html(view: RunGraphView | None, title: str = "Run tree") -> str:
     """The tree table and the critical-path table; empty for a flat run."""
     if view is None:
@@ -27,9 +37,10 @@ def run_graph_html(view: RunGraphView | None, title: str = "Run tree") -> str:
         for n in view.nodes
     )
     points = "".join(
-        f"<tr><td>{escape(p.profile)}</td><td>{fmt_s(p.critical_s)}</td>"
-        f"<td>{fmt_s(p.work_s)} ({fmt_s(p.model_s)} model + {fmt_s(p.tool_s)} tools)</td>"
-        f"<td>{fmt_s(p.summed_s)}</td><td>{escape(p.binding)}</td></tr>"
+        f"<tr><td>{escape(p.profile)}</td><td>{fmt_s(p.critical_s)} "
+        f"({_split(p.path_model_s, p.path_tool_s, p.path_other_s, p.critical_s)})</td>"
+        f"<td>{fmt_s(p.work_s)} ({_split(p.model_s, p.tool_s, p.work_other_s, p.work_s)})</td>"
+        f"<td>{escape(p.binding)}</td></tr>"
         for p in view.points
     )
     return (
@@ -38,10 +49,11 @@ def run_graph_html(view: RunGraphView | None, title: str = "Run tree") -> str:
         "<th>span (recorded)</th><th>spawned by step</th><th>joined by step</th></tr></thead>"
         f"<tbody>{tree}</tbody></table>"
         "<table><thead><tr><th>profile</th><th>critical path (task time)</th>"
-        "<th>total work</th><th>summed re-timing</th><th>binding branch</th></tr></thead>"
+        "<th>total work (all branches summed)</th><th>binding branch</th></tr></thead>"
         f"<tbody>{points}</tbody></table>"
         '<p class="hint">Task time of a run with sub-runs is its critical path: sub-runs '
-        "start after their spawning step and their joining step waits for them. Total work "
-        "sums every call (parallel ones each count); the summed re-timing treats the tree "
-        "as one sequence.</p></div>"
+        "start after their spawning step and their joining step waits for them; its split is "
+        "of what is on that path (shares of task time sum to 100%). Total work sums every "
+        "run's own time (parallel sub-agents each count; waits for them do not), a figure "
+        "of its own.</p></div>"
     )

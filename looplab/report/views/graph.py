@@ -2,9 +2,10 @@
 
 For a trace with sub-runs (`looplab.traces.schema.SubRunEvent`): the tree (each run's
 agent, steps, calls, span, spawning and joining step) and, at `slow-80` and `fast-750`,
-the critical path (`looplab.analysis.graph.critical_path`, the task time) against the
-total work (model and tool seconds summed) and the summed re-timing, with the sub-runs
-that bind. None for a flat trace (its critical path is its steps' sum).
+the critical path (`looplab.analysis.graph.critical_path`, the task time) split by what
+is on it, against the total work (every run's own time summed over parallel branches;
+`looplab.analysis.pathsplit`, one figure), with the sub-runs that bind. None for a flat
+trace (its critical path is its steps' sum).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from looplab.analysis.calltiming import model_timing
 from looplab.analysis.graph import critical_path, run_tree
+from looplab.analysis.pathsplit import path_split
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
 from looplab.traces.io import Trace
@@ -48,7 +50,14 @@ class GraphPoint:
     model_s: float
     tool_s: float
     summed_s: float
+    """Total work: every run's own time summed over branches (`pathsplit`)."""
     binding: str
+    path_model_s: float = 0.0
+    """On the critical path: model-call time (all phases)."""
+    path_tool_s: float = 0.0
+    path_other_s: float = 0.0
+    work_other_s: float = 0.0
+    """Total work that is neither model nor tools (gaps, harness time)."""
     """The binding sub-runs (`a > b`), or `main` when the top-level run's own work binds."""
 
 
@@ -83,15 +92,20 @@ def run_graph(trace: Trace | None) -> RunGraphView | None:
     for name in PROFILES:
         timing = model_timing(TimingModel.from_profile(resolve_profile(name, [])))
         path = critical_path(trace.events, timing)
+        split = path_split(trace.events, timing)
         points.append(
             GraphPoint(
                 profile=name,
                 critical_s=path.task_s,
-                work_s=path.work_s,
-                model_s=path.model_s,
-                tool_s=path.tool_s,
-                summed_s=path.summed_s,
+                work_s=split.work.total_s,
+                model_s=split.work.model_s,
+                tool_s=split.work.tool_s,
+                summed_s=split.work.total_s,
                 binding=" > ".join(path.binding) or "main",
+                path_model_s=split.path.model_s,
+                path_tool_s=split.path.tool_s,
+                path_other_s=split.path.other_s,
+                work_other_s=split.work.other_s,
             )
         )
     return RunGraphView(nodes=nodes, points=points)

@@ -35,6 +35,11 @@ class ImportReport:
     """Sub-runs (sub-agents) kept as `subrun` events (looplab-2)."""
     concurrent_calls: int = 0
     """Model and tool calls overlapping another call in time."""
+    task_s: float | None = None
+    """With sub-runs: the task time (the critical path); `model_s` and `tool_s` are then
+    what is on it (set by the import command: `analysis.pathsplit`)."""
+    work_s: float | None = None
+    """With sub-runs: total work, every agent's own time summed (parallel ones each count)."""
 
     def rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a two-column table."""
@@ -47,19 +52,30 @@ class ImportReport:
                 return "absent" if how == "absent" else f"absent ({how})"
             return f"{value:.2f} s ({how})"
 
+        every = " (all agents)" if self.subruns else ""
+        on_path = self.subruns and self.task_s is not None
+        summed = " (on the critical path)" if on_path else every
         return [
             ("source", f"{self.source_path} ({self.fmt})"),
-            ("steps", str(self.steps)),
-            ("model calls", str(self.model_calls)),
-            ("tool calls", str(self.tool_calls)),
+            ("steps (main agent)" if every else "steps", str(self.steps)),
+            ("model calls" + every, str(self.model_calls)),
+            ("tool calls" + every, str(self.tool_calls)),
             ("sandbox operations", str(self.sandbox_ops)),
             ("sub-runs", str(self.subruns)),
             ("concurrent calls", str(self.concurrent_calls)),
             ("prompt tokens", opt(self.prompt_tokens)),
             ("cached tokens", opt(self.cached_tokens)),
             ("completion tokens", opt(self.completion_tokens)),
-            ("model time", timed(self.model_s, self.model_timing)),
-            ("tool time", timed(self.tool_s, self.tool_timing)),
+            ("model time" + summed, timed(self.model_s, self.model_timing)),
+            ("tool time" + summed, timed(self.tool_s, self.tool_timing)),
+            *(
+                [
+                    ("task time (critical path)", f"{self.task_s:.2f} s"),
+                    ("total work (all agents summed)", f"{self.work_s:.2f} s"),
+                ]
+                if on_path and self.work_s is not None
+                else []
+            ),
             ("end", f"{self.end_reason}, success={opt(self.success)}"),
             ("absent", ", ".join(self.absent) or "-"),
         ]
