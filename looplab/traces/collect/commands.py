@@ -35,6 +35,8 @@ from looplab.traces.collect.receiver import (
     receiver_app,
 )
 from looplab.traces.collect.runs import draft_run
+from looplab.traces.collect.telemetry.events import EventCollector, FinishedEvents
+from looplab.traces.collect.telemetry.registry import build_events
 from looplab.traces.commands import ProfileOpt, run_table
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
@@ -140,13 +142,16 @@ def collect_command(
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
     collector = _collector(output, settle_s, max_trace_spans, max_spans)
-    server = _start(collector, port, int(max_body_mb * 1024 * 1024))
+    events = EventCollector(settle_s=collector.stale_s, max_events=max_spans)
+    server = _start(collector, events, port, int(max_body_mb * 1024 * 1024))
     err_console().print(
-        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces -> {output}"
+        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces "
+        f"and /v1/logs -> {output}"
     )
     if port_file is not None:
         port_file.write_text(str(server.port))
     tally = _Tally(profile)
+    tally.events = events
     try:
         _serve(collector, output, until_idle, max_runs, tally)
     finally:
@@ -180,6 +185,13 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
     """At the end (signal or not): write what a signal cut off and every buffered trace,
     say the totals."""
     _write(collector.drain(), output, collector, tally)
+    if tally.events is not None:
+        _write_events(tally.events.drain(), output, tally)
+        if tally.events.events or tally.events.ignored:
+            err_console().print(
+                f"{tally.events.events} event(s) of known CLIs, {tally.events.ignored} other "
+                "event(s) ignored"
+            )
     err_console().print(
         f"{tally.written} run(s) from {collector.requests} request(s), {collector.spans} "
         f"spans ({collector.refused} refused, {collector.duplicates} already taken) "
@@ -189,7 +201,9 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
         err_console().print(f"[bold red]{tally.failed} run(s) not written[/] (said above)")
 
 
-def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
+def _start(
+    collector: Collector, events: EventCollector, port: int, max_body_bytes: int
+) -> AppServer:
     """The receiver serving on 127.0.0.1:`port` in its own thread, answering only requests
     whose Host header names it (`HostGuard`: no web page reaches it by DNS rebinding).
 
@@ -200,7 +214,7 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
     from looplab.serving.hosts import HostGuard
 
     host = "127.0.0.1"
-    app = HostGuard(receiver_app(collector), host)
+    app = HostGuard(receiver_app(collector, events), host)
     server = AppServer(
         app, host=host, port=port, name="looplab-collect", max_body_bytes=max_body_bytes
     )
@@ -217,6 +231,8 @@ class _Tally:
         self.failed = 0
         self.queue: list[FinishedTrace] = []
         """Traces taken from the collector and not yet done (a signal may cut a batch)."""
+        self.events: EventCollector | None = None
+        """The coding CLIs' events (`/v1/logs`), written as their runs finish."""
         self.unmarked: dict[int, tuple[ImportedRun, Path]] = {}
         """Queued traces (by `id`) whose run is written but not yet marked in the journal:
         after a signal `_finish` only marks them (a 60k-span run is not built twice)."""
@@ -230,10 +246,16 @@ def _serve(
     tally: _Tally,
 ) -> None:
     """Write finished runs until idle or enough runs (Ctrl-C raises through)."""
+    events = tally.events
     while max_runs is None or tally.written < max_runs:
         _write(collector.finished(), output, collector, tally)
-        idle = time.monotonic() - collector.last_request
-        if until_idle is not None and idle >= until_idle and collector.pending() == 0:
+        last = collector.last_request
+        if events is not None:
+            _write_events(events.finished(), output, tally)
+            last = max(last, events.last_request)
+        idle = time.monotonic() - last
+        pending = collector.pending() + (events.pending() if events is not None else 0)
+        if until_idle is not None and idle >= until_idle and pending == 0:
             break
         if until_idle is not None and idle >= until_idle + collector.settle_s:
             break  # traces whose root never came are written by the drain
@@ -279,6 +301,24 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         del tally.unmarked[id(trace)]
         tally.written += 1
         console.print(run_table(run, target))
+
+
+def _write_events(finished: list[FinishedEvents], output: Path, tally: _Tally) -> None:
+    """Build and write each finished group of events' run, print what was recovered."""
+    for group in finished:
+        try:
+            run = build_events(group.source, group.key, group.records, group.part)
+            if tally.profile is not None:
+                assign_profile(run.header, tally.profile, None, "given with looplab collect -p")
+            (target,) = write_runs([run], output)
+        except (BadValue, TraceError, OSError, ValueError) as exc:
+            err_console().print(
+                f"[bold red]{group.source} run {group.key} not written:[/] {escape(str(exc))}"
+            )
+            tally.failed += 1
+            continue
+        tally.written += 1
+        out_console().print(run_table(run, target))
 
 
 def _assign_profile(header: TraceHeader, trace: FinishedTrace, given: str | None) -> None:

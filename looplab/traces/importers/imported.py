@@ -35,6 +35,8 @@ class ImportReport:
     """Sub-runs (sub-agents) kept as `subrun` events (looplab-2)."""
     concurrent_calls: int = 0
     """Model and tool calls overlapping another call in time."""
+    model: str | None = None
+    """The model the run talked to (the header's `model`)."""
 
     def rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a two-column table."""
@@ -49,6 +51,7 @@ class ImportReport:
 
         return [
             ("source", f"{self.source_path} ({self.fmt})"),
+            ("model", opt(self.model)),
             ("steps", str(self.steps)),
             ("model calls", str(self.model_calls)),
             ("tool calls", str(self.tool_calls)),
@@ -61,6 +64,7 @@ class ImportReport:
             ("model time", timed(self.model_s, self.model_timing)),
             ("tool time", timed(self.tool_s, self.tool_timing)),
             ("end", f"{self.end_reason}, success={opt(self.success)}"),
+            ("verdict", _verdict(self.success)),
             ("absent", ", ".join(self.absent) or "-"),
         ]
 
@@ -72,3 +76,8 @@ class ImportedRun:
     header: TraceHeader
     events: list[TraceEvent]
     report: ImportReport
+
+
+def _verdict(success: bool | None) -> str:
+    """The run's verdict as the source gave it (a verifier's, a harness's success)."""
+    return "absent" if success is None else ("passed" if success else "failed")
