@@ -14,10 +14,13 @@ from looplab.analysis.replay import replay_virtual
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
 from looplab.traces.collect.logs import LogRecord, decode_logs
+from looplab.traces.collect.spans import decode_request
 from looplab.traces.collect.telemetry.assemble import excise_waits
 from looplab.traces.collect.telemetry.events import EventCollector
 from looplab.traces.collect.telemetry.registry import build_events
+from looplab.traces.collect.telemetry.traces import draft_trace
 from looplab.traces.importers import ImportedRun, write_runs
+from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent, SubRunEvent, ToolCallEvent
@@ -79,6 +82,31 @@ def test_claude_code_events_make_one_run_per_prompt_with_subruns() -> None:
     assert "approval wait" in bash.estimated["end"] and bash.duration_s == pytest.approx(4.5)
     assert "model_call.first_token" in run.header.absent
     assert (run.report.subruns, run.report.concurrent_calls) == (2, 6)
+
+
+def _span_run(name: str) -> ImportedRun:
+    decoded = decode_request((GOLDEN / name).read_bytes(), "application/json")
+    return build_run(draft_trace(decoded.spans[0].trace_id, decoded.spans))
+
+
+def test_claude_code_beta_traces_take_out_approval_waits() -> None:
+    """Claude Code's beta spans: the 8 s permission prompt is out of the Bash tool's time and
+    of every later time (the run ends 8 s earlier than its interaction span); the
+    sub-agent's calls are a sub-run below the Task tool; TTFT from ttft_ms."""
+    run = _span_run("claude-code-traces.json")
+    calls, tools = _calls(run), _tools(run)
+    bash = next(t for t in tools if t.name == "Bash")
+    assert bash.duration_s == pytest.approx(16.0 - 4.2 - 8.0)
+    assert bash.phases["execution"] == pytest.approx(3.5, abs=1e-3)
+    assert run.events[-1].end == pytest.approx(50.8 - 0.5 - 8.0, abs=1e-3)
+    main = [c for c in calls if c.subrun is None]
+    assert [round(c.ttft_s or 0, 3) for c in main] == [0.9, 1.1, 0.8]
+    assert main[1].start == pytest.approx(16.2 - 0.5 - 8.0, abs=1e-3)
+    (sub,) = [e for e in run.events if isinstance(e, SubRunEvent)]
+    assert (sub.subrun, sub.spawn_call_id) == ("agent-a1", "toolu_2")
+    assert [t.name for t in tools if t.subrun == "agent-a1"] == ["Read"]
+    assert run.header.backend["speed"] == "fast" and run.report.model == "claude-opus-4-6"
+    assert any(n.startswith("approval waits: 1 (8.000 s)") for n in run.header.notes)
 
 
 def test_codex_events_pair_requests_with_completions() -> None:
@@ -179,8 +207,8 @@ def _post(url: str, body: bytes, **headers: str) -> int:
 
 def test_collect_command_end_to_end(tmp_path: Path) -> None:
     """`looplab collect` takes each golden body on /v1/logs (gzip JSON, protobuf, plain
-    JSON), writes one run each and prints its model; each re-times slower at slow-80 than
-    at fast-750, and the three report."""
+    JSON) and Claude Code's beta spans on /v1/traces, writes one run each and prints its
+    model; each re-times slower at slow-80 than at fast-750, and the four report."""
     from google.protobuf import json_format
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
@@ -194,17 +222,18 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
         assert _post(logs, gzip.compress(bodies[0]), **zipped) == 200
         assert _post(logs, proto, **{"content-type": "application/x-protobuf"}) == 200
         assert _post(logs, bodies[2], **json_type) == 200
+        assert _post(url, (GOLDEN / "claude-code-traces.json").read_bytes(), **json_type) == 200
         printed, errors = process.communicate(timeout=30)
         assert process.returncode == 0, errors
     paths = sorted(out.glob("*.jsonl"))
-    assert len(paths) == 3 and "3 run(s)" in errors
+    assert len(paths) == 4 and "4 run(s)" in errors
     for model in GOLDENS.values():
         assert model in printed
     for path in paths:
         slow, fast = _bottom_line(path)
         assert slow > fast > 0
     html, report = build_report([out])
-    assert report.runs == 3 and all(read_trace(p).header.run_id in html for p in paths)
+    assert report.runs == 4 and all(read_trace(p).header.run_id in html for p in paths)
 
 
 def test_logs_protobuf_body_is_read() -> None:

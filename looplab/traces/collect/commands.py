@@ -1,11 +1,12 @@
 """`looplab collect`: receive OTLP/HTTP traces on loopback and write one looplab trace per run.
 
 The receiver (`receiver.py`) serves on its own thread; this command's loop hands each
-finished trace to `draft_run` -> `build_run` -> `write_runs` (the import path: one trace
-builder, atomic files, never another run's file replaced) and prints what was recovered,
-as `looplab import` does. It ends on Ctrl-C (exit 130) or SIGTERM (143), after
-`--until-idle` seconds without a request, or after `--max-runs` runs; every buffered trace
-is written before it stops, and the port is closed.
+finished trace to `draft_trace` (a CLI's own spans, else `draft_run`) -> `build_run` ->
+`write_runs` (the import path: one trace builder, atomic files, never another run's file
+replaced) and prints what was recovered, as `looplab import` does. Events on `/v1/logs`
+go the same way by `telemetry.registry.build_events`. It ends on Ctrl-C (exit 130) or
+SIGTERM (143), after `--until-idle` seconds without a request, or after `--max-runs` runs;
+every buffered trace is written before it stops, and the port is closed.
 
 Written once (see `journal.py`): at start it cleans the temporary files a killed writer
 left, takes the directory's lock and writes what the journal holds unwritten; each run
@@ -34,9 +35,9 @@ from looplab.traces.collect.receiver import (
     FinishedTrace,
     receiver_app,
 )
-from looplab.traces.collect.runs import draft_run
 from looplab.traces.collect.telemetry.events import EventCollector, FinishedEvents
 from looplab.traces.collect.telemetry.registry import build_events
+from looplab.traces.collect.telemetry.traces import draft_trace
 from looplab.traces.commands import ProfileOpt, run_table
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
@@ -278,7 +279,7 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         ids = {s.span_id for s in trace.spans}
         try:
             if id(trace) not in tally.unmarked:
-                run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
+                run = build_run(draft_trace(trace.trace_id, trace.spans, trace.part))
                 _assign_profile(run.header, trace, tally.profile)
                 (target,) = write_runs([run], output)
                 tally.unmarked[id(trace)] = (run, target)
