@@ -130,7 +130,9 @@ def collect_command(
     profile: ProfileOpt = None,
 ) -> None:
     """Receive OpenTelemetry traces (OTLP/HTTP, POST /v1/traces, protobuf or JSON, gzip)
-    from an instrumented agent and write one looplab trace per agent run.
+    from an instrumented agent, and the coding CLIs' events (POST /v1/logs: Claude Code,
+    Codex, Gemini CLI), and write one looplab trace per agent run (per prompt or
+    conversation for the CLIs).
 
     Point the agent's exporter at it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=
     http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions
