@@ -24,6 +24,7 @@ from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent, SubRunEvent, ToolCallEvent
+from looplab.workloads.model import load_workload
 
 from .conftest import FIXTURES
 from .test_collect import CollectCli
@@ -208,7 +209,8 @@ def _post(url: str, body: bytes, **headers: str) -> int:
 def test_collect_command_end_to_end(tmp_path: Path) -> None:
     """`looplab collect` takes each golden body on /v1/logs (gzip JSON, protobuf, plain
     JSON) and Claude Code's beta spans on /v1/traces, writes one run each and prints its
-    model; each re-times slower at slow-80 than at fast-750, and the four report."""
+    model; each re-times slower at slow-80 than at fast-750, and the four report; the
+    metrics on /v1/metrics become one workload model per service."""
     from google.protobuf import json_format
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
@@ -223,6 +225,9 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
         assert _post(logs, proto, **{"content-type": "application/x-protobuf"}) == 200
         assert _post(logs, bodies[2], **json_type) == 200
         assert _post(url, (GOLDEN / "claude-code-traces.json").read_bytes(), **json_type) == 200
+        metrics = url.replace("/v1/traces", "/v1/metrics")
+        for name in ("genai-metrics.json", "gemini-cli-metrics.json"):
+            assert _post(metrics, (GOLDEN / name).read_bytes(), **json_type) == 200
         printed, errors = process.communicate(timeout=30)
         assert process.returncode == 0, errors
     paths = sorted(out.glob("*.jsonl"))
@@ -232,6 +237,12 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
     for path in paths:
         slow, fast = _bottom_line(path)
         assert slow > fast > 0
+    workloads = sorted(out.glob("*.workload.yaml"))
+    assert [p.name for p in workloads] == [
+        "otlp-metrics-fixer-agent.workload.yaml",
+        "otlp-metrics-gemini-cli.workload.yaml",
+    ]
+    assert load_workload(workloads[0]).parameters.steps.distribution is not None
     html, report = build_report([out])
     assert report.runs == 4 and all(read_trace(p).header.run_id in html for p in paths)
 

@@ -28,6 +28,7 @@ from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
 from looplab.traces.collect.conventions import PROFILE_ATTRIBUTE
 from looplab.traces.collect.journal import Journal, clean_stale_temporaries
+from looplab.traces.collect.metrics import MetricsCollector
 from looplab.traces.collect.receiver import (
     MAX_SPANS,
     MAX_TRACE_SPANS,
@@ -45,6 +46,8 @@ from looplab.traces.importers.build import build_run
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.source import BadValue
 from looplab.traces.schema import TraceHeader
+from looplab.workloads.metrics import metric_workloads
+from looplab.workloads.model import dump_workload
 
 if TYPE_CHECKING:
     from looplab.serving.appserver import AppServer
@@ -146,10 +149,11 @@ def collect_command(
         raise ConfigError("exists and is not a directory", field="--output")
     collector = _collector(output, settle_s, max_trace_spans, max_spans)
     events = EventCollector(settle_s=collector.stale_s, max_events=max_spans)
-    server = _start(collector, events, port, int(max_body_mb * 1024 * 1024))
+    metrics = MetricsCollector()
+    server = _start(collector, (events, metrics), port, int(max_body_mb * 1024 * 1024))
     err_console().print(
-        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces "
-        f"and /v1/logs -> {output}"
+        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces, "
+        f"/v1/logs and /v1/metrics -> {output}"
     )
     if port_file is not None:
         port_file.write_text(str(server.port))
@@ -160,6 +164,7 @@ def collect_command(
     finally:
         server.stop()
         _finish(collector, output, tally)
+        _write_workloads(metrics, output)
     if tally.failed:
         raise typer.Exit(1)
 
@@ -205,7 +210,10 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
 
 
 def _start(
-    collector: Collector, events: EventCollector, port: int, max_body_bytes: int
+    collector: Collector,
+    others: tuple[EventCollector, MetricsCollector],
+    port: int,
+    max_body_bytes: int,
 ) -> AppServer:
     """The receiver serving on 127.0.0.1:`port` in its own thread, answering only requests
     whose Host header names it (`HostGuard`: no web page reaches it by DNS rebinding).
@@ -217,7 +225,7 @@ def _start(
     from looplab.serving.hosts import HostGuard
 
     host = "127.0.0.1"
-    app = HostGuard(receiver_app(collector, events), host)
+    app = HostGuard(receiver_app(collector, *others), host)
     server = AppServer(
         app, host=host, port=port, name="looplab-collect", max_body_bytes=max_body_bytes
     )
@@ -322,6 +330,24 @@ def _write_events(finished: list[FinishedEvents], output: Path, tally: _Tally) -
             continue
         tally.written += 1
         out_console().print(run_table(run, target))
+
+
+def _write_workloads(metrics: MetricsCollector, output: Path) -> None:
+    """Each service's metric histograms as a workload model, `<name>.workload.yaml`
+    (`looplab.workloads.metrics`: distributions, not runs)."""
+    for model in metric_workloads(metrics.histograms()):
+        target = output / f"{model.name}.workload.yaml"
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+            target.write_text(dump_workload(model))
+        except OSError as exc:
+            err_console().print(f"[bold red]{target} not written:[/] {escape(str(exc))}")
+            continue
+        observed = [k for k, p in model.parameters if getattr(p, "distribution", None)]
+        err_console().print(
+            f"metrics -> {target} (observes {', '.join(observed) or 'no parameter'}; "
+            f"{len(model.notes)} other metric(s) in its notes)"
+        )
 
 
 def _assign_profile(header: TraceHeader, trace: FinishedTrace, given: str | None) -> None:

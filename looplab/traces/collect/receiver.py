@@ -20,7 +20,8 @@ spans were rejected as malformed); 400 (malformed body), 413 (too
 large once inflated) or 415 (other content type or encoding) with a `google.rpc.Status`
 whose message says why. A bad request changes nothing and the receiver keeps serving.
 Given an `EventCollector`, it also serves `POST /v1/logs` (the coding CLIs' events:
-`collect/telemetry/`), answered the same way.
+`collect/telemetry/`), and given a `MetricsCollector` `POST /v1/metrics` (histograms:
+`metrics.py`), answered the same way.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from starlette.routing import Route
 from looplab.console import err_console
 from looplab.traces.collect.journal import Journal, Recovered
 from looplab.traces.collect.logs import decode_logs
+from looplab.traces.collect.metrics import MetricsCollector, decode_metrics
 from looplab.traces.collect.spans import BadRequest, Span, decode_request
 from looplab.traces.collect.telemetry.events import EventCollector
 
@@ -223,9 +225,14 @@ class Collector:
         return FinishedTrace(trace_id, pending.spans, part)
 
 
-def receiver_app(collector: Collector, events: EventCollector | None = None) -> Starlette:
-    """The ASGI app serving `POST /v1/traces` into `collector` and, given `events`,
-    `POST /v1/logs` (the coding CLIs' events) into it."""
+def receiver_app(
+    collector: Collector,
+    events: EventCollector | None = None,
+    metrics: MetricsCollector | None = None,
+) -> Starlette:
+    """The ASGI app serving `POST /v1/traces` into `collector`, and, given them,
+    `POST /v1/logs` (the coding CLIs' events) into `events` and `POST /v1/metrics`
+    (histograms) into `metrics`."""
 
     async def traces(request: Request) -> Response:
         protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
@@ -245,6 +252,8 @@ def receiver_app(collector: Collector, events: EventCollector | None = None) -> 
     routes = [Route("/v1/traces", traces, methods=["POST"])]
     if events is not None:
         routes.append(Route("/v1/logs", _logs_endpoint(events), methods=["POST"]))
+    if metrics is not None:
+        routes.append(Route("/v1/metrics", _metrics_endpoint(metrics), methods=["POST"]))
     return Starlette(routes=routes)
 
 
@@ -269,6 +278,29 @@ def _logs_endpoint(events: EventCollector) -> Callable[[Request], Awaitable[Resp
         return Response(b"{}", media_type="application/json")
 
     return logs
+
+
+def _metrics_endpoint(metrics: MetricsCollector) -> Callable[[Request], Awaitable[Response]]:
+    """`POST /v1/metrics`: an `ExportMetricsServiceRequest`'s histograms into `metrics`;
+    200 with an empty `ExportMetricsServiceResponse`, or a `google.rpc.Status`."""
+
+    async def receive(request: Request) -> Response:
+        protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
+        body = await request.body()
+        try:
+            decoded = decode_metrics(
+                body,
+                request.headers.get("content-type", ""),
+                request.headers.get("content-encoding", ""),
+            )
+        except BadRequest as exc:
+            return _status(exc.status, str(exc), protobuf)
+        metrics.add(decoded, time.monotonic())
+        if protobuf:
+            return Response(b"", media_type=_PROTOBUF)
+        return Response(b"{}", media_type="application/json")
+
+    return receive
 
 
 def _accepted(rejected: list[str], protobuf: bool) -> Response:
