@@ -62,7 +62,7 @@ def speed_note(speeds: Counter[str]) -> dict[str, object]:
     if not speeds:
         return {}
     tier = speeds.most_common(1)[0][0]
-    return {"kind": "recorded", "speed": tier, "speeds": dict(sorted(speeds.items()))}
+    return {"speed": tier, "speeds": dict(sorted(speeds.items()))}
 
 
 class ClaudeCodeEvents:
