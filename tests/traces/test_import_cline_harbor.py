@@ -1,5 +1,6 @@
-"""The Cline and Harbor importers on their golden files (tests/fixtures/telemetry/,
-PROVENANCE.md there): what is read, what is estimated, and the way to a bottom line."""
+"""The Cline, Harbor and Gemini CLI headless-JSON importers on their golden files
+(tests/fixtures/telemetry/, PROVENANCE.md there): what is read, what is estimated, and the
+way to a bottom line."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from .conftest import FIXTURES
 
 CLINE = FIXTURES / "telemetry" / "cline-task" / "ui_messages.json"
 HARBOR = FIXTURES / "telemetry" / "harbor-trial" / "result.json"
+GEMINI = FIXTURES / "telemetry" / "gemini-cli-headless.json"
 
 
 def _one(path: Path) -> ImportedRun:
@@ -39,7 +41,11 @@ def _tools(run: ImportedRun) -> list[ToolCallEvent]:
 
 def test_both_are_detected_from_their_heads() -> None:
     """`import auto` names each format from the file's start."""
-    assert (detect_format(CLINE), detect_format(HARBOR)) == ("cline", "harbor")
+    assert [detect_format(p) for p in (CLINE, HARBOR, GEMINI)] == [
+        "cline",
+        "harbor",
+        "gemini-cli-json",
+    ]
 
 
 def test_cline_requests_are_calls_with_estimated_ends() -> None:
@@ -117,6 +123,25 @@ def test_harbor_reward_file_and_exception(tmp_path: Path) -> None:
     assert run.report.model_calls == 0 and run.report.sandbox_ops == 3
 
 
+def test_gemini_headless_totals_become_equal_shares() -> None:
+    """Gemini CLI's JSON stats: 4 + 1 calls with equal shares of their model's latency and
+    tokens (totals kept exactly), 3 tools dealt to the calls that did not answer; every
+    call says it is estimated; no wall time."""
+    run = _one(GEMINI)
+    calls = _calls(run)
+    assert [c.model for c in calls] == ["gemini-2.5-pro"] * 4 + ["gemini-2.5-flash-lite"]
+    assert [round(c.duration_s, 3) for c in calls] == [4.6] * 4 + [0.3]
+    assert sum(c.prompt_tokens or 0 for c in calls[:4]) == 31000
+    assert sum(c.completion_tokens or 0 for c in calls[:4]) == 1500  # candidates + thoughts
+    assert all("equal share" in c.estimated["prompt_tokens"] for c in calls)
+    assert [(t.name, t.step) for t in _tools(run)] == [
+        ("read_file", 0),
+        ("read_file", 1),
+        ("run_shell_command", 2),
+    ]
+    assert "wall_time" in run.header.absent and run.report.success is None
+
+
 @pytest.mark.parametrize("source", [CLINE, HARBOR], ids=["cline", "harbor"])
 def test_export_then_import_keeps_every_timing_and_token(source: Path, tmp_path: Path) -> None:
     """Written and read back, the run keeps every call's times and tokens."""
@@ -131,7 +156,7 @@ def test_export_then_import_keeps_every_timing_and_token(source: Path, tmp_path:
     assert [(t.start, t.end) for t in again.tool_calls()] == [(t.start, t.end) for t in _tools(run)]
 
 
-@pytest.mark.parametrize("source", [CLINE, HARBOR], ids=["cline", "harbor"])
+@pytest.mark.parametrize("source", [CLINE, HARBOR, GEMINI], ids=["cline", "harbor", "gemini"])
 def test_import_replay_report(source: Path, tmp_path: Path) -> None:
     """`looplab import` prints the model and verdict; `looplab replay` at slow-80 ends later
     than at fast-750; `looplab report` takes the imported and the replayed runs."""
@@ -139,7 +164,7 @@ def test_import_replay_report(source: Path, tmp_path: Path) -> None:
     imported = tmp_path / "imported"
     done = runner.invoke(app, ["import", "auto", str(source), "-o", str(imported)])
     assert done.exit_code == 0, done.output
-    model = "claude-sonnet-4-5" if source == CLINE else "gpt-5.1"
+    model = {CLINE: "claude-sonnet-4-5", HARBOR: "gpt-5.1", GEMINI: "gemini-2.5-pro"}[source]
     assert model in done.output and "verdict" in done.output
     ends = {}
     for profile in ("slow-80", "fast-750"):

@@ -1,5 +1,6 @@
-"""Every golden source (the CLIs' events and beta traces, Cline, Harbor) imported, exported
-as ATIF (`looplab export atif`) and imported back keeps every timing and token field."""
+"""Every golden source (the CLIs' events and beta traces, Cline, Harbor, Gemini's JSON
+stats) imported, exported as ATIF (`looplab export atif`) and imported back keeps every
+timing and token field."""
 
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ SOURCES: dict[str, Callable[[], ImportedRun]] = {
     "gemini-cli-events": lambda: _events("gemini-cli-events.json"),
     "cline": lambda: _file("cline-task/ui_messages.json"),
     "harbor": lambda: _file("harbor-trial/result.json"),
+    "gemini-cli-json": lambda: _file("gemini-cli-headless.json"),
 }
 
 _CALL = ("start", "end", "sent", "first_token", "prompt_tokens", "cached_tokens")

@@ -21,6 +21,7 @@ from looplab.traces.importers.browser_use import BrowserUseImporter
 from looplab.traces.importers.claude_code import ClaudeCodeImporter
 from looplab.traces.importers.cline import ClineImporter
 from looplab.traces.importers.codex import CodexImporter
+from looplab.traces.importers.gemini_cli_json import GeminiCliJsonImporter
 from looplab.traces.importers.harbor import HarborImporter
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.inspect import InspectImporter
@@ -85,6 +86,7 @@ REGISTRY: dict[str, Importer] = _registry(
     AgentLabImporter(),
     OsworldImporter(),
     ClineImporter(),
+    GeminiCliJsonImporter(),
 )
 """Format name -> importer, in detection order."""
 
