@@ -131,6 +131,32 @@ def test_codex_events_pair_requests_with_completions() -> None:
     assert "approval wait" in tools[0].estimated["end"] and "end" not in tools[1].estimated
 
 
+def _codex(at: float, name: str, **attrs: object) -> LogRecord:
+    base = {"conversation.id": "c2", "model": "gpt-5.1-codex"}
+    return LogRecord(name=f"codex.{name}", time=T0 + at, attributes={**base, **attrs})
+
+
+def test_codex_turns_leave_out_the_persons_time() -> None:
+    """Two turns 37 s apart: the wait before the second user_prompt is the person's, taken
+    out of the run (its second call starts 3.5 s after the first's start, not 40.5 s)."""
+    done = {"event.kind": "response.completed", "input_token_count": "10"}
+    records = [
+        _codex(0.0, "user_prompt"),
+        _codex(1.0, "api_request", duration_ms="1000", **{"http.response.status_code": "200"}),
+        _codex(3.0, "sse_event", **done),
+        _codex(40.0, "user_prompt"),
+        _codex(41.0, "api_request", duration_ms="500", **{"http.response.status_code": "200"}),
+        _codex(43.0, "sse_event", **done),
+    ]
+    events = EventCollector(settle_s=0.0)
+    events.add(records)
+    (group,) = events.drain()
+    run = build_events(group.source, group.key, group.records)
+    assert [round(c.start, 3) for c in _calls(run)] == [0.0, 3.5]
+    assert run.events[-1].end == pytest.approx(6.0)
+    assert any("2 turns: 37.000 s" in n for n in run.header.notes)
+
+
 def test_gemini_cli_events_count_thoughts_as_generated() -> None:
     """Gemini CLI: api_response durations, completion = output + thoughts, a failed write,
     a shell command a person accepted marked as holding their wait."""

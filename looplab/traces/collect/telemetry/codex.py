@@ -18,7 +18,10 @@ output includes the reasoning). A `turn_ttft` event is the first token of the ca
 flight at its time (measured). A call without its completion ends at its `api_request`
 (response head; estimated, tokens absent). Tools: `tool_result` events, ending at the
 event's time and lasting `duration_ms`; a call id whose `tool_decision` came from the
-user (`source` user) waited for a person inside that time (said in `estimated`).
+user (`source` user) waited for a person inside that time (said in `estimated`). A
+conversation of several turns waits for its person between them: the time from a turn's
+last event to the next `codex.user_prompt` is taken out of the run's time
+(`assemble.excise_waits`), said in the notes.
 """
 
 from __future__ import annotations
@@ -26,8 +29,10 @@ from __future__ import annotations
 from looplab.traces.collect.logs import LogRecord
 from looplab.traces.collect.telemetry.assemble import (
     ENDED_AT,
+    Wait,
     count,
     ended,
+    excise_waits,
     steps_from,
     text,
 )
@@ -63,8 +68,14 @@ class CodexEvents:
         by_user: set[str] = set()
         open_call: ModelDraft | None = None
         failed = 0
+        waits: list[Wait] = []
+        last: float | None = None
         for record in ordered:
             kind, attrs = record.short_name(self.prefix), record.attributes
+            if kind == "user_prompt" and last is not None and record.time is not None:
+                waits.append((last, record.time))  # the person's time before a new turn
+            if kind != "user_prompt" and record.time is not None:
+                last = record.time
             if kind == "api_request":
                 status = text(attrs.get("http.response.status_code"))
                 if status not in _ACCEPTED or attrs.get("error.message"):
@@ -96,6 +107,12 @@ class CodexEvents:
             f"TTFT measured on {ttft} of {len(models)} model calls (codex.turn_ttft marks a "
             "turn's first call only)"
         )
+        if waits:
+            removed = excise_waits(draft, waits)
+            draft.notes.append(
+                f"{len(waits) + 1} turns: {removed:.3f} s between a turn's end and the next "
+                "user_prompt (the person's) taken out"
+            )
         return draft
 
 
