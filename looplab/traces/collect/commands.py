@@ -1,11 +1,12 @@
 """`looplab collect`: receive OTLP/HTTP traces on loopback and write one looplab trace per run.
 
 The receiver (`receiver.py`) serves on its own thread; this command's loop hands each
-finished trace to `draft_run` -> `build_run` -> `write_runs` (the import path: one trace
-builder, atomic files, never another run's file replaced) and prints what was recovered,
-as `looplab import` does. It ends on Ctrl-C (exit 130) or SIGTERM (143), after
-`--until-idle` seconds without a request, or after `--max-runs` runs; every buffered trace
-is written before it stops, and the port is closed.
+finished trace to `draft_trace` (a CLI's own spans, else `draft_run`) -> `build_run` ->
+`write_runs` (the import path: one trace builder, atomic files, never another run's file
+replaced) and prints what was recovered, as `looplab import` does. Events on `/v1/logs`
+go the same way by `telemetry.registry.build_events`. It ends on Ctrl-C (exit 130) or
+SIGTERM (143), after `--until-idle` seconds without a request, or after `--max-runs` runs;
+every buffered trace is written before it stops, and the port is closed.
 
 Written once (see `journal.py`): at start it cleans the temporary files a killed writer
 left, takes the directory's lock and writes what the journal holds unwritten; each run
@@ -27,6 +28,7 @@ from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
 from looplab.traces.collect.conventions import PROFILE_ATTRIBUTE
 from looplab.traces.collect.journal import Journal, clean_stale_temporaries
+from looplab.traces.collect.metrics import MetricsCollector
 from looplab.traces.collect.receiver import (
     MAX_SPANS,
     MAX_TRACE_SPANS,
@@ -34,7 +36,9 @@ from looplab.traces.collect.receiver import (
     FinishedTrace,
     receiver_app,
 )
-from looplab.traces.collect.runs import draft_run
+from looplab.traces.collect.telemetry.events import EventCollector, FinishedEvents
+from looplab.traces.collect.telemetry.registry import build_events
+from looplab.traces.collect.telemetry.traces import draft_trace
 from looplab.traces.commands import ProfileOpt, run_table
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
@@ -42,6 +46,8 @@ from looplab.traces.importers.build import build_run
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.source import BadValue
 from looplab.traces.schema import TraceHeader
+from looplab.workloads.metrics import metric_workloads
+from looplab.workloads.model import dump_workload
 
 if TYPE_CHECKING:
     from looplab.serving.appserver import AppServer
@@ -127,7 +133,9 @@ def collect_command(
     profile: ProfileOpt = None,
 ) -> None:
     """Receive OpenTelemetry traces (OTLP/HTTP, POST /v1/traces, protobuf or JSON, gzip)
-    from an instrumented agent and write one looplab trace per agent run.
+    from an instrumented agent, and the coding CLIs' events (POST /v1/logs: Claude Code,
+    Codex, Gemini CLI), and write one looplab trace per agent run (per prompt or
+    conversation for the CLIs).
 
     Point the agent's exporter at it: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=
     http://127.0.0.1:4318/v1/traces. Understands the OpenTelemetry GenAI conventions
@@ -140,18 +148,23 @@ def collect_command(
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
     collector = _collector(output, settle_s, max_trace_spans, max_spans)
-    server = _start(collector, port, int(max_body_mb * 1024 * 1024))
+    events = EventCollector(settle_s=collector.stale_s, max_events=max_spans)
+    metrics = MetricsCollector()
+    server = _start(collector, (events, metrics), port, int(max_body_mb * 1024 * 1024))
     err_console().print(
-        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces -> {output}"
+        f"[bold]looplab collect[/] on http://127.0.0.1:{server.port}/v1/traces, "
+        f"/v1/logs and /v1/metrics -> {output}"
     )
     if port_file is not None:
         port_file.write_text(str(server.port))
     tally = _Tally(profile)
+    tally.events = events
     try:
         _serve(collector, output, until_idle, max_runs, tally)
     finally:
         server.stop()
         _finish(collector, output, tally)
+        _write_workloads(metrics, output)
     if tally.failed:
         raise typer.Exit(1)
 
@@ -180,6 +193,13 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
     """At the end (signal or not): write what a signal cut off and every buffered trace,
     say the totals."""
     _write(collector.drain(), output, collector, tally)
+    if tally.events is not None:
+        _write_events(tally.events.drain(), output, tally)
+        if tally.events.events or tally.events.ignored:
+            err_console().print(
+                f"{tally.events.events} event(s) of known CLIs, {tally.events.ignored} other "
+                "event(s) ignored"
+            )
     err_console().print(
         f"{tally.written} run(s) from {collector.requests} request(s), {collector.spans} "
         f"spans ({collector.refused} refused, {collector.duplicates} already taken) "
@@ -189,7 +209,12 @@ def _finish(collector: Collector, output: Path, tally: _Tally) -> None:
         err_console().print(f"[bold red]{tally.failed} run(s) not written[/] (said above)")
 
 
-def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
+def _start(
+    collector: Collector,
+    others: tuple[EventCollector, MetricsCollector],
+    port: int,
+    max_body_bytes: int,
+) -> AppServer:
     """The receiver serving on 127.0.0.1:`port` in its own thread, answering only requests
     whose Host header names it (`HostGuard`: no web page reaches it by DNS rebinding).
 
@@ -200,7 +225,7 @@ def _start(collector: Collector, port: int, max_body_bytes: int) -> AppServer:
     from looplab.serving.hosts import HostGuard
 
     host = "127.0.0.1"
-    app = HostGuard(receiver_app(collector), host)
+    app = HostGuard(receiver_app(collector, *others), host)
     server = AppServer(
         app, host=host, port=port, name="looplab-collect", max_body_bytes=max_body_bytes
     )
@@ -217,6 +242,8 @@ class _Tally:
         self.failed = 0
         self.queue: list[FinishedTrace] = []
         """Traces taken from the collector and not yet done (a signal may cut a batch)."""
+        self.events: EventCollector | None = None
+        """The coding CLIs' events (`/v1/logs`), written as their runs finish."""
         self.unmarked: dict[int, tuple[ImportedRun, Path]] = {}
         """Queued traces (by `id`) whose run is written but not yet marked in the journal:
         after a signal `_finish` only marks them (a 60k-span run is not built twice)."""
@@ -230,10 +257,16 @@ def _serve(
     tally: _Tally,
 ) -> None:
     """Write finished runs until idle or enough runs (Ctrl-C raises through)."""
+    events = tally.events
     while max_runs is None or tally.written < max_runs:
         _write(collector.finished(), output, collector, tally)
-        idle = time.monotonic() - collector.last_request
-        if until_idle is not None and idle >= until_idle and collector.pending() == 0:
+        last = collector.last_request
+        if events is not None:
+            _write_events(events.finished(), output, tally)
+            last = max(last, events.last_request)
+        idle = time.monotonic() - last
+        pending = collector.pending() + (events.pending() if events is not None else 0)
+        if until_idle is not None and idle >= until_idle and pending == 0:
             break
         if until_idle is not None and idle >= until_idle + collector.settle_s:
             break  # traces whose root never came are written by the drain
@@ -256,7 +289,7 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         ids = {s.span_id for s in trace.spans}
         try:
             if id(trace) not in tally.unmarked:
-                run = build_run(draft_run(trace.trace_id, trace.spans, trace.part))
+                run = build_run(draft_trace(trace.trace_id, trace.spans, trace.part))
                 _assign_profile(run.header, trace, tally.profile)
                 (target,) = write_runs([run], output)
                 tally.unmarked[id(trace)] = (run, target)
@@ -279,6 +312,42 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         del tally.unmarked[id(trace)]
         tally.written += 1
         console.print(run_table(run, target))
+
+
+def _write_events(finished: list[FinishedEvents], output: Path, tally: _Tally) -> None:
+    """Build and write each finished group of events' run, print what was recovered."""
+    for group in finished:
+        try:
+            run = build_events(group.source, group.key, group.records, group.part)
+            if tally.profile is not None:
+                assign_profile(run.header, tally.profile, None, "given with looplab collect -p")
+            (target,) = write_runs([run], output)
+        except (BadValue, TraceError, OSError, ValueError) as exc:
+            err_console().print(
+                f"[bold red]{group.source} run {group.key} not written:[/] {escape(str(exc))}"
+            )
+            tally.failed += 1
+            continue
+        tally.written += 1
+        out_console().print(run_table(run, target))
+
+
+def _write_workloads(metrics: MetricsCollector, output: Path) -> None:
+    """Each service's metric histograms as a workload model, `<name>.workload.yaml`
+    (`looplab.workloads.metrics`: distributions, not runs)."""
+    for model in metric_workloads(metrics.histograms()):
+        target = output / f"{model.name}.workload.yaml"
+        try:
+            output.mkdir(parents=True, exist_ok=True)
+            target.write_text(dump_workload(model))
+        except OSError as exc:
+            err_console().print(f"[bold red]{target} not written:[/] {escape(str(exc))}")
+            continue
+        observed = [k for k, p in model.parameters if getattr(p, "distribution", None)]
+        err_console().print(
+            f"metrics -> {target} (observes {', '.join(observed) or 'no parameter'}; "
+            f"{len(model.notes)} other metric(s) in its notes)"
+        )
 
 
 def _assign_profile(header: TraceHeader, trace: FinishedTrace, given: str | None) -> None:

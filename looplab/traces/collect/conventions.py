@@ -106,8 +106,38 @@ FIELDS: dict[str, tuple[str, ...]] = {
 PROFILE_ATTRIBUTE = "looplab.profile"
 """The span (or resource) attribute naming the latency profile that served a run."""
 
+CLAUDE_CODE_KEYS = frozenset(
+    {
+        "session.id",
+        "prompt.id",
+        "span.type",
+        "model",
+        "duration_ms",
+        "ttft_ms",
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "speed",
+        "query_source",
+        "agent_id",
+        "parent_agent_id",
+        "request_id",
+        "status_code",
+        "success",
+        "error",
+        "tool_name",
+        "tool_use_id",
+        "decision",
+        "source",
+    }
+)
+"""The attributes of Claude Code's beta trace spans (`claude_code.*`) that
+`collect/telemetry/claude_code_spans.py` reads."""
+
 KEPT_KEYS = frozenset(
     {key for keys in FIELDS.values() for key in keys}
+    | CLAUDE_CODE_KEYS
     | {
         "gen_ai.operation.name",
         "openinference.span.kind",

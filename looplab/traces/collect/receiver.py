@@ -19,6 +19,9 @@ a killed collector had accepted but not written.
 spans were rejected as malformed); 400 (malformed body), 413 (too
 large once inflated) or 415 (other content type or encoding) with a `google.rpc.Status`
 whose message says why. A bad request changes nothing and the receiver keeps serving.
+Given an `EventCollector`, it also serves `POST /v1/logs` (the coding CLIs' events:
+`collect/telemetry/`), and given a `MetricsCollector` `POST /v1/metrics` (histograms:
+`metrics.py`), answered the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from rich.markup import escape
@@ -36,7 +40,10 @@ from starlette.routing import Route
 
 from looplab.console import err_console
 from looplab.traces.collect.journal import Journal, Recovered
+from looplab.traces.collect.logs import decode_logs
+from looplab.traces.collect.metrics import MetricsCollector, decode_metrics
 from looplab.traces.collect.spans import BadRequest, Span, decode_request
+from looplab.traces.collect.telemetry.events import EventCollector
 
 __all__ = ["Collector", "FinishedTrace", "receiver_app"]
 
@@ -218,8 +225,14 @@ class Collector:
         return FinishedTrace(trace_id, pending.spans, part)
 
 
-def receiver_app(collector: Collector) -> Starlette:
-    """The ASGI app serving `POST /v1/traces` into `collector`."""
+def receiver_app(
+    collector: Collector,
+    events: EventCollector | None = None,
+    metrics: MetricsCollector | None = None,
+) -> Starlette:
+    """The ASGI app serving `POST /v1/traces` into `collector`, and, given them,
+    `POST /v1/logs` (the coding CLIs' events) into `events` and `POST /v1/metrics`
+    (histograms) into `metrics`."""
 
     async def traces(request: Request) -> Response:
         protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
@@ -236,7 +249,58 @@ def receiver_app(collector: Collector) -> Starlette:
             return _status(exc.status, str(exc), protobuf)
         return _accepted(decoded.rejected, protobuf)
 
-    return Starlette(routes=[Route("/v1/traces", traces, methods=["POST"])])
+    routes = [Route("/v1/traces", traces, methods=["POST"])]
+    if events is not None:
+        routes.append(Route("/v1/logs", _logs_endpoint(events), methods=["POST"]))
+    if metrics is not None:
+        routes.append(Route("/v1/metrics", _metrics_endpoint(metrics), methods=["POST"]))
+    return Starlette(routes=routes)
+
+
+def _logs_endpoint(events: EventCollector) -> Callable[[Request], Awaitable[Response]]:
+    """`POST /v1/logs`: an `ExportLogsServiceRequest` into `events`; 200 with an empty
+    `ExportLogsServiceResponse`, or a `google.rpc.Status` saying why not."""
+
+    async def logs(request: Request) -> Response:
+        protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
+        body = await request.body()
+        try:
+            records = decode_logs(
+                body,
+                request.headers.get("content-type", ""),
+                request.headers.get("content-encoding", ""),
+            )
+            events.add(records)
+        except BadRequest as exc:
+            return _status(exc.status, str(exc), protobuf)
+        if protobuf:
+            return Response(b"", media_type=_PROTOBUF)
+        return Response(b"{}", media_type="application/json")
+
+    return logs
+
+
+def _metrics_endpoint(metrics: MetricsCollector) -> Callable[[Request], Awaitable[Response]]:
+    """`POST /v1/metrics`: an `ExportMetricsServiceRequest`'s histograms into `metrics`;
+    200 with an empty `ExportMetricsServiceResponse`, or a `google.rpc.Status`."""
+
+    async def receive(request: Request) -> Response:
+        protobuf = request.headers.get("content-type", "").startswith(_PROTOBUF)
+        body = await request.body()
+        try:
+            decoded = decode_metrics(
+                body,
+                request.headers.get("content-type", ""),
+                request.headers.get("content-encoding", ""),
+            )
+        except BadRequest as exc:
+            return _status(exc.status, str(exc), protobuf)
+        metrics.add(decoded, time.monotonic())
+        if protobuf:
+            return Response(b"", media_type=_PROTOBUF)
+        return Response(b"{}", media_type="application/json")
+
+    return receive
 
 
 def _accepted(rejected: list[str], protobuf: bool) -> Response:

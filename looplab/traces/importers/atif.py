@@ -53,7 +53,7 @@ from looplab.traces.importers.source import (
     safe_run_id,
 )
 
-__all__ = ["AtifImporter", "import_atif"]
+__all__ = ["AtifImporter", "import_atif", "trajectory_draft"]
 
 FORMAT = "atif"
 _PREVIOUS = "the previous ATIF step's timestamp (the agent's time between steps is inside)"
@@ -80,6 +80,12 @@ def import_atif(path: Path) -> list[ImportedRun]:
     if not runs:
         raise TraceError("no ATIF trajectory in the file", path=str(path))
     return runs
+
+
+def trajectory_draft(data: dict[str, Any], path: Path, key: str) -> RunDraft:
+    """One ATIF trajectory's draft, before `build_run` (the Harbor importer reads a
+    trial's `agent/trajectory.json` so, then adds the trial's phases and verdict)."""
+    return _draft(data, path, key)
 
 
 def _draft(data: dict[str, Any], path: Path, key: str) -> RunDraft:

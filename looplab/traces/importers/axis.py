@@ -12,7 +12,8 @@ __all__ = ["run_origin"]
 
 
 def run_origin(draft: RunDraft) -> float | None:
-    """The first model call's start, else the earliest time of any call, else None."""
+    """The first model call's start, else the earliest time of any call or sandbox
+    operation (a Harbor trial without a trajectory), else None."""
     for step in draft.steps:
         if step.model is not None and step.model.start is not None:
             return step.model.start
@@ -22,6 +23,7 @@ def run_origin(draft: RunDraft) -> float | None:
         for t in [
             *(x.start for x in step.tools),
             *(x.end for x in step.tools),
+            *(x.start for x in step.sandbox),
             *([step.model.end] if step.model else []),
         ]
         if t is not None

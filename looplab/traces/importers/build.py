@@ -185,6 +185,7 @@ def _header(draft: RunDraft, axis: RunAxis) -> TraceHeader:
         agent=draft.agent,
         model=draft.model or next((m for m in _call_models(draft) if m), None),
         sandbox=draft.sandbox,
+        backend=draft.backend,
         clock="recorded",
         identity=comparison_identity(
             agent=draft.agent or f"import:{draft.fmt}",
@@ -225,4 +226,5 @@ def _report(draft: RunDraft, totals: RunTotals, end: RunEndEvent) -> ImportRepor
         success=draft.success,
         absent=sorted(draft.absent),
         notes=list(draft.notes),
+        model=draft.model or next((m for m in _call_models(draft) if m), None),
     )

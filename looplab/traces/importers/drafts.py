@@ -60,6 +60,9 @@ class RunDraft:
     sandbox_start_s: float | None = None
     sandbox_start_how: str | None = None
     sandbox: dict[str, Any] = field(default_factory=dict)
+    backend: dict[str, Any] = field(default_factory=dict)
+    """What the source says of the serving side (the header's `backend`): a telemetry
+    source's speed tier (`speed`: Claude Code's fast mode)."""
     end_time: float | None = None
     absent: set[str] = field(default_factory=set)
     notes: list[str] = field(default_factory=list)

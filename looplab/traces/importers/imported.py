@@ -40,6 +40,8 @@ class ImportReport:
     what is on it (set by the import command: `analysis.pathsplit`)."""
     work_s: float | None = None
     """With sub-runs: total work, every agent's own time summed (parallel ones each count)."""
+    model: str | None = None
+    """The model the run talked to (the header's `model`)."""
 
     def rows(self) -> list[tuple[str, str]]:
         """(what, value) pairs for a two-column table."""
@@ -57,6 +59,7 @@ class ImportReport:
         summed = " (on the critical path)" if on_path else every
         return [
             ("source", f"{self.source_path} ({self.fmt})"),
+            ("model", opt(self.model)),
             ("steps (main agent)" if every else "steps", str(self.steps)),
             ("model calls" + every, str(self.model_calls)),
             ("tool calls" + every, str(self.tool_calls)),
@@ -77,6 +80,7 @@ class ImportReport:
                 else []
             ),
             ("end", f"{self.end_reason}, success={opt(self.success)}"),
+            ("verdict", _verdict(self.success)),
             ("absent", ", ".join(self.absent) or "-"),
         ]
 
@@ -88,3 +92,8 @@ class ImportedRun:
     header: TraceHeader
     events: list[TraceEvent]
     report: ImportReport
+
+
+def _verdict(success: bool | None) -> str:
+    """The run's verdict as the source gave it (a verifier's, a harness's success)."""
+    return "absent" if success is None else ("passed" if success else "failed")

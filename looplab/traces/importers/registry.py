@@ -19,7 +19,10 @@ from looplab.traces.importers.agentlab import AgentLabImporter
 from looplab.traces.importers.atif import AtifImporter
 from looplab.traces.importers.browser_use import BrowserUseImporter
 from looplab.traces.importers.claude_code import ClaudeCodeImporter
+from looplab.traces.importers.cline import ClineImporter
 from looplab.traces.importers.codex import CodexImporter
+from looplab.traces.importers.gemini_cli_json import GeminiCliJsonImporter
+from looplab.traces.importers.harbor import HarborImporter
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.inspect import InspectImporter
 from looplab.traces.importers.mini_swe_agent import MiniSweAgentImporter
@@ -69,6 +72,7 @@ def _registry(*importers: Importer) -> dict[str, Importer]:
 
 
 REGISTRY: dict[str, Importer] = _registry(
+    HarborImporter(),
     AtifImporter(),
     InspectImporter(),
     MiniSweAgentImporter(),
@@ -81,6 +85,8 @@ REGISTRY: dict[str, Importer] = _registry(
     BrowserUseImporter(),
     AgentLabImporter(),
     OsworldImporter(),
+    ClineImporter(),
+    GeminiCliJsonImporter(),
 )
 """Format name -> importer, in detection order."""
 
