@@ -79,15 +79,20 @@ def test_report_task_run_and_diff_pages(root: Path) -> None:
 
 
 def test_compare_refuses_overlaps_and_flags_unlike_inputs(root: Path) -> None:
-    """An input against itself or a part of itself is refused; unlike inputs are flagged."""
+    """An input against itself or a part of itself is refused (its profiles are not);
+    unlike inputs are flagged and shown side by side per task, never pooled."""
     with DashboardServer(root) as server:
         run = next((root / "quick/traces").glob("fast-750*.jsonl")).name
         for a, b in (("quick", "quick"), ("quick", f"quick/traces/{run}")):
             status, body = _get(server.url + "compare?" + urlencode({"a": a, "b": b}))
             assert status == 422 and "overlap" in body, (a, b)
+        query = urlencode({"a": "quick#slow-80", "b": "quick#fast-750"})
+        status, body = _get(server.url + "compare?" + query)
+        assert status == 200 and 'id="sxs-b"' in body and body.count('data-task="') == 3
         status, body = _get(server.url + "compare?" + urlencode({"a": "quick", "b": "known"}))
-        # quick runs on the virtual clock, known on the wall clock: never one figure
-        assert status == 200 and "Unlike inputs" in body and "never pooled" in body
+        # quick runs on the virtual clock, known on the wall clock: flagged, per task
+        assert status == 200 and "Unlike inputs" in body and "Different clocks" in body
+        assert "only in baseline" in body and "not in baseline" in body
 
 
 @pytest.mark.parametrize(

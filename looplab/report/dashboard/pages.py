@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from looplab.analysis.divergence import replay_of
 from looplab.report.assets import asset, inline_scripts
 from looplab.report.build import assign_groups
+from looplab.report.dashboard.compare_page import compare_choices
 from looplab.report.dashboard.experiments import Experiment, Reports, live_signature
 from looplab.report.data.exports import diff_table
 from looplab.report.data.records import RunRecord
@@ -195,12 +196,15 @@ def _compare_forms(reports: Reports, experiments: Sequence[Experiment]) -> str:
     readable = [e for e in experiments if e.model is not None]
     forms = ""
     if len(readable) >= 2:
-        pairs = [(e.rel, e.name if e.name == e.rel else f"{e.name} ({e.rel})") for e in readable]
+        pairs = compare_choices(readable)
+        second = next(i for i, (v, _) in enumerate(pairs) if v == readable[1].rel)
         forms += (
-            '<form action="/compare" method="get"><h2>Compare two experiments</h2>'
+            '<form action="/compare" method="get"><h2>Compare side by side</h2>'
+            '<p class="hint">Per task A | B | delta of time, success, cost, steps and tokens; '
+            "pick an experiment or one of its profiles.</p>"
             f'<label>A <select name="a" id="pick-a">{_options(pairs, 0)}</select></label> '
-            f'<label>B <select name="b" id="pick-b">{_options(pairs, 1)}</select></label> '
-            '<button type="submit" id="compare">compare reports</button></form>'
+            f'<label>B <select name="b" id="pick-b">{_options(pairs, second)}</select></label> '
+            '<button type="submit" id="compare">compare</button></form>'
         )
     runs = [(e, r) for e in readable for r in e.records[:200]]
     if len(runs) >= 2:

@@ -11,7 +11,7 @@ Routes (GET and HEAD only; any other method is answered 405):
 |                                   | of step-aligned diffs (any two runs: one click)     |
 | `/run/<relative trace path>`      | one run: timeline, where the time goes, transcript  |
 | `/diff?a=<trace>&b=<trace>`       | the step-aligned diff of two runs                   |
-| `/compare?a=<rel>&b=<rel>`        | one report over both inputs, groups labelled by input |
+| `/compare?a=<rel>&b=<rel>[..&h=]` | 2-8 sides per task, A / B / delta against `base=<i>` |
 | `/api/state[?path=<rel>]`         | JSON for live refresh (trace signature, running)    |
 
 Safety: every path is resolved and must stay inside the root (403 otherwise); the Host
@@ -40,9 +40,11 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.layout import ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
+from looplab.report.dashboard.compare_page import compare_page, read_specs
 from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
+from looplab.report.sides import split_spec
 from looplab.serving.appserver import AppServer
 from looplab.serving.hosts import HostGuard
 from looplab.traces.io import Trace, read_trace
@@ -180,22 +182,13 @@ class _Routes:
         return HTMLResponse(pages.diff_page(self.reports, first, second))
 
     def compare(self, request: Request) -> Response:
-        picks = [request.query_params.get(k, "") for k in ("a", "b")]
-        if not all(picks):
-            raise PathRefused(400, "compare needs a= and b=")
-        a, b = (resolve_inside(self.reports.root, p) for p in picks)
-        if a == b or a in b.parents or b in a.parents:
-            raise ConfigError(
-                f"{picks[0]} and {picks[1]} overlap (the same input, or one inside the other): "
-                "its runs would be counted twice; pick two distinct inputs",
-                field="b",
-            )
-        key = (a, b, *(self.reports.experiment(p).signature for p in (a, b) if p.is_dir()))
+        specs, base = read_specs(dict(request.query_params), self.reports.root)
+        dirs = [resolve_inside(self.reports.root, split_spec(s)[0]) for s in specs]
+        key = (*specs, base, *(self.reports.experiment(p).signature for p in dirs if p.is_dir()))
         if key not in self.compared:
-            model, _ = build_model_for([a, b], title=f"{picks[0]} vs {picks[1]}", group_by="input")
             if len(self.compared) >= 16:
                 self.compared.pop(next(iter(self.compared)))
-            self.compared[key] = render_page(model)
+            self.compared[key] = compare_page(self.reports, specs, base)
         return HTMLResponse(self.compared[key])
 
     def state(self, request: Request) -> Response:

@@ -42,6 +42,8 @@ def fmt_delta(metric: Metric, delta: float | None, base: float | None) -> str:
     """A change: `+1.20 s (+12%)`, `-33 pp`, `+$0.0020`; `-` when unknown."""
     if delta is None:
         return "-"
+    if delta == 0:
+        return "="
     if metric.key == "success":
         return f"{delta * 100:+.0f} pp"
     sign = "+" if delta >= 0 else "-"
