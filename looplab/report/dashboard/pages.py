@@ -26,6 +26,7 @@ from looplab.report.render.gantt import flame_chart, gantt_chart
 from looplab.report.render.page import page_data, shell
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
+from looplab.report.render.tree import tree_chart
 from looplab.report.views.diff import diff_view
 from looplab.report.views.group import GroupView
 from looplab.report.views.report_model import build_model
@@ -303,8 +304,10 @@ def run_page(reports: Reports, record: RunRecord) -> str:
         f"{record.group} · {record.task} · {fmt_s(record.task_s)}, {record.steps} steps, "
         f"{_VERDICT[record.success]}"
     )
-    charts = gantt_chart(model, [view], f"run:{record.run_id}", title) + flame_chart(
-        view, f"flame:{record.run_id}"
+    charts = (
+        gantt_chart(model, [view], f"run:{record.run_id}", title)
+        + tree_chart(view, f"tree:{record.run_id}")
+        + flame_chart(view, f"flame:{record.run_id}")
     )
     body = (
         f"<div id='toolbar'></div><p><a href='/'>index</a> · "
