@@ -37,14 +37,15 @@ __all__ = [
     "MATRIX_RUNS",
     "LiveState",
     "diff_page",
+    "diff_url",
     "in_progress_page",
     "index_page",
     "live",
     "live_state",
     "message_page",
+    "page",
     "run_page",
     "run_url",
-    "task_page",
     "waiting_page",
 ]
 
@@ -77,14 +78,15 @@ def live(state: LiveState) -> str:
     )
 
 
-def _page(title: str, body: str, *, state: LiveState | None = None) -> str:
+def page(title: str, body: str, *, state: LiveState | None = None) -> str:
+    """A dashboard page around `body` (its own scripts: none, or live refresh)."""
     extra = live(state) if state else ""
     return shell(title, f"<main>{body}</main>{extra}")
 
 
 def message_page(status: int, message: str) -> str:
     """An error page: the status and what was refused or failed."""
-    return _page(
+    return page(
         "looplab dashboard",
         f"<h1>{status}</h1><p>{escape(message)}</p><p><a href='/'>the index</a></p>",
     )
@@ -96,7 +98,8 @@ def run_url(reports: Reports, record: RunRecord) -> str:
     return "/run/" + quote(reports.relative(path)) if path is not None else "#"
 
 
-def _diff_url(reports: Reports, a: RunRecord, b: RunRecord) -> str:
+def diff_url(reports: Reports, a: RunRecord, b: RunRecord) -> str:
+    """The dashboard URL of the step-aligned diff of two runs."""
     pick = [reports.relative(r.trace.path) for r in (a, b) if r.trace and r.trace.path]
     return "/diff?" + urlencode({"a": pick[0], "b": pick[1]}) if len(pick) == 2 else "#"
 
@@ -174,11 +177,12 @@ def index_page(reports: Reports) -> str:
     )
     form = _compare_forms(reports, experiments)
     body = (
-        f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only)</p>"
+        f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only) · "
+        "<a href='/runs' id='all-runs'>every run (filter, search)</a></p>"
         f"{table}{form}"
     )
     state = LiveState("/api/state", live_signature(experiments))
-    return _page("looplab dashboard", body, state=state)
+    return page("looplab dashboard", body, state=state)
 
 
 def _options(pairs: Sequence[tuple[str, str]], selected: int) -> str:
@@ -228,64 +232,6 @@ def _rel(reports: Reports, record: RunRecord) -> str:
     return reports.relative(path) if path is not None else ""
 
 
-def task_page(reports: Reports, task: str) -> str:
-    """Every run of `task` under the root, and the matrix of their diffs."""
-    found = reports.runs_of(task)
-    if not found:
-        return message_page(404, f"no run of task {task!r} under this root")
-    records = [r for _, r in found]
-    rows = "".join(
-        f'<tr><td class="id"><a href="{run_url(reports, r)}">{escape(r.run_id)}</a></td>'
-        f"<td>{escape(e.name)}</td><td>{escape(r.profile)}</td><td>{r.steps}</td>"
-        f'<td data-v="{r.task_s:.6g}">{fmt_s(r.task_s)}</td><td>{_VERDICT[r.success]}</td>'
-        f"<td>{r.clock}</td></tr>"
-        for e, r in found
-    )
-    table = (
-        '<div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>experiment</th>'
-        "<th>profile</th><th>steps</th><th>task</th><th>verdict</th><th>clock</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
-    body = (
-        f"<p><a href='/'>index</a></p><h1>{escape(task)}: {len(records)} runs</h1>{table}"
-        f"<h2>Step-aligned diff of any two runs</h2>{_matrix(reports, records)}"
-    )
-    return _page(f"looplab: {task}", body)
-
-
-def _matrix(reports: Reports, records: Sequence[RunRecord]) -> str:
-    shown = list(records[:MATRIX_RUNS])
-    label = {  # runs of one task come from several experiments: name each one's
-        r.run_id: f"{r.experiment or r.input_name} · {r.profile} #{i + 1}"
-        for i, r in enumerate(shown)
-    }
-    head = "".join(
-        f"<th title='{escape(r.run_id)}'>B: {escape(label[r.run_id])}</th>" for r in shown
-    )
-    rows = []
-    for a in shown:
-        cells = "".join(
-            "<td>·</td>"
-            if a is b
-            else f'<td><a class="pair" href="{escape(_diff_url(reports, a, b))}">diff</a></td>'
-            for b in shown
-        )
-        rows.append(
-            f"<tr><th title='{escape(a.run_id)}'>A: {escape(label[a.run_id])}</th>{cells}</tr>"
-        )
-    more = (
-        f'<p class="hint">The first {MATRIX_RUNS} of {len(records)} runs; pick any two in the '
-        "index's form.</p>"
-        if len(records) > MATRIX_RUNS
-        else ""
-    )
-    return (
-        '<p class="hint">Row A, column B: B minus A per aligned step.</p><div class="scroll">'
-        f'<table class="matrix"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}'
-        f"</tbody></table></div>{more}"
-    )
-
-
 def run_page(reports: Reports, record: RunRecord) -> str:
     """One run: timeline, where the time goes, the transcript in full (outputs as the
     trace kept them), and diffs against the other runs of its task."""
@@ -294,9 +240,13 @@ def run_page(reports: Reports, record: RunRecord) -> str:
     origin = replay_of(record.trace.header) if record.trace is not None else None
     recorded = next((r for _, r in reports.runs_of(record.task) if r.run_id == origin), None)
     full = transcript(record, output_chars=None, recorded=recorded)
-    others = [r for _, r in reports.runs_of(record.task) if r.run_id != record.run_id][:MATRIX_RUNS]
+    others = [  # a step-aligned diff compares runs of one agent (their steps align)
+        r
+        for _, r in reports.runs_of(record.task)
+        if r.run_id != record.run_id and r.agent == record.agent
+    ][:MATRIX_RUNS]
     diffs = " · ".join(
-        f'<a class="pair" href="{escape(_diff_url(reports, record, o))}">vs {escape(o.profile)} '
+        f'<a class="pair" href="{escape(diff_url(reports, record, o))}">vs {escape(o.profile)} '
         f"{escape(o.run_id)}</a>"
         for o in others
     )
@@ -327,7 +277,7 @@ def run_page(reports: Reports, record: RunRecord) -> str:
 def waiting_page(experiment: Experiment, *, state: LiveState) -> str:
     """An experiment whose runs have all started and none ended: says so, and refreshes."""
     activity = "running" if experiment.running else "not written to for a while (stopped?)"
-    return _page(
+    return page(
         f"looplab: {experiment.name}",
         f"<p><a href='/'>index</a></p><h1>{escape(experiment.name)}</h1>"
         f"<p>{experiment.unfinished} run(s) started, none ended yet ({activity}); "
@@ -356,7 +306,7 @@ def in_progress_page(trace: Trace, *, state: LiveState) -> str:
         '<div class="scroll"><table><thead><tr><th>step</th><th>event</th><th>start</th>'
         f"<th>duration</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
-    return _page(f"looplab: run {header.run_id} (in progress)", body, state=state)
+    return page(f"looplab: run {header.run_id} (in progress)", body, state=state)
 
 
 def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:

@@ -7,8 +7,9 @@ Routes (GET and HEAD only; any other method is answered 405):
 |-----------------------------------|-----------------------------------------------------|
 | `/`                               | experiments (by name), headline, tasks, compare form |
 | `/report/<relative path>`         | the report of an experiment directory or one trace  |
-| `/task?name=<task>`               | every run of a task under the root, and the matrix  |
-|                                   | of step-aligned diffs (any two runs: one click)     |
+| `/task?name=<task>[&filters]`     | every run of a task under the root, and per agent   |
+|                                   | the matrix of step-aligned diffs (B - A time)       |
+| `/runs[?model=&agent=&profile=&outcome=&min_s=&max_s=&q=..]` | every run, filtered |
 | `/run/<relative trace path>`      | one run: timeline, where the time goes, transcript  |
 | `/diff?a=<trace>&b=<trace>`       | the step-aligned diff of two runs                   |
 | `/compare?a=<rel>&b=<rel>[..&h=]` | 2-8 sides per task, A / B / delta against `base=<i>` |
@@ -42,6 +43,7 @@ from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
 from looplab.report.dashboard.compare_page import compare_page, read_specs
 from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
+from looplab.report.dashboard.list_pages import runs_page, task_page
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
 from looplab.report.sides import split_spec
@@ -154,7 +156,10 @@ class _Routes:
         return HTMLResponse(experiment.html)
 
     def task(self, request: Request) -> Response:
-        return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))
+        return HTMLResponse(task_page(self.reports, dict(request.query_params)))
+
+    def runs(self, request: Request) -> Response:
+        return HTMLResponse(runs_page(self.reports, dict(request.query_params)))
 
     def run(self, request: Request) -> Response:
         relative = request.path_params["path"]
@@ -205,6 +210,7 @@ def create_app(root: Path, host: str) -> ASGIApp:
         Route("/", _guarded(routes.index)),
         Route("/report/{path:path}", _guarded(routes.report)),
         Route("/task", _guarded(routes.task)),
+        Route("/runs", _guarded(routes.runs)),
         Route("/run/{path:path}", _guarded(routes.run)),
         Route("/diff", _guarded(routes.diff)),
         Route("/compare", _guarded(routes.compare)),
