@@ -144,8 +144,9 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
         if len(model.bottom_lines) == 1
     )
     return (
-        f"<tr><td>{name}</td><td>{status}</td><td>{model.runs}</td><td>{groups}</td>"
-        f"<td>{escape(model.sentence)}{lines}<br>{tasks}</td></tr>"
+        f'<tr><td>{name}</td><td data-label="status">{status}</td>'
+        f'<td data-label="runs">{model.runs}</td><td data-label="profiles">{groups}</td>'
+        f'<td class="headline">{escape(model.sentence)}{lines}<br>{tasks}</td></tr>'
     )
 
 
