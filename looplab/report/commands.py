@@ -14,7 +14,7 @@ from looplab.console import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
 from looplab.report.views.detail import TRANSCRIPTS
 
-__all__ = ["dashboard_command", "report_command"]
+__all__ = ["dashboard_command", "diff_command", "report_command"]
 
 
 RunDirsArg = Annotated[
@@ -173,3 +173,87 @@ def dashboard_command(
     server = DashboardServer(root, port=port, host=host)
     out_console().print(f"dashboard of {root.resolve()}: {server.url} (Ctrl-C to stop)")
     server.serve_forever()
+
+
+SidesArg = Annotated[
+    list[str],
+    typer.Argument(
+        metavar="SIDE",
+        help="2 to 8 sides: an experiment directory, a directory of traces or a trace file, "
+        "optionally PATH#NAME for its runs of one profile, agent or model; one SIDE alone "
+        "compares its profiles.",
+    ),
+]
+BaselineOpt = Annotated[
+    str,
+    typer.Option(
+        "--baseline",
+        "-b",
+        help="The side the others are compared with: its position (1-8) or its SIDE text.",
+    ),
+]
+DiffFormatOpt = Annotated[
+    str, typer.Option("--format", help="text (tables) or json (the same numbers, for scripts).")
+]
+
+
+def diff_command(
+    sides: SidesArg,
+    baseline: BaselineOpt = "1",
+    format: DiffFormatOpt = "text",
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="File to write, '-' for stdout.")
+    ] = Path("-"),
+) -> None:
+    """Compare experiments, profiles or runs side by side: per task A | B | delta.
+
+    For each side against the baseline: per task the median time, success rate, cost,
+    steps and tokens of both, their change (▲ worse, ▼ better), the paired time
+    difference over repetitions (mean, 95% t interval, pairs where B was faster), and over
+    all tasks the speedup with its paired bootstrap CI. The dashboard's /compare page
+    shows the same numbers.
+    """
+    import json
+
+    from looplab.report.render.compare_text import pairwise_table
+    from looplab.report.sides import load_sides
+    from looplab.report.views.side_by_side import side_by_side
+
+    if format not in ("text", "json"):
+        raise ConfigError(f"unknown format {format!r}", field="--format", allowed=["text", "json"])
+    loaded = load_sides(sides)
+    labels = [s.label for s in loaded]
+    index = _baseline_index(baseline, sides, labels)
+    view = side_by_side(loaded, index)
+    if format == "json":
+        text = json.dumps(view.to_json(), indent=2)
+        if write_output(output, text + "\n"):
+            out_console().print(f"written: {output}")
+        return
+    console = out_console() if str(output) == "-" else None
+    if console is None:
+        from rich.console import Console
+
+        with output.open("w", encoding="utf-8") as handle:
+            file_console = Console(file=handle, width=160)
+            for pair in view.comparisons:
+                file_console.print(pairwise_table(view, pair))
+        return
+    for pair in view.comparisons:
+        console.print(pairwise_table(view, pair))
+        for issue in pair.issues:
+            console.print(f"[yellow]unlike inputs:[/] {issue}", highlight=False)
+
+
+def _baseline_index(baseline: str, specs: list[str], labels: list[str]) -> int:
+    """The baseline's index from a 1-based position or a side's text.
+
+    Raises:
+        ConfigError: neither names a side.
+    """
+    if baseline.isdigit() and 1 <= int(baseline) <= len(labels):
+        return int(baseline) - 1
+    for names in (labels, specs):
+        if baseline in names:
+            return names.index(baseline)
+    raise ConfigError(f"--baseline {baseline!r} names no side", field="--baseline", allowed=labels)

@@ -67,7 +67,7 @@ def test_report_task_run_and_diff_pages(root: Path) -> None:
         status, report = _get(server.url + "report/quick")
         assert status == 200 and 'data-chart="compounding"' in report and 'id="live"' in report
         status, task = _get(server.url + "task?" + urlencode({"name": "coding/known"}))
-        assert status == 200 and task.count('class="pair"') == 2
+        assert status == 200 and task.count('class="pair"') == 2 and "agent coding" in task
         assert "A: known · slow #1" in task  # the diff grid names the experiment
         status, run = _get(server.url + "run/known/traces/known-a.jsonl")
         assert status == 200 and "KNOWN-OUTPUT-42: 3 passed" in run
@@ -79,15 +79,20 @@ def test_report_task_run_and_diff_pages(root: Path) -> None:
 
 
 def test_compare_refuses_overlaps_and_flags_unlike_inputs(root: Path) -> None:
-    """An input against itself or a part of itself is refused; unlike inputs are flagged."""
+    """An input against itself or a part of itself is refused (its profiles are not);
+    unlike inputs are flagged and shown side by side per task, never pooled."""
     with DashboardServer(root) as server:
         run = next((root / "quick/traces").glob("fast-750*.jsonl")).name
         for a, b in (("quick", "quick"), ("quick", f"quick/traces/{run}")):
             status, body = _get(server.url + "compare?" + urlencode({"a": a, "b": b}))
             assert status == 422 and "overlap" in body, (a, b)
+        query = urlencode({"a": "quick#slow-80", "b": "quick#fast-750"})
+        status, body = _get(server.url + "compare?" + query)
+        assert status == 200 and 'id="sxs-b"' in body and body.count('data-task="') == 3
         status, body = _get(server.url + "compare?" + urlencode({"a": "quick", "b": "known"}))
-        # quick runs on the virtual clock, known on the wall clock: never one figure
-        assert status == 200 and "Unlike inputs" in body and "never pooled" in body
+        # quick runs on the virtual clock, known on the wall clock: flagged, per task
+        assert status == 200 and "Unlike inputs" in body and "Different clocks" in body
+        assert "only in baseline" in body and "not in baseline" in body
 
 
 @pytest.mark.parametrize(
@@ -181,3 +186,25 @@ def test_ctrl_c_stops_the_dashboard_and_frees_the_port(root: Path) -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2),
     ):
         pass
+
+
+def test_run_lists_filter_by_url_and_search_transcripts(root: Path) -> None:
+    """/runs keeps what the URL's filter names (profile, outcome, duration, text in a
+    transcript); a bad value is a 422 naming the parameter; the task page shows B - A."""
+    with DashboardServer(root) as server:
+        status, every = _get(server.url + "runs")
+        total = every.count("<tr data-run=")
+        assert status == 200 and total >= 9 and "<th>cost</th>" in every
+        _, slow = _get(server.url + "runs?" + urlencode({"profile": "slow-80"}))
+        assert 0 < slow.count("<tr data-run=") < total and "fast-750__" not in slow
+        _, found = _get(server.url + "runs?" + urlencode({"q": "known-output-42"}))
+        assert found.count("<tr data-run=") == 2  # a tool output both known runs hold
+        _, found = _get(server.url + "runs?" + urlencode({"q": "edit_file done"}))
+        assert found.count("<tr data-run=") == 1 and 'data-run="known-b"' in found
+        _, long = _get(server.url + "runs?" + urlencode({"min_s": "1e9"}))
+        assert long.count("<tr data-run=") == 0
+        status, bad = _get(server.url + "runs?" + urlencode({"outcome": "maybe"}))
+        assert status == 422 and "outcome" in bad
+        _, task = _get(server.url + "task?" + urlencode({"name": "coding/known"}))
+        # known-b took 4 steps to known-a's 3 and less time: B - A is negative, +1 step
+        assert "+1 steps" in task and 'class="better"' in task

@@ -12,8 +12,11 @@
   var badge = document.createElement("div");
   badge.id = "live-badge";
   badge.className = "badge";
-  badge.style.cssText = "position:fixed;right:10px;bottom:10px;z-index:5";
-  document.body.appendChild(badge);
+  /* in the flow beside the page's title, never over its content (a fixed corner badge
+     covered table cells on a phone) */
+  badge.style.cssText = "display:inline-block;margin-left:10px;vertical-align:middle;font-weight:normal";
+  var title = document.querySelector("h1");
+  if (title) title.appendChild(badge); else document.body.insertBefore(badge, document.body.firstChild);
   function schedule(running) {
     badge.textContent = running ? "live: running, refreshing" : "live";
     window.setTimeout(poll, running ? 3000 : 5000);

@@ -102,9 +102,13 @@
   }
   function sortTable(table, th) {
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var ascending = !th.classList.contains("asc");
-    all("th", table).forEach(function (h) { h.classList.remove("asc", "desc"); });
+    var ascending = th.getAttribute("aria-sort") !== "ascending";
+    all("thead th", table).forEach(function (h) {
+      h.classList.remove("asc", "desc");
+      if (h.hasAttribute("aria-sort")) h.setAttribute("aria-sort", "none");
+    });
     th.classList.add(ascending ? "asc" : "desc");
+    th.setAttribute("aria-sort", ascending ? "ascending" : "descending");
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
     rows.sort(function (a, b) {
@@ -115,10 +119,29 @@
     });
     rows.forEach(function (row) { body.appendChild(row); });
   }
-  document.addEventListener("click", function (event) {
+  /* every sortable header takes focus and says how it sorts (aria-sort); Enter or Space
+     sorts it like a click */
+  function prepareSortable(scope) {
+    all("table.sortable thead th:not([tabindex])", scope).forEach(function (th) {
+      if (th.hasAttribute("data-nosort")) return;
+      th.setAttribute("tabindex", "0");
+      th.setAttribute("aria-sort", "none");
+      th.setAttribute("title", "sort by " + (th.getAttribute("aria-label") || th.textContent.trim()) + " (Enter)");
+    });
+  }
+  looplab.prepareSortable = prepareSortable;
+  function sortEvent(event) {
     var th = event.target.closest ? event.target.closest("table.sortable thead th") : null;
-    if (th) sortTable(th.closest("table"), th);
-  });
+    if (!th || th.hasAttribute("data-nosort") || (event.target.closest("a, button, input, select"))) return;
+    if (event.type === "keydown") {
+      if (event.key !== "Enter" && event.key !== " ") return;
+      event.preventDefault();  /* Space would scroll the page */
+    }
+    sortTable(th.closest("table"), th);
+  }
+  document.addEventListener("click", sortEvent);
+  document.addEventListener("keydown", sortEvent);
+  prepareSortable(document);
 
   /* ---- export --------------------------------------------------------------------------- */
   function csvField(value) {
@@ -224,7 +247,7 @@
       cell.classList.toggle("fhide", !!hidden[cell.dataset.group]);
     });
     var count = document.getElementById("filter-count");
-    if (count && !scope) {
+    if (count && !scope && total) {  /* a page without a table of runs counts none */
       count.textContent = shown + " of " + total + " runs shown" + (shown < total
         ? " (filters hide rows and marks; the headline, statistics and claim check stay over all runs)"
         : "");

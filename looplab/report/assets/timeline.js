@@ -83,7 +83,10 @@
     figure.dataset.gantt.split(" ").forEach(function (anchor) {
       var t = DATA.timelines && DATA.timelines[anchor];
       if (!t) return;
-      t.lanes.forEach(function (lane, i) { rows.push({ t: t, lane: i, label: t.group + " · " + lane }); });
+      t.lanes.forEach(function (lane, i) {
+        var label = t.labels ? t.labels[i] : t.group + " · " + lane;
+        rows.push({ t: t, lane: i, label: label, first: i === 0 });
+      });
     });
     return rows;
   }
@@ -91,6 +94,7 @@
     var g = geometry(figure), rows = ganttRows(figure);
     if (!rows.length || !(x1 > x0)) return;
     var f = frame(g, x0, x1, "time since task start (s)", rows.map(function (r) { return r.label; }));
+    treeMarks(g, f, rows, x0, x1);
     rows.forEach(function (row, i) {
       var y = g.top + i * f.rowH, color = (DATA.colors || {})[row.t.group] || "#666";
       svgNode(g.svg, "rect", { x: 4, y: y + f.rowH / 2 - 6, width: 6, height: 12, fill: color });
@@ -114,6 +118,26 @@
     var range = figure.querySelector(".ctl .range");
     if (range) range.textContent = "showing " + fmtS(x0) + " – " + fmtS(x1);
     looplab.applyFilters(figure);
+  }
+  /* sub-runs: a band behind the lanes of those on the critical path, spawn (solid) and
+     join (dashed) links between a parent's and a sub-run's first lanes */
+  function treeMarks(g, f, rows, x0, x1) {
+    rows.forEach(function (row, i) {
+      if (!row.first) return;
+      var t = row.t;
+      (t.critical || []).forEach(function (lane) {
+        svgNode(g.svg, "rect", { class: "critical", x: g.left, y: g.top + (i + lane) * f.rowH,
+          width: g.right - g.left, height: f.rowH, fill: "#CC79A7", "fill-opacity": ".18" });
+      });
+      (t.links || []).forEach(function (k) {
+        if (k[2] < x0 || k[2] > x1) return;
+        var attrs = { class: "link " + k[3], x1: f.sx(k[2]), x2: f.sx(k[2]),
+          y1: g.top + (i + k[0] + 0.5) * f.rowH, y2: g.top + (i + k[1] + 0.5) * f.rowH,
+          stroke: "#444", "stroke-width": 1.2 };
+        if (k[3] === "join") attrs["stroke-dasharray"] = "3 2";
+        svgNode(g.svg, "line", attrs);
+      });
+    });
   }
   function setupGantt(figure) {
     var full = +figure.dataset.x1;

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlencode
 from looplab.analysis.divergence import replay_of
 from looplab.report.assets import asset, inline_scripts
 from looplab.report.build import assign_groups
+from looplab.report.dashboard.compare_page import compare_choices
 from looplab.report.dashboard.experiments import Experiment, Reports, live_signature
 from looplab.report.data.exports import diff_table
 from looplab.report.data.records import RunRecord
@@ -25,6 +26,7 @@ from looplab.report.render.gantt import flame_chart, gantt_chart
 from looplab.report.render.page import page_data, shell
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
+from looplab.report.render.tree import tree_chart
 from looplab.report.views.diff import diff_view
 from looplab.report.views.group import GroupView
 from looplab.report.views.report_model import build_model
@@ -35,14 +37,15 @@ __all__ = [
     "MATRIX_RUNS",
     "LiveState",
     "diff_page",
+    "diff_url",
     "in_progress_page",
     "index_page",
     "live",
     "live_state",
     "message_page",
+    "page",
     "run_page",
     "run_url",
-    "task_page",
     "waiting_page",
 ]
 
@@ -75,14 +78,15 @@ def live(state: LiveState) -> str:
     )
 
 
-def _page(title: str, body: str, *, state: LiveState | None = None) -> str:
+def page(title: str, body: str, *, state: LiveState | None = None) -> str:
+    """A dashboard page around `body` (its own scripts: none, or live refresh)."""
     extra = live(state) if state else ""
     return shell(title, f"<main>{body}</main>{extra}")
 
 
 def message_page(status: int, message: str) -> str:
     """An error page: the status and what was refused or failed."""
-    return _page(
+    return page(
         "looplab dashboard",
         f"<h1>{status}</h1><p>{escape(message)}</p><p><a href='/'>the index</a></p>",
     )
@@ -94,7 +98,8 @@ def run_url(reports: Reports, record: RunRecord) -> str:
     return "/run/" + quote(reports.relative(path)) if path is not None else "#"
 
 
-def _diff_url(reports: Reports, a: RunRecord, b: RunRecord) -> str:
+def diff_url(reports: Reports, a: RunRecord, b: RunRecord) -> str:
+    """The dashboard URL of the step-aligned diff of two runs."""
     pick = [reports.relative(r.trace.path) for r in (a, b) if r.trace and r.trace.path]
     return "/diff?" + urlencode({"a": pick[0], "b": pick[1]}) if len(pick) == 2 else "#"
 
@@ -139,8 +144,9 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
         if len(model.bottom_lines) == 1
     )
     return (
-        f"<tr><td>{name}</td><td>{status}</td><td>{model.runs}</td><td>{groups}</td>"
-        f"<td>{escape(model.sentence)}{lines}<br>{tasks}</td></tr>"
+        f'<tr><td>{name}</td><td data-label="status">{status}</td>'
+        f'<td data-label="runs">{model.runs}</td><td data-label="profiles">{groups}</td>'
+        f'<td class="headline">{escape(model.sentence)}{lines}<br>{tasks}</td></tr>'
     )
 
 
@@ -172,11 +178,12 @@ def index_page(reports: Reports) -> str:
     )
     form = _compare_forms(reports, experiments)
     body = (
-        f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only)</p>"
+        f"<h1>looplab dashboard</h1><p class='sub'>{escape(str(reports.root))} (read-only) · "
+        "<a href='/runs' id='all-runs'>every run (filter, search)</a></p>"
         f"{table}{form}"
     )
     state = LiveState("/api/state", live_signature(experiments))
-    return _page("looplab dashboard", body, state=state)
+    return page("looplab dashboard", body, state=state)
 
 
 def _options(pairs: Sequence[tuple[str, str]], selected: int) -> str:
@@ -195,12 +202,15 @@ def _compare_forms(reports: Reports, experiments: Sequence[Experiment]) -> str:
     readable = [e for e in experiments if e.model is not None]
     forms = ""
     if len(readable) >= 2:
-        pairs = [(e.rel, e.name if e.name == e.rel else f"{e.name} ({e.rel})") for e in readable]
+        pairs = compare_choices(readable)
+        second = next(i for i, (v, _) in enumerate(pairs) if v == readable[1].rel)
         forms += (
-            '<form action="/compare" method="get"><h2>Compare two experiments</h2>'
+            '<form action="/compare" method="get"><h2>Compare side by side</h2>'
+            '<p class="hint">Per task A | B | delta of time, success, cost, steps and tokens; '
+            "pick an experiment or one of its profiles.</p>"
             f'<label>A <select name="a" id="pick-a">{_options(pairs, 0)}</select></label> '
-            f'<label>B <select name="b" id="pick-b">{_options(pairs, 1)}</select></label> '
-            '<button type="submit" id="compare">compare reports</button></form>'
+            f'<label>B <select name="b" id="pick-b">{_options(pairs, second)}</select></label> '
+            '<button type="submit" id="compare">compare</button></form>'
         )
     runs = [(e, r) for e in readable for r in e.records[:200]]
     if len(runs) >= 2:
@@ -223,64 +233,6 @@ def _rel(reports: Reports, record: RunRecord) -> str:
     return reports.relative(path) if path is not None else ""
 
 
-def task_page(reports: Reports, task: str) -> str:
-    """Every run of `task` under the root, and the matrix of their diffs."""
-    found = reports.runs_of(task)
-    if not found:
-        return message_page(404, f"no run of task {task!r} under this root")
-    records = [r for _, r in found]
-    rows = "".join(
-        f'<tr><td class="id"><a href="{run_url(reports, r)}">{escape(r.run_id)}</a></td>'
-        f"<td>{escape(e.name)}</td><td>{escape(r.profile)}</td><td>{r.steps}</td>"
-        f'<td data-v="{r.task_s:.6g}">{fmt_s(r.task_s)}</td><td>{_VERDICT[r.success]}</td>'
-        f"<td>{r.clock}</td></tr>"
-        for e, r in found
-    )
-    table = (
-        '<div class="scroll"><table class="sortable"><thead><tr><th>run</th><th>experiment</th>'
-        "<th>profile</th><th>steps</th><th>task</th><th>verdict</th><th>clock</th></tr></thead>"
-        f"<tbody>{rows}</tbody></table></div>"
-    )
-    body = (
-        f"<p><a href='/'>index</a></p><h1>{escape(task)}: {len(records)} runs</h1>{table}"
-        f"<h2>Step-aligned diff of any two runs</h2>{_matrix(reports, records)}"
-    )
-    return _page(f"looplab: {task}", body)
-
-
-def _matrix(reports: Reports, records: Sequence[RunRecord]) -> str:
-    shown = list(records[:MATRIX_RUNS])
-    label = {  # runs of one task come from several experiments: name each one's
-        r.run_id: f"{r.experiment or r.input_name} · {r.profile} #{i + 1}"
-        for i, r in enumerate(shown)
-    }
-    head = "".join(
-        f"<th title='{escape(r.run_id)}'>B: {escape(label[r.run_id])}</th>" for r in shown
-    )
-    rows = []
-    for a in shown:
-        cells = "".join(
-            "<td>·</td>"
-            if a is b
-            else f'<td><a class="pair" href="{escape(_diff_url(reports, a, b))}">diff</a></td>'
-            for b in shown
-        )
-        rows.append(
-            f"<tr><th title='{escape(a.run_id)}'>A: {escape(label[a.run_id])}</th>{cells}</tr>"
-        )
-    more = (
-        f'<p class="hint">The first {MATRIX_RUNS} of {len(records)} runs; pick any two in the '
-        "index's form.</p>"
-        if len(records) > MATRIX_RUNS
-        else ""
-    )
-    return (
-        '<p class="hint">Row A, column B: B minus A per aligned step.</p><div class="scroll">'
-        f'<table class="matrix"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}'
-        f"</tbody></table></div>{more}"
-    )
-
-
 def run_page(reports: Reports, record: RunRecord) -> str:
     """One run: timeline, where the time goes, the transcript in full (outputs as the
     trace kept them), and diffs against the other runs of its task."""
@@ -289,9 +241,13 @@ def run_page(reports: Reports, record: RunRecord) -> str:
     origin = replay_of(record.trace.header) if record.trace is not None else None
     recorded = next((r for _, r in reports.runs_of(record.task) if r.run_id == origin), None)
     full = transcript(record, output_chars=None, recorded=recorded)
-    others = [r for _, r in reports.runs_of(record.task) if r.run_id != record.run_id][:MATRIX_RUNS]
+    others = [  # a step-aligned diff compares runs of one agent (their steps align)
+        r
+        for _, r in reports.runs_of(record.task)
+        if r.run_id != record.run_id and r.agent == record.agent
+    ][:MATRIX_RUNS]
     diffs = " · ".join(
-        f'<a class="pair" href="{escape(_diff_url(reports, record, o))}">vs {escape(o.profile)} '
+        f'<a class="pair" href="{escape(diff_url(reports, record, o))}">vs {escape(o.profile)} '
         f"{escape(o.run_id)}</a>"
         for o in others
     )
@@ -299,8 +255,10 @@ def run_page(reports: Reports, record: RunRecord) -> str:
         f"{record.group} · {record.task} · {fmt_s(record.task_s)}, {record.steps} steps, "
         f"{_VERDICT[record.success]}"
     )
-    charts = gantt_chart(model, [view], f"run:{record.run_id}", title) + flame_chart(
-        view, f"flame:{record.run_id}"
+    charts = (
+        gantt_chart(model, [view], f"run:{record.run_id}", title)
+        + tree_chart(view, f"tree:{record.run_id}")
+        + flame_chart(view, f"flame:{record.run_id}")
     )
     body = (
         f"<div id='toolbar'></div><p><a href='/'>index</a> · "
@@ -320,7 +278,7 @@ def run_page(reports: Reports, record: RunRecord) -> str:
 def waiting_page(experiment: Experiment, *, state: LiveState) -> str:
     """An experiment whose runs have all started and none ended: says so, and refreshes."""
     activity = "running" if experiment.running else "not written to for a while (stopped?)"
-    return _page(
+    return page(
         f"looplab: {experiment.name}",
         f"<p><a href='/'>index</a></p><h1>{escape(experiment.name)}</h1>"
         f"<p>{experiment.unfinished} run(s) started, none ended yet ({activity}); "
@@ -349,7 +307,7 @@ def in_progress_page(trace: Trace, *, state: LiveState) -> str:
         '<div class="scroll"><table><thead><tr><th>step</th><th>event</th><th>start</th>'
         f"<th>duration</th></tr></thead><tbody>{rows}</tbody></table></div>"
     )
-    return _page(f"looplab: run {header.run_id} (in progress)", body, state=state)
+    return page(f"looplab: run {header.run_id} (in progress)", body, state=state)
 
 
 def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:

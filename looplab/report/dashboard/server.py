@@ -7,11 +7,12 @@ Routes (GET and HEAD only; any other method is answered 405):
 |-----------------------------------|-----------------------------------------------------|
 | `/`                               | experiments (by name), headline, tasks, compare form |
 | `/report/<relative path>`         | the report of an experiment directory or one trace  |
-| `/task?name=<task>`               | every run of a task under the root, and the matrix  |
-|                                   | of step-aligned diffs (any two runs: one click)     |
+| `/task?name=<task>[&filters]`     | every run of a task under the root, and per agent   |
+|                                   | the matrix of step-aligned diffs (B - A time)       |
+| `/runs[?model=&agent=&profile=&outcome=&min_s=&max_s=&q=..]` | every run, filtered |
 | `/run/<relative trace path>`      | one run: timeline, where the time goes, transcript  |
 | `/diff?a=<trace>&b=<trace>`       | the step-aligned diff of two runs                   |
-| `/compare?a=<rel>&b=<rel>`        | one report over both inputs, groups labelled by input |
+| `/compare?a=<rel>&b=<rel>[..&h=]` | 2-8 sides per task, A / B / delta against `base=<i>` |
 | `/api/state[?path=<rel>]`         | JSON for live refresh (trace signature, running)    |
 
 Safety: every path is resolved and must stay inside the root (403 otherwise); the Host
@@ -40,9 +41,12 @@ from looplab.errors import ConfigError, LooplabError
 from looplab.layout import ExperimentDir
 from looplab.report.build import build_model_for
 from looplab.report.dashboard import pages
+from looplab.report.dashboard.compare_page import compare_page, read_specs
 from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_inside
+from looplab.report.dashboard.list_pages import runs_page, task_page
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
+from looplab.report.sides import split_spec
 from looplab.serving.appserver import AppServer
 from looplab.serving.hosts import HostGuard
 from looplab.traces.io import Trace, read_trace
@@ -152,7 +156,10 @@ class _Routes:
         return HTMLResponse(experiment.html)
 
     def task(self, request: Request) -> Response:
-        return HTMLResponse(pages.task_page(self.reports, request.query_params.get("name", "")))
+        return HTMLResponse(task_page(self.reports, dict(request.query_params)))
+
+    def runs(self, request: Request) -> Response:
+        return HTMLResponse(runs_page(self.reports, dict(request.query_params)))
 
     def run(self, request: Request) -> Response:
         relative = request.path_params["path"]
@@ -180,22 +187,13 @@ class _Routes:
         return HTMLResponse(pages.diff_page(self.reports, first, second))
 
     def compare(self, request: Request) -> Response:
-        picks = [request.query_params.get(k, "") for k in ("a", "b")]
-        if not all(picks):
-            raise PathRefused(400, "compare needs a= and b=")
-        a, b = (resolve_inside(self.reports.root, p) for p in picks)
-        if a == b or a in b.parents or b in a.parents:
-            raise ConfigError(
-                f"{picks[0]} and {picks[1]} overlap (the same input, or one inside the other): "
-                "its runs would be counted twice; pick two distinct inputs",
-                field="b",
-            )
-        key = (a, b, *(self.reports.experiment(p).signature for p in (a, b) if p.is_dir()))
+        specs, base = read_specs(dict(request.query_params), self.reports.root)
+        dirs = [resolve_inside(self.reports.root, split_spec(s)[0]) for s in specs]
+        key = (*specs, base, *(self.reports.experiment(p).signature for p in dirs if p.is_dir()))
         if key not in self.compared:
-            model, _ = build_model_for([a, b], title=f"{picks[0]} vs {picks[1]}", group_by="input")
             if len(self.compared) >= 16:
                 self.compared.pop(next(iter(self.compared)))
-            self.compared[key] = render_page(model)
+            self.compared[key] = compare_page(self.reports, specs, base)
         return HTMLResponse(self.compared[key])
 
     def state(self, request: Request) -> Response:
@@ -212,6 +210,7 @@ def create_app(root: Path, host: str) -> ASGIApp:
         Route("/", _guarded(routes.index)),
         Route("/report/{path:path}", _guarded(routes.report)),
         Route("/task", _guarded(routes.task)),
+        Route("/runs", _guarded(routes.runs)),
         Route("/run/{path:path}", _guarded(routes.run)),
         Route("/diff", _guarded(routes.diff)),
         Route("/compare", _guarded(routes.compare)),

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from looplab.claims.panel.rows import claim_json
 from looplab.report.data.steps import PHASES
-from looplab.report.render.gantt import lanes
+from looplab.report.render.gantt import lane_marks, lanes, row_label
 from looplab.report.views.diff import DiffView
 from looplab.report.views.report_model import ReportModel
 from looplab.report.views.runs import FlameNode
@@ -284,6 +284,7 @@ def timeline_data(model: ReportModel) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for timeline in model.timelines:
         order = lanes(timeline)
+        links, critical = lane_marks(timeline, order)
         out[timeline.anchor] = {
             "run": timeline.run_id,
             "group": timeline.group,
@@ -291,6 +292,9 @@ def timeline_data(model: ReportModel) -> dict[str, Any]:
             "task_s": _r(timeline.task_s),
             "steps": timeline.steps,
             "lanes": order,
+            "labels": [row_label(timeline, lane) for lane in order],
+            "links": [[k.start, k.end, round(k.at, 4), k.kind] for k in links],
+            "critical": critical,
             "bars": [
                 [order.index(b.lane), b.kind, round(b.start, 4), round(b.end, 4), b.label]
                 + ([1] if b.estimated else [])

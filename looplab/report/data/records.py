@@ -18,11 +18,12 @@ decode (`reasoning`, when the trace knows it), visible decode (`decode`).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
+from looplab.report.data.lanes import SubRunLane, lane_name, subrun_lanes
 from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import read_traces
 from looplab.traces.io import Trace
@@ -38,7 +39,8 @@ class Bar:
     """One bar of a run's timeline (seconds on the run axis)."""
 
     lane: str
-    """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes)."""
+    """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes); a
+    sub-run's lanes are prefixed with its label (`data/lanes.py`)."""
     kind: str
     """`queue`, `ttft` (TTFT + prefill), `reasoning` (hidden reasoning decode), `decode`
     (visible), `model` (unsplit), `tool`; a browser action split into its phases is
@@ -49,6 +51,8 @@ class Bar:
     estimated: bool = False
     tool: str = ""
     """The tool's name (tool bars)."""
+    order: int = 0
+    """Its run's position in the run tree (0: the top-level run; `data/lanes.py`)."""
 
 
 TOOL_BAR_KINDS = ("tool", "act", "page_wait", "observe")
@@ -107,6 +111,8 @@ class RunRecord:
     """The label the report groups it under (set by the report; `profile` by default)."""
     node: str = ""
     """Where it ran (the header's `node`: host, Ray node); "" when not recorded."""
+    subruns: list[SubRunLane] = field(default_factory=list)
+    """Its sub-runs' lane groups in tree order (empty: a flat run; `data/lanes.py`)."""
     identity: RunIdentity | None = None
     """What it is compared by (agent, task set, profile, clock: `traces/identity.py`);
     `report/data/pairing.py` groups by it. None only for records built by hand."""
@@ -178,6 +184,7 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         ttft_sum = on.ttft_s * scale if ttft_sum is not None else None
         decode_sum = on.decode_s * scale if decode_sum is not None else None
     start = trace.events[0] if trace.events else None
+    subruns = subrun_lanes(trace.events)
     sandbox = end.sandbox_start_s
     if sandbox is None and isinstance(start, RunStartEvent):
         sandbox = start.sandbox_start_s
@@ -210,13 +217,14 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         ttfts=ttfts,
         decodes=decodes,
         tool_times=[t.duration_s for t in tools if t.name != "finish"],
-        bars=_bars(calls, tools, _computed(header.clock)),
+        bars=_run_bars(calls, tools, _computed(header.clock), subruns),
         estimated=estimated,
         absent=list(header.absent),
         notes=list(header.notes),
         trace=trace,
         group=profile,
         node=_node_label(header.node),
+        subruns=subruns,
         identity=identity,
         work_s=work_s,
         model_calls=len(calls),
@@ -267,6 +275,27 @@ def _computed(clock: str) -> set[str]:
     """Model-call fields a virtual clock computes from the latency profile: not measured,
     but not guessed either (no importer estimate), so not drawn as estimated."""
     return {"ttft_s", "decode_s", "reasoning_s"} if clock == "virtual" else set()
+
+
+def _run_bars(
+    calls: list[ModelCallEvent],
+    tools: list[ToolCallEvent],
+    computed: set[str],
+    subruns: list[SubRunLane],
+) -> list[Bar]:
+    """Every run's bars in the tree: the top-level run's lanes, then each sub-run's own
+    (named and ordered by `data/lanes.py`)."""
+    bars = _bars(
+        [c for c in calls if c.subrun is None], [t for t in tools if t.subrun is None], computed
+    )
+    for sub in subruns:
+        own = _bars(
+            [c for c in calls if c.subrun == sub.id],
+            [t for t in tools if t.subrun == sub.id],
+            computed,
+        )
+        bars += [replace(b, lane=lane_name(sub.label, b.lane), order=sub.order) for b in own]
+    return bars
 
 
 def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set[str]) -> list[Bar]:

@@ -81,15 +81,16 @@ class StepRow:
         return self.end - self.start
 
 
-def step_rows(record: RunRecord) -> list[StepRow]:
-    """The run's steps in order (empty when the record has no trace)."""
+def step_rows(record: RunRecord, subrun: str | None = None) -> list[StepRow]:
+    """The steps of the run (or of its sub-run `subrun`) in order (empty when the record
+    has no trace)."""
     trace = record.trace
     if trace is None:
         return []
     calls: dict[int, ModelCallEvent] = {}
     side: dict[int, float] = defaultdict(float)
     for call in trace.model_calls():
-        if call.subrun is not None:  # a sub-run's steps: in the run tree, not here
+        if call.subrun != subrun:  # another run of the tree: its own steps
             continue
         if call.purpose in ("planner", "reflection"):
             side[call.step or 0] += call.end - call.start
@@ -97,9 +98,9 @@ def step_rows(record: RunRecord) -> list[StepRow]:
             calls.setdefault(call.step or 0, call)
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
     for tool in trace.tool_calls():
-        if tool.subrun is None:
+        if tool.subrun == subrun:
             tools[tool.step or 0].append(tool)
-    events = {s.step or 0: s for s in trace.steps() if s.subrun is None}
+    events = {s.step or 0: s for s in trace.steps() if s.subrun == subrun}
     indices = sorted(set(calls) | set(tools) | set(events))
     timing = _timing(record)
     return [

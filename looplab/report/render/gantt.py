@@ -11,13 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from typing import NamedTuple
 
 from looplab.report.data.records import Bar
 from looplab.report.render.svg import Chart, fmt_s
 from looplab.report.views.report_model import COMPONENTS, ReportModel, TimelineView
 from looplab.report.views.runs import FlameNode
 
-__all__ = ["BAR_KINDS", "FLAME_KINDS", "flame_chart", "gantt_chart", "lanes"]
+__all__ = [
+    "BAR_KINDS",
+    "FLAME_KINDS",
+    "Link",
+    "flame_chart",
+    "gantt_chart",
+    "lane_marks",
+    "lanes",
+    "row_label",
+]
 
 BAR_KINDS: dict[str, tuple[str, str]] = {
     "queue": ("client queue", COMPONENTS["overhead"][1]),
@@ -37,8 +47,55 @@ ROW_PX = 26
 
 
 def lanes(timeline: TimelineView) -> list[str]:
-    """A run's lanes in drawing order: `model` first, then the tool lanes."""
-    return sorted({b.lane for b in timeline.bars}, key=lambda s: (s != "model", s))
+    """A run's lanes in drawing order: the top-level run's `model` first, then its tool
+    lanes, then each sub-run's (model, tools) in run-tree order."""
+    order = {b.lane: b.order for b in timeline.bars}
+    return sorted(order, key=lambda s: (order[s], not s.endswith("model"), s))
+
+
+def row_label(timeline: TimelineView, lane: str) -> str:
+    """A lane's label: the run's group before its own lanes; sub-run lanes are indented
+    under it instead (their label starts with the tree mark)."""
+    return lane if lane.lstrip("\u00a0").startswith("└") else f"{timeline.group} · {lane}"
+
+
+class Link(NamedTuple):
+    """A spawn or join between a parent's and a sub-run's first lanes (lane indices)."""
+
+    start: int
+    end: int
+    at: float
+    kind: str
+    """`spawn` or `join`."""
+
+
+def lane_marks(timeline: TimelineView, order: list[str]) -> tuple[list[Link], list[int]]:
+    """Spawn and join links and the lanes of the sub-runs on the critical path, as
+    indices into `order` (the run's lanes)."""
+    first: dict[int, int] = {}
+    for index, lane in enumerate(order):
+        tree = next(b.order for b in timeline.bars if b.lane == lane)
+        first.setdefault(tree, index)
+    links: list[Link] = []
+    critical: list[int] = []
+    for sub in timeline.subruns:
+        if sub.order not in first or sub.parent_order not in first:
+            continue
+        parent, own = first[sub.parent_order], first[sub.order]
+        links.append(Link(parent, own, sub.start, "spawn"))
+        if sub.join_at is not None:
+            links.append(Link(own, parent, sub.join_at, "join"))
+        if sub.critical:
+            critical += [
+                i
+                for i, lane in enumerate(order)
+                if any(b.lane == lane and b.order == sub.order for b in timeline.bars)
+            ]
+    return links, critical
+
+
+CRITICAL = "#CC79A7"
+"""The band behind a critical sub-run's lanes."""
 
 
 def gantt_chart(
@@ -52,7 +109,7 @@ def gantt_chart(
     """Model and tool calls on the run's time axis; several runs stacked on one scale
     (`caption`: explain the chart below it)."""
     rows = [
-        (f"{timeline.group} · {lane}", timeline, lane)
+        (row_label(timeline, lane), timeline, lane)
         for timeline in timelines
         for lane in lanes(timeline)
     ]
@@ -73,7 +130,7 @@ def gantt_chart(
     chart.axes(y_ticks=False)
     chart.row_labels([r[0] for r in rows])
     kinds: set[str] = set()
-    hatched_any = False
+    hatched_any = _tree_marks(chart, timelines)
     by_lane: dict[tuple[int, str], list[Bar]] = {}  # one pass: lanes x bars was quadratic
     for timeline in timelines:
         for bar in timeline.bars:
@@ -104,6 +161,9 @@ def gantt_chart(
     for kind, (label, color) in BAR_KINDS.items():
         if kind in kinds:
             chart.legend(label, color, "box", kind)
+    if any(t.subruns for t in timelines):
+        chart.legend("critical path: the sub-run that binds the run's end", CRITICAL, "box")
+        chart.legend("spawn (solid) and join (dashed) of a sub-run", "#444", "line")
     if hatched_any:
         chart.legend("estimated (source lacked exact times)", "#555", "hatch")
     for timeline in timelines:
@@ -119,6 +179,32 @@ def gantt_chart(
             "filters above hide phases, profiles and bars shorter than a duration."
         )
     return chart.render()
+
+
+def _tree_marks(chart: Chart, timelines: Sequence[TimelineView]) -> bool:
+    """Critical bands behind binding sub-runs' lanes and spawn/join links (drawn first,
+    under the bars). Returns False (nothing estimated: the caller's flag starts here)."""
+    offset = 0
+    for timeline in timelines:
+        order = lanes(timeline)
+        links, critical = lane_marks(timeline, order)
+        for lane in critical:
+            y = chart.y(offset + lane)
+            chart.parts.append(
+                f'<rect class="critical" x="{chart.left}" y="{y - ROW_PX / 2:.1f}" '
+                f'width="{chart.plot_right - chart.left}" height="{ROW_PX}" fill="{CRITICAL}" '
+                'fill-opacity=".18"/>'
+            )
+        for link in links:
+            x = chart.x(link.at)
+            dash = ' stroke-dasharray="3 2"' if link.kind == "join" else ""
+            y1, y2 = chart.y(offset + link.start), chart.y(offset + link.end)
+            chart.parts.append(
+                f'<line class="link {link.kind}" x1="{x:.1f}" x2="{x:.1f}" y1="{y1:.1f}" '
+                f'y2="{y2:.1f}" stroke="#444" stroke-width="1.2"{dash}/>'
+            )
+        offset += len(order)
+    return False
 
 
 def _plot(chart: Chart) -> str:

@@ -24,6 +24,7 @@ from looplab.report.render.gantt import BAR_KINDS, FLAME_KINDS, flame_chart, gan
 from looplab.report.render.sections import SECTIONS, section_tables
 from looplab.report.render.svg import SVG_DEFS, fmt_s
 from looplab.report.render.transcript import transcript_html
+from looplab.report.render.tree import tree_chart
 from looplab.report.views.report_model import ReportModel, TimelineView
 
 __all__ = ["page_data", "render_page", "shell"]
@@ -130,6 +131,7 @@ def _run(
     return (
         f'<section class="run" id="{timeline.anchor}"><h3>Run {escape(timeline.run_id)}</h3>'
         f"{links}{gantt_chart(model, [timeline], f'run:{timeline.run_id}', title, caption=False)}"
+        f"{tree_chart(timeline, f'tree:{timeline.run_id}')}"
         f"{flame}"
         f'{transcript}<p><a href="#tasks">back to the per-task table</a> · '
         '<a href="#runs-table">the table of runs</a></p></section>'

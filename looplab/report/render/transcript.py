@@ -11,7 +11,12 @@ from looplab.report.data.steps import PHASES
 from looplab.report.render.diff import PHASE_COLORS
 from looplab.report.render.graph import run_graph_html
 from looplab.report.render.svg import fmt_s
-from looplab.report.views.transcript import ToolEntry, TranscriptStep, TranscriptView
+from looplab.report.views.transcript import (
+    SubRunTranscript,
+    ToolEntry,
+    TranscriptStep,
+    TranscriptView,
+)
 
 __all__ = ["PREVIEW_CHARS", "transcript_html"]
 
@@ -110,7 +115,7 @@ def _call(tool: ToolEntry) -> str:
     )
 
 
-def _step(view: TranscriptView, step: TranscriptStep) -> str:
+def _step(view: TranscriptView, step: TranscriptStep, prefix: str = "", inner: str = "") -> str:
     diverged = (
         f'<p class="warn small">Diverged from the recording: {escape(step.diverged)}</p>'
         if step.diverged
@@ -118,9 +123,47 @@ def _step(view: TranscriptView, step: TranscriptStep) -> str:
     )
     return (
         f'<li class="tstep{" diverged" if step.diverged else ""}" '
-        f'id="{view.anchor}-s{step.index + 1}">{_timing(step)}{diverged}{_message(step)}'
-        f"{''.join(_call(t) for t in step.tools)}</li>"
+        f'id="{view.anchor}{prefix}-s{step.index + 1}">{_timing(step)}{diverged}{_message(step)}'
+        f"{''.join(_call(t) for t in step.tools)}{inner}</li>"
     )
+
+
+def _steps_html(
+    view: TranscriptView, parent: str | None, steps: list[TranscriptStep], prefix: str
+) -> str:
+    """A run's steps, each followed by the sub-runs it spawned (their own steps, nested);
+    sub-runs spawned before any step come first."""
+    children = [s for s in view.subruns if s.lane.parent == parent]
+    indices = {s.index for s in steps}
+    early = [c for c in children if c.lane.spawn_step not in indices]
+    return "".join(_subrun_html(view, c) for c in early) + "".join(
+        _step(
+            view,
+            s,
+            prefix,
+            "".join(_subrun_html(view, c) for c in children if c.lane.spawn_step == s.index),
+        )
+        for s in steps
+    )
+
+
+def _subrun_html(view: TranscriptView, sub: SubRunTranscript) -> str:
+    """One sub-run's transcript, folded open, named, with its spawn and join steps."""
+    lane = sub.lane
+    joined = f", joined by step {lane.join_step + 1}" if lane.join_step is not None else ""
+    spawned = f"spawned by step {lane.spawn_step + 1}" if lane.spawn_step is not None else "spawned"
+    critical = ' <span class="badge">critical path</span>' if lane.critical else ""
+    steps = _steps_html(view, lane.id, sub.steps, f"-{_slug(lane.id)}")
+    return (
+        f'<details open class="subrun" data-subrun="{escape(lane.id)}"><summary>'
+        f"<b>sub-run {escape(lane.name)}</b> · {len(sub.steps)} steps, "
+        f"{fmt_s(lane.end - lane.start)} ({spawned}{joined}){critical}</summary>"
+        f'<ol class="tsteps">{steps}</ol></details>'
+    )
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
 
 
 def transcript_html(view: TranscriptView) -> str:
@@ -160,7 +203,7 @@ def transcript_html(view: TranscriptView) -> str:
         end += (
             f"<details><summary>check output</summary>{_fold(view.check_output, 'out')}</details>"
         )
-    steps = "".join(_step(view, s) for s in view.steps)
+    steps = _steps_html(view, None, view.steps, "")
     hints = "".join(f'<p class="hint">{escape(n)}</p>' for n in notes)
     return run_graph_html(view.graph) + (
         f'<div class="transcript"><h4>Transcript</h4>{hints}{prompt}'

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from looplab.report.data.lanes import SubRunLane
 from looplab.report.data.records import TOOL_BAR_KINDS, Bar, RunRecord
 from looplab.stats.intervals import median
 
@@ -48,6 +49,8 @@ class TimelineView:
     estimated: bool
     flame: FlameNode | None = None
     """Where the run's time goes (None: not computed)."""
+    subruns: list[SubRunLane] = field(default_factory=list)
+    """Its sub-runs' lane groups (`data/lanes.py`; empty: a flat run)."""
 
 
 def task_rows(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[TaskRow]:
@@ -93,6 +96,7 @@ def timeline(run: RunRecord) -> TimelineView:
         bars=run.bars,
         estimated=any(b.estimated for b in run.bars),
         flame=flame(run),
+        subruns=run.subruns,
     )
 
 

@@ -19,12 +19,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.analysis.divergence import find_divergences, replay_of
+from looplab.report.data.lanes import SubRunLane
 from looplab.report.data.records import RunRecord
 from looplab.report.data.steps import StepRow, step_rows
 from looplab.report.views.graph import RunGraphView, run_graph
 from looplab.traces.schema import ToolCallEvent
 
-__all__ = ["REPORT_OUTPUT_CHARS", "ToolEntry", "TranscriptStep", "TranscriptView", "transcript"]
+__all__ = [
+    "REPORT_OUTPUT_CHARS",
+    "SubRunTranscript",
+    "ToolEntry",
+    "TranscriptStep",
+    "TranscriptView",
+    "transcript",
+]
 
 REPORT_OUTPUT_CHARS = 2000
 """Tool outputs are cut to this many characters in a report file (the dashboard shows
@@ -92,38 +100,37 @@ class TranscriptView:
     replay_of: str | None = None
     """The run this one is a live replay of, if it is one."""
     notes: list[str] = field(default_factory=list)
+    subruns: list[SubRunTranscript] = field(default_factory=list)
+    """Each sub-run's own steps, in run-tree order (`steps` holds the top-level run's)."""
 
 
-def transcript(
-    record: RunRecord,
-    *,
-    output_chars: int | None = REPORT_OUTPUT_CHARS,
-    recorded: RunRecord | None = None,
-) -> TranscriptView | None:
-    """The transcript of a run (None without its trace).
+@dataclass
+class SubRunTranscript:
+    """A sub-run's steps (a sub-agent's own conversation)."""
 
-    Args:
-        record: the run.
-        output_chars: cut tool outputs to this many characters (None: as the trace holds).
-        recorded: the run `record` is a live replay of, to mark the diverged steps.
-    """
+    lane: SubRunLane
+    steps: list[TranscriptStep]
+
+
+def _steps(
+    record: RunRecord, subrun: str | None, output_chars: int | None, diverged: dict[int, str]
+) -> list[TranscriptStep]:
+    """The steps of the run, or of its sub-run `subrun`, with their messages and calls
+    (the step's action call; planning and reflection calls are in its timing row)."""
     trace = record.trace
     if trace is None:
-        return None
-    # the step's action call (planning and reflection calls are in its timing row)
+        return []
     calls = {
-        c.step or 0: c for c in trace.model_calls() if c.purpose not in ("planner", "reflection")
+        c.step or 0: c
+        for c in trace.model_calls()
+        if c.subrun == subrun and c.purpose not in ("planner", "reflection")
     }
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
     for tool in trace.tool_calls():
-        tools[tool.step or 0].append(tool)
-    diverged: dict[int, str] = {}
-    origin = replay_of(trace.header)
-    if recorded is not None and recorded.trace is not None and origin == recorded.run_id:
-        for d in find_divergences(recorded.trace, trace):
-            diverged[d.step] = f"{d.tool}: recorded {d.recorded}, replayed {d.replayed}"
+        if tool.subrun == subrun:
+            tools[tool.step or 0].append(tool)
     steps = []
-    for row in step_rows(record):
+    for row in step_rows(record, subrun):
         call = calls.get(row.index)
         message = call.message if call else None
         steps.append(
@@ -142,6 +149,35 @@ def transcript(
                 diverged=diverged.get(row.index, ""),
             )
         )
+    return steps
+
+
+def transcript(
+    record: RunRecord,
+    *,
+    output_chars: int | None = REPORT_OUTPUT_CHARS,
+    recorded: RunRecord | None = None,
+) -> TranscriptView | None:
+    """The transcript of a run (None without its trace).
+
+    Args:
+        record: the run.
+        output_chars: cut tool outputs to this many characters (None: as the trace holds).
+        recorded: the run `record` is a live replay of, to mark the diverged steps.
+    """
+    trace = record.trace
+    if trace is None:
+        return None
+    diverged: dict[int, str] = {}
+    origin = replay_of(trace.header)
+    if recorded is not None and recorded.trace is not None and origin == recorded.run_id:
+        for d in find_divergences(recorded.trace, trace):
+            diverged[d.step] = f"{d.tool}: recorded {d.recorded}, replayed {d.replayed}"
+    steps = _steps(record, None, output_chars, diverged)
+    subruns = [
+        SubRunTranscript(lane=lane, steps=_steps(record, lane.id, output_chars, {}))
+        for lane in record.subruns
+    ]
     end = trace.end
     start = trace.events[0] if trace.events else None
     prompt = (end.prompt if end else None) or getattr(start, "prompt", None)
@@ -157,7 +193,11 @@ def transcript(
         check_output=end.check_output if end else None,
         error=end.error if end else None,
         absent=list(trace.header.absent),
-        has_content=any(s.text or any(t.output for t in s.tools) for s in steps),
+        has_content=any(
+            s.text or any(t.output for t in s.tools)
+            for s in [*steps, *(x for sub in subruns for x in sub.steps)]
+        ),
+        subruns=subruns,
         replay_of=origin,
         graph=run_graph(trace),
     )
