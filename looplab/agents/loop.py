@@ -40,6 +40,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
+from looplab.agents.deadline import within_deadline
 from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
 from looplab.agents.fanout import Delegation
@@ -371,7 +372,9 @@ class AgentLoop:
         arguments = str(function.get("arguments") or "")
         context = await self._context()
         started = time.perf_counter()
-        result = await self.toolbox.call(name, arguments, context)
+        budget = self.config.wall_time_budget_s
+        deadline = None if budget is None else self._started + budget
+        result, cut = await within_deadline(deadline, self.toolbox.call(name, arguments, context))
         ended = time.perf_counter()
         error = result.content[:500] if result.content.startswith("ERROR:") else None
         record = ToolCallRecord(
@@ -387,6 +390,7 @@ class AgentLoop:
             screenshot=result.trace_image,
             phases=result.phases,
             observation=result.observation,
+            cut=cut,
         )
         return record, result
 

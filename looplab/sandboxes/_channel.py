@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 ReadExactly = Callable[[int], Awaitable[bytes]]
+CANCEL_WAIT_S = 10.0
+"""Longest wait for the helper to kill a cancelled command's tree (it gives up at 5 s)."""
 
 
 @cache
@@ -104,6 +106,8 @@ class HelperChannel:
             SandboxError: the helper is gone, did not answer in time, failed, or refused a
                 path outside the workspace.
             FileNotFoundError: the named file or directory does not exist.
+            asyncio.CancelledError: the caller was cancelled; for `exec`, once the helper
+                has killed the command's tree.
         """
         if self._broken is not None:
             raise SandboxError(
@@ -126,6 +130,10 @@ class HelperChannel:
                 f"sandbox helper did not answer {op!r} within {wait_s:.0f} s",
                 sandbox_id=self.sandbox_id,
             ) from None
+        except asyncio.CancelledError:
+            if op == "exec" and "cancel" not in fields:
+                await self._cancel_exec(request_id)
+            raise
         finally:
             self._pending.pop(request_id, None)
         error = reply.get("error")
@@ -134,6 +142,13 @@ class HelperChannel:
         if error is not None:
             raise SandboxError(str(reply.get("message", error)), sandbox_id=self.sandbox_id)
         return reply
+
+    async def _cancel_exec(self, request_id: int) -> None:
+        """Have the helper kill the command of a cancelled exec request, its whole tree
+        (setsid children too), waiting for that at most `CANCEL_WAIT_S`; a helper already
+        gone has killed it anyway."""
+        with contextlib.suppress(SandboxError, FileNotFoundError):
+            await self.request("exec", wait_s=CANCEL_WAIT_S, cancel=request_id)
 
     async def close(self) -> None:
         """Close the helper's input (it then stops every command and exits)."""

@@ -11,7 +11,9 @@ Every command's environment carries three markers: `LOOPLAB_SANDBOX` (this sandb
 `LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the
 sandbox). A command that runs past its timeout is killed with its whole tree: its process
 group, its descendants and every process carrying its `LOOPLAB_EXEC`, so children that
-called `setsid` die too. A command that exits normally takes its process group with it;
+called `setsid` die too; so is one whose exec is cancelled (an `exec` request with
+`cancel: ID` kills the command of exec request ID: the host's cancelled call, e.g. at the
+task time cap). A command that exits normally takes its process group with it;
 detached (`setsid`) children survive it (that is how a task's services keep running) and
 die when the sandbox closes, or by `stop-groups` (`python3 -c SOURCE stop-groups GRACE
 PIDFILE...`: TERM, then KILL after GRACE seconds, verified gone, JSON on stdout).
@@ -47,6 +49,10 @@ _settings: dict[str, object] = {"root": "", "marker": "", "owner": ""}
 _out_lock = threading.Lock()
 _groups_lock = threading.Lock()
 _groups: set[int] = set()
+_running: dict[object, tuple[int, str]] = {}
+"""Exec request id -> (pid, exec id) of the commands running (under `_groups_lock`)."""
+_cancelled: set[object] = set()
+"""Exec request ids cancelled (one may come before its command started)."""
 _exec_ids = iter(range(1, 1 << 62))
 
 
@@ -177,7 +183,10 @@ def inside(relative: str) -> str:
 
 
 def run(request: dict[str, object]) -> dict[str, object]:
-    """Run one command with its timeout and output cap; return the exec reply."""
+    """Run one command with its timeout and output cap; return the exec reply (or, for
+    `cancel: ID`, kill the command of exec request ID)."""
+    if "cancel" in request:
+        return _cancel(request["cancel"])
     limit = int(str(request["limit"]))
     timeout = float(str(request["timeout"]))
     env = dict(request["env"]) if isinstance(request["env"], dict) else {}
@@ -201,6 +210,10 @@ def run(request: dict[str, object]) -> dict[str, object]:
         return {"code": 127, "out": "", "err": _b64(f"{exc}\n".encode()), "timed_out": False}
     with _groups_lock:
         _groups.add(proc.pid)
+        _running[request.get("id")] = (proc.pid, exec_id)
+        cancelled = request.get("id") in _cancelled
+    if cancelled:
+        _cancel(request.get("id"))
     assert proc.stdout is not None
     assert proc.stderr is not None
     kept, dropped, timed_out = _collect(proc, started + timeout, limit)
@@ -210,6 +223,8 @@ def run(request: dict[str, object]) -> dict[str, object]:
     _kill_group(proc.pid)  # leftovers of the command's group die with it
     with _groups_lock:
         _groups.discard(proc.pid)
+        _running.pop(request.get("id"), None)
+        _cancelled.discard(request.get("id"))
     proc.stdout.close()
     proc.stderr.close()
     return {
@@ -220,6 +235,18 @@ def run(request: dict[str, object]) -> dict[str, object]:
         "dropped_err": dropped["err"],
         "timed_out": timed_out,
     }
+
+
+def _cancel(target: object) -> dict[str, object]:
+    """Kill the whole tree of exec request `target` (or mark it, not started yet)."""
+    with _groups_lock:
+        found = _running.get(target)
+        if found is None:
+            _cancelled.add(target)
+            return {"cancelled": False}
+    pid, exec_id = found
+    survivors = kill_until_gone(lambda: tree_of(pid, marker=(EXEC_ENV, exec_id)))
+    return {"cancelled": True, "survivors": len(survivors)}
 
 
 def _collect(

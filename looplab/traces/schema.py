@@ -290,6 +290,9 @@ class ToolCallEvent(_Event):
     observation: dict[str, Any] | None = None
     """What a browser action showed the model: `kind` (aria, screenshot, marks, dom),
     `text_chars`, `image_bytes`, `width`, `height`. None for other tools."""
+    cut: bool = False
+    """True when the run's time budget (the task time cap on the wall clock) ran out while
+    the call ran: its command's process tree was killed there and `end` is the cut."""
 
 
 class SandboxOpEvent(_Event):
