@@ -136,6 +136,8 @@ class HelperChannel:
             raise
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # seen: a write that failed first leaves it unread
         error = reply.get("error")
         if error == "not_found":
             raise FileNotFoundError(reply.get("message", ""))
@@ -145,10 +147,22 @@ class HelperChannel:
 
     async def _cancel_exec(self, request_id: int) -> None:
         """Have the helper kill the command of a cancelled exec request, its whole tree
-        (setsid children too), waiting for that at most `CANCEL_WAIT_S`; a helper already
-        gone has killed it anyway."""
-        with contextlib.suppress(SandboxError, FileNotFoundError):
-            await self.request("exec", wait_s=CANCEL_WAIT_S, cancel=request_id)
+        (setsid children too), within `CANCEL_WAIT_S`: asked again while the command has
+        not started yet (and its own reply has not come); a helper gone has killed it."""
+        arrived: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = arrived  # the exec's own reply, should it come
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        try:
+            while not arrived.done() and time.monotonic() < deadline:
+                reply = await self.request("exec", wait_s=CANCEL_WAIT_S, cancel=request_id)
+                if reply.get("cancelled"):
+                    return
+                await asyncio.sleep(0.02)
+        except (SandboxError, FileNotFoundError):
+            return
+        finally:
+            if arrived.done() and not arrived.cancelled():
+                arrived.exception()  # seen: the helper may be gone
 
     async def close(self) -> None:
         """Close the helper's input (it then stops every command and exits)."""

@@ -8,15 +8,14 @@ base64-encoded. On EOF of stdin (the host side went away, even by SIGKILL) it ki
 process it started, detached ones included, and exits, which stops the sandbox.
 
 Every command's environment carries three markers: `LOOPLAB_SANDBOX` (this sandbox),
-`LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the
-sandbox). A command that runs past its timeout is killed with its whole tree: its process
-group, its descendants and every process carrying its `LOOPLAB_EXEC`, so children that
-called `setsid` die too; so is one whose exec is cancelled (an `exec` request with
-`cancel: ID` kills the command of exec request ID: the host's cancelled call, e.g. at the
-task time cap). A command that exits normally takes its process group with it;
-detached (`setsid`) children survive it (that is how a task's services keep running) and
-die when the sandbox closes, or by `stop-groups` (`python3 -c SOURCE stop-groups GRACE
-PIDFILE...`: TERM, then KILL after GRACE seconds, verified gone, JSON on stdout).
+`LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the sandbox).
+A command that runs past its timeout is killed with its whole tree: its process group, its
+descendants and every process carrying its `LOOPLAB_EXEC`, so children that called `setsid`
+die too; so is one whose exec is cancelled (`exec` with `cancel: ID`). A command that exits
+normally takes its process group with it; detached (`setsid`) children survive it (that is
+how a task's services keep running) and die when the sandbox closes, or by `stop-groups`
+(`python3 -c SOURCE stop-groups GRACE PIDFILE...`: TERM, then KILL after GRACE seconds,
+verified gone, JSON on stdout).
 
 Stdlib only, no third-party imports: it runs on the sandbox's Python, not looplab's. The
 host side imports the process functions from here (`sandboxes/leftovers.py`), so the
@@ -49,10 +48,7 @@ _settings: dict[str, object] = {"root": "", "marker": "", "owner": ""}
 _out_lock = threading.Lock()
 _groups_lock = threading.Lock()
 _groups: set[int] = set()
-_running: dict[object, tuple[int, str]] = {}
-"""Exec request id -> (pid, exec id) of the commands running (under `_groups_lock`)."""
-_cancelled: set[object] = set()
-"""Exec request ids cancelled (one may come before its command started)."""
+_running: dict[object, tuple[int, str]] = {}  # exec request id -> (pid, exec id)
 _exec_ids = iter(range(1, 1 << 62))
 
 
@@ -183,10 +179,12 @@ def inside(relative: str) -> str:
 
 
 def run(request: dict[str, object]) -> dict[str, object]:
-    """Run one command with its timeout and output cap; return the exec reply (or, for
-    `cancel: ID`, kill the command of exec request ID)."""
-    if "cancel" in request:
-        return _cancel(request["cancel"])
+    """Run one command with its timeout and output cap; return the exec reply."""
+    if "cancel" in request:  # kill the tree of exec request ID (the host cancelled it)
+        found = _running.get(request["cancel"])  # one dict read: atomic
+        if found is not None:
+            kill_until_gone(lambda: tree_of(found[0], marker=(EXEC_ENV, found[1])))
+        return {"cancelled": found is not None}
     limit = int(str(request["limit"]))
     timeout = float(str(request["timeout"]))
     env = dict(request["env"]) if isinstance(request["env"], dict) else {}
@@ -211,9 +209,6 @@ def run(request: dict[str, object]) -> dict[str, object]:
     with _groups_lock:
         _groups.add(proc.pid)
         _running[request.get("id")] = (proc.pid, exec_id)
-        cancelled = request.get("id") in _cancelled
-    if cancelled:
-        _cancel(request.get("id"))
     assert proc.stdout is not None
     assert proc.stderr is not None
     kept, dropped, timed_out = _collect(proc, started + timeout, limit)
@@ -224,7 +219,6 @@ def run(request: dict[str, object]) -> dict[str, object]:
     with _groups_lock:
         _groups.discard(proc.pid)
         _running.pop(request.get("id"), None)
-        _cancelled.discard(request.get("id"))
     proc.stdout.close()
     proc.stderr.close()
     return {
@@ -235,18 +229,6 @@ def run(request: dict[str, object]) -> dict[str, object]:
         "dropped_err": dropped["err"],
         "timed_out": timed_out,
     }
-
-
-def _cancel(target: object) -> dict[str, object]:
-    """Kill the whole tree of exec request `target` (or mark it, not started yet)."""
-    with _groups_lock:
-        found = _running.get(target)
-        if found is None:
-            _cancelled.add(target)
-            return {"cancelled": False}
-    pid, exec_id = found
-    survivors = kill_until_gone(lambda: tree_of(pid, marker=(EXEC_ENV, exec_id)))
-    return {"cancelled": True, "survivors": len(survivors)}
 
 
 def _collect(

@@ -40,6 +40,7 @@ from looplab.sandboxes._channel import HelperChannel, command_argv, run_command
 from looplab.sandboxes._confine import SANDBOX_WORKDIR, Confinement, chown_tree
 from looplab.sandboxes._paths import resolve_on_host, workspace_relative
 from looplab.sandboxes._seccomp import program_fd
+from looplab.sandboxes._stderr import StderrTail
 from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.leftovers import owned_tempdir
 
@@ -136,6 +137,7 @@ class LocalSandbox:
             )
         bwrap = bwrap if config.isolation != "none" else None
         home, confinement, process = await _start(config, task_dir, bwrap, python)
+        stderr = StderrTail(process.stderr)
         root = home / "workspace"
         assert process.stdin is not None
         assert process.stdout is not None
@@ -154,6 +156,14 @@ class LocalSandbox:
         try:
             await channel.request("ping", wait_s=30.0)
             await asyncio.to_thread(confinement.adopt, process.pid)
+        except SandboxError as exc:
+            said = await stderr.said(process)
+            await sandbox.close()
+            if not said:
+                raise
+            raise SandboxError(
+                f"sandbox helper did not start: {said}", sandbox_id=sandbox.id
+            ) from exc
         except BaseException:
             await sandbox.close()
             raise
@@ -329,7 +339,7 @@ async def _start(
                 *confinement.argv(python, root, seccomp),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,  # bwrap's own words on a failed start
                 cwd=root,
                 env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
                 start_new_session=True,

@@ -117,7 +117,8 @@ def test_the_cap_kills_a_running_tool_and_records_it_cut(tmp_path: Path, campaig
 @pytest.mark.parametrize("kind", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 async def test_a_cancelled_exec_kills_the_command_tree(tmp_path: Path, kind: str) -> None:
     """Cancelling an exec (as the cap does) kills the command, its setsid child and its
-    background child before the cancellation returns; the sandbox stays usable."""
+    background child before the cancellation returns, also when cancelled before the
+    command started; the sandbox stays usable."""
     (tmp_path / "task").mkdir()
     async with await open_sandbox(SandboxConfig(kind=kind), tmp_path / "task") as box:
         running = asyncio.ensure_future(box.exec(SLEEPS, timeout_s=400))
@@ -129,6 +130,13 @@ async def test_a_cancelled_exec_kills_the_command_tree(tmp_path: Path, kind: str
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
+        assert _left() == []
+        early = asyncio.ensure_future(box.exec(SLEEPS, timeout_s=400))
+        await asyncio.sleep(0.005)  # sent, likely not started: the cancel is asked again
+        early.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await early
+        await asyncio.sleep(1.0)
         assert _left() == []
         assert (await box.exec("echo alive")).stdout == "alive\n"
 

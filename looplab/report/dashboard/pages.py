@@ -22,7 +22,7 @@ from looplab.report.data.exports import diff_table
 from looplab.report.data.records import RunRecord
 from looplab.report.render.diff import diff_section
 from looplab.report.render.gantt import flame_chart, gantt_chart
-from looplab.report.render.page import page_data, shell
+from looplab.report.render.page import page_data, set_aside_notice, shell
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
 from looplab.report.views.diff import diff_view
@@ -140,7 +140,8 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
     )
     return (
         f"<tr><td>{name}</td><td>{status}</td><td>{model.runs}</td><td>{groups}</td>"
-        f"<td>{escape(model.sentence)}{lines}<br>{tasks}</td></tr>"
+        f"<td>{escape(model.sentence)}{lines}<br>{tasks}"
+        f"{set_aside_notice(model.set_aside)}</td></tr>"
     )
 
 
