@@ -6,8 +6,8 @@ START -> step --(go on)--> step --> ...
 ```
 
 A step reads in one screen (`AgentLoop._step`): **limits** (`max_steps`, `token_budget`,
-`wall_time_budget_s`, checked before each step; reaching one ends the run with that
-reason), **query** (one streamed call through the `InstrumentedClient`, TTFT, decode, tokens
+`wall_time_budget_s`, checked before each step, the last also each tool call's deadline:
+`deadline.py`; reaching one ends the run with that reason), **query** (one streamed call through the `InstrumentedClient`, TTFT, decode, tokens
 and finish reason recorded, after a planning call when one is due; backend failures are
 retried per `RetryConfig`, and when retries run out the run ends with `backend_error`,
 recorded, not raised), **execute** (every requested call through the `ToolBox`, so an
