@@ -6,19 +6,19 @@ START -> step --(go on)--> step --> ...
 ```
 
 A step reads in one screen (`AgentLoop._step`): **limits** (`max_steps`, `token_budget`,
-`wall_time_budget_s`, checked before each step, the last also each tool call's deadline:
-`deadline.py`; reaching one ends the run with that reason), **query** (one streamed call through the `InstrumentedClient`, TTFT, decode, tokens
-and finish reason recorded, after a planning call when one is due; backend failures are
-retried per `RetryConfig`, and when retries run out the run ends with `backend_error`,
-recorded, not raised), **execute** (every requested call through the `ToolBox`, so an
-unknown tool, bad JSON, arguments off the schema or a raising tool become `ERROR:` results
-the model can read; calls run through a `StepDispatcher` (`dispatch.py`): at most
-`max_parallel_tools` at once, started while the reply still streams with
-`streaming_dispatch`; with `speculation` a likely read-only call runs during the model call
-and is used when it matches, `speculation.py`), **observe** (the results, and the browser's
-screenshots, appended to the conversation; a reflection call when one is due) and
-**record** (the step's `StepRecord`: model phase, tools, side calls, its end). With
-`fanout` the tools include `delegate`, whose calls run sub-agents (`fanout.py`).
+`wall_time_budget_s`, checked before each step, the last also each tool call's deadline,
+`deadline.py`; reaching one ends the run with that reason), **query** (one streamed call
+through the `InstrumentedClient`, TTFT, decode, tokens and finish reason recorded, after a
+planning call when one is due; backend failures are retried per `RetryConfig`, and when
+retries run out the run ends with `backend_error`, recorded, not raised), **execute** (every
+requested call through the `ToolBox`, so an unknown tool, bad JSON, arguments off the schema
+or a raising tool become `ERROR:` results the model can read; calls run through a
+`StepDispatcher` (`dispatch.py`): at most `max_parallel_tools` at once, started while the
+reply still streams with `streaming_dispatch`; with `speculation` a likely read-only call
+runs during the model call and is used when it matches, `speculation.py`), **observe** (the
+results, and the browser's screenshots, appended to the conversation; a reflection call when
+one is due) and **record** (the step's `StepRecord`: model phase, tools, side calls, its
+end). With `fanout` the tools include `delegate`, whose calls run sub-agents (`fanout.py`).
 
 Why LangGraph: the run is a state graph whose state (the conversation and the end
 reason) changes once per step, so a checkpointer (`compile(checkpointer=...)`), `astream`
