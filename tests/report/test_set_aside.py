@@ -37,7 +37,8 @@ def _with_two_set_aside(known_pair: Path) -> Path:
 
 def test_the_report_file_names_every_set_aside_trace(known_pair: Path, tmp_path: Path) -> None:
     """4 trace files, 2 runs counted: the HTML and the JSON report both name the two set
-    aside and why (before: nothing in either; the reason was on stderr only)."""
+    aside and why, and `looplab report` says so (before: nothing in either; the reason was
+    on stderr only)."""
     directory = _with_two_set_aside(known_pair)
     html = write_report([directory], tmp_path / "r.html").path.read_text()
     data = json.loads(
@@ -50,6 +51,14 @@ def test_the_report_file_names_every_set_aside_trace(known_pair: Path, tmp_path:
     assert "2 trace file(s) set aside" in html
     assert "broken.jsonl" in html and "known-cut.jsonl" in html
     assert "run has not ended" in html
+    done = subprocess.run(
+        [sys.executable, "-m", "looplab", "report", str(directory), "-o", str(tmp_path / "c.html")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"COLUMNS": "300", "PATH": "/usr/bin:/bin", "LOOPLAB_LOG_FILE": "/dev/null"},
+    )
+    assert "2 runs" in done.stdout and "2 trace file(s) set aside" in done.stdout, done.stderr
 
 
 def test_the_dashboard_index_and_report_pages_name_them(known_pair: Path, tmp_path: Path) -> None:
