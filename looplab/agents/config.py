@@ -70,7 +70,8 @@ class AgentConfig(StrictModel):
     token_budget: int | None = Field(default=None, ge=1)
     """Prompt + completion tokens over the run before it ends with `token_budget`."""
     wall_time_budget_s: float | None = Field(default=None, gt=0)
-    """Seconds from the first request before the run ends with `wall_time_budget`."""
+    """Seconds from the first request before the run ends with `wall_time_budget`; a tool
+    call still running then is cut (its process tree killed, recorded with `cut`)."""
     parallel_tool_calls: bool = False
     """Run the tool calls of one step concurrently (False: one after another); without a
     `max_parallel_tools` above 1, all of them at once."""

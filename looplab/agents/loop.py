@@ -6,19 +6,19 @@ START -> step --(go on)--> step --> ...
 ```
 
 A step reads in one screen (`AgentLoop._step`): **limits** (`max_steps`, `token_budget`,
-`wall_time_budget_s`, checked before each step; reaching one ends the run with that
-reason), **query** (one streamed call through the `InstrumentedClient`, TTFT, decode, tokens
-and finish reason recorded, after a planning call when one is due; backend failures are
-retried per `RetryConfig`, and when retries run out the run ends with `backend_error`,
-recorded, not raised), **execute** (every requested call through the `ToolBox`, so an
-unknown tool, bad JSON, arguments off the schema or a raising tool become `ERROR:` results
-the model can read; calls run through a `StepDispatcher` (`dispatch.py`): at most
-`max_parallel_tools` at once, started while the reply still streams with
-`streaming_dispatch`; with `speculation` a likely read-only call runs during the model call
-and is used when it matches, `speculation.py`), **observe** (the results, and the browser's
-screenshots, appended to the conversation; a reflection call when one is due) and
-**record** (the step's `StepRecord`: model phase, tools, side calls, its end). With
-`fanout` the tools include `delegate`, whose calls run sub-agents (`fanout.py`).
+`wall_time_budget_s`, checked before each step, the last also each tool call's deadline,
+`deadline.py`; reaching one ends the run with that reason), **query** (one streamed call
+through the `InstrumentedClient`, TTFT, decode, tokens and finish reason recorded, after a
+planning call when one is due; backend failures are retried per `RetryConfig`, and when
+retries run out the run ends with `backend_error`, recorded, not raised), **execute** (every
+requested call through the `ToolBox`, so an unknown tool, bad JSON, arguments off the schema
+or a raising tool become `ERROR:` results the model can read; calls run through a
+`StepDispatcher` (`dispatch.py`): at most `max_parallel_tools` at once, started while the
+reply still streams with `streaming_dispatch`; with `speculation` a likely read-only call
+runs during the model call and is used when it matches, `speculation.py`), **observe** (the
+results, and the browser's screenshots, appended to the conversation; a reflection call when
+one is due) and **record** (the step's `StepRecord`: model phase, tools, side calls, its
+end). With `fanout` the tools include `delegate`, whose calls run sub-agents (`fanout.py`).
 
 Why LangGraph: the run is a state graph whose state (the conversation and the end
 reason) changes once per step, so a checkpointer (`compile(checkpointer=...)`), `astream`
@@ -40,6 +40,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
+from looplab.agents.deadline import within_deadline
 from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
 from looplab.agents.fanout import Delegation
@@ -371,7 +372,9 @@ class AgentLoop:
         arguments = str(function.get("arguments") or "")
         context = await self._context()
         started = time.perf_counter()
-        result = await self.toolbox.call(name, arguments, context)
+        budget = self.config.wall_time_budget_s
+        deadline = None if budget is None else self._started + budget
+        result, cut = await within_deadline(deadline, self.toolbox.call(name, arguments, context))
         ended = time.perf_counter()
         error = result.content[:500] if result.content.startswith("ERROR:") else None
         record = ToolCallRecord(
@@ -387,6 +390,7 @@ class AgentLoop:
             screenshot=result.trace_image,
             phases=result.phases,
             observation=result.observation,
+            cut=cut,
         )
         return record, result
 

@@ -107,6 +107,9 @@ class ToolCallRecord:
     """The call's time by phase (browser actions: `act`, `page_wait`, `observe`)."""
     observation: dict[str, Any] | None = None
     """What a browser action showed the model (kind, text chars, image bytes and size)."""
+    cut: bool = False
+    """The run's time budget ran out while the call ran: cancelled there, its command's
+    process tree killed (`AgentLoop._one_call`)."""
 
     @property
     def duration_s(self) -> float:

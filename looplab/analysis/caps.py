@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
-from looplab.traces.schema import RunEndEvent, StepEvent, TraceEvent
+from looplab.traces.schema import RunEndEvent, StepEvent, ToolCallEvent, TraceEvent
 
 __all__ = [
     "STOP_REASONS",
@@ -140,17 +140,22 @@ def cap_events(
 ) -> list[TraceEvent]:
     """A run's events cut at task time `cap_s`, ending `timeout`, when it went past it.
 
-    Events that ended after the cap are dropped; the `run_end` ends at the cap (or where
-    the run stopped, if earlier), unfinished (`success` False, reason `timeout`). With
-    `stopped`, the runner stopped the run for this cap (a wall-clock run stops at a step
-    boundary), so it ends `timeout` even a hair under the cap. Otherwise a run within its
-    cap comes back unchanged, and so does one without a `run_end`.
+    Events that ended after the cap are dropped, but a tool call the runner cut at the cap
+    (`cut`: its process tree killed there) is kept, ending at the cap; the `run_end` ends at
+    the cap (or where the run stopped, if earlier), unfinished (`success` False, reason
+    `timeout`). With `stopped`, the runner stopped the run for this cap (a wall-clock run
+    stops at a step boundary), so it ends `timeout` even a hair under the cap. Otherwise a
+    run within its cap comes back unchanged, and so does one without a `run_end`.
     """
     end = next((e for e in reversed(events) if isinstance(e, RunEndEvent)), None)
     if end is None or (end.end <= cap_s and not stopped):
         return list(events)
     stop = min(end.end, cap_s)
-    kept: list[TraceEvent] = [e for e in events if not isinstance(e, RunEndEvent) and e.end <= stop]
+    kept: list[TraceEvent] = [
+        _clamped(e, stop) if _cut_at(e, stop) else e
+        for e in events
+        if not isinstance(e, RunEndEvent) and (e.end <= stop or _cut_at(e, stop))
+    ]
     steps = [e for e in kept if isinstance(e, StepEvent)]
     cut = end.end - stop
     kept.append(
@@ -168,3 +173,13 @@ def cap_events(
         )
     )
     return kept
+
+
+def _cut_at(event: TraceEvent, stop: float) -> bool:
+    """Whether `event` is a tool call cut by the cap, begun before the stop."""
+    return isinstance(event, ToolCallEvent) and event.cut and event.start <= stop < event.end
+
+
+def _clamped(event: TraceEvent, stop: float) -> TraceEvent:
+    """A cut tool call ending at the stop (the kill lands a few ms after the cap)."""
+    return event.model_copy(update={"end": stop})

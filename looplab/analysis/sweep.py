@@ -29,15 +29,25 @@ from looplab.analysis.retime import SweepPoint, sweep_trace
 from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
 
-__all__ = ["SweepRow", "SweepSummary", "ceiling", "is_timed", "run_sweep"]
+__all__ = ["SweepRow", "SweepSummary", "ceiling", "is_timed", "run_sweep", "untimed_reason"]
 
 
 def is_timed(trace: Trace) -> bool:
     """True when `trace` has a recorded task time and a model call with token counts."""
+    return untimed_reason(trace) is None
+
+
+def untimed_reason(trace: Trace) -> str | None:
+    """Why `trace` cannot be re-timed (None when it can): no `run_end`, a task time that is
+    not positive (e.g. negative timestamps), or no model call with token counts."""
     end = trace.end
-    recorded = end.end if end is not None else 0.0
-    calls = trace.model_calls()
-    return recorded > 0 and any(c.completion_tokens is not None for c in calls)
+    if end is None:
+        return "the run has not ended (no run_end)"
+    if not end.end > 0:
+        return f"its recorded task time is {end.end:g} s (not positive: timestamps out of order)"
+    if not any(c.completion_tokens is not None for c in trace.model_calls()):
+        return "no model call with token counts"
+    return None
 
 
 @dataclass(frozen=True)

@@ -345,5 +345,20 @@ def sweep_command(
         )
         console.print(_sweep_table(summaries, title))
         console.print(_sweep_costs(traces, base.name), highlight=False)
+    for line in _untimed_lines(traces):
+        console.print(line, highlight=False, markup=False)
     if output is not None and write_output(output, text):
         console.print(f"table: {output}")
+
+
+def _untimed_lines(traces: list[Any]) -> list[str]:
+    """One line per trace the sweep left out: its file (or run id) and why."""
+    from looplab.analysis.sweep import untimed_reason
+
+    lines = []
+    for trace in traces:
+        reason = untimed_reason(trace)
+        if reason is not None:
+            name = str(trace.path) if trace.path is not None else trace.header.run_id
+            lines.append(f"left out (untimed): {name}: {reason}")
+    return lines

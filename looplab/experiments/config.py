@@ -130,17 +130,18 @@ class TaskFamily(StrictModel):
 class Budgets(StrictModel):
     """Per-run limits; a run that hits one ends with that reason recorded."""
 
-    max_steps: int = Field(default=60, ge=1, le=100_000)
+    max_steps: int = Field(default=60, ge=1, le=100_000, strict=True)
     """Model calls per run."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: int | None = Field(default=None, ge=1, strict=True)
     """Total tokens (prompt + completion) per run."""
-    wall_time_s: float | None = Field(default=None, gt=0)
-    """Wall time per run."""
-    task_timeout_s: float | None = Field(default=None, gt=0)
+    wall_time_s: float | None = Field(default=None, gt=0, strict=True)
+    """Wall time per run (strict, as every budget: `true` is not 1 s)."""
+    task_timeout_s: float | None = Field(default=None, gt=0, strict=True)
     """Task time cap (a deadline): a run whose task time passes it ends `timeout`, cut at
     the cap, and counts as not finished. On the wall clock the run is stopped at its
-    first step boundary past the cap; on the virtual clock the cap applies to the
-    computed task time. An axis: `budgets.task_timeout_s: [60, 300]`."""
+    first step boundary past the cap, and a tool call still running there is cut (its
+    process tree killed, the call recorded with `cut`); on the virtual clock the cap applies
+    to the computed task time. An axis: `budgets.task_timeout_s: [60, 300]`."""
 
 
 class ExperimentConfig(StrictModel):

@@ -219,6 +219,7 @@ def _tool(tool: ToolCallRecord, outputs: dict[str, str]) -> ToolDraft:
         queued_s=tool.queued_s,
         phases=dict(tool.phases or {}),
         observation=tool.observation,
+        cut=tool.cut,
     )
 
 

@@ -19,6 +19,7 @@ from looplab.report.data.records import RunRecord, load_runs
 from looplab.report.render.page import render_page
 from looplab.report.views.detail import TRANSCRIPTS
 from looplab.report.views.report_model import ReportModel, build_model
+from looplab.traces.inputs import SetAside
 
 __all__ = [
     "FORMATS",
@@ -77,15 +78,18 @@ def assign_groups(
             record.group += f" · {variants[record.run_id]}"
 
 
-def load_records(inputs: Sequence[Path]) -> list[RunRecord]:
-    """The complete runs of `inputs`, refusing a run that two inputs both hold.
+def load_records(
+    inputs: Sequence[Path], set_aside: list[SetAside] | None = None
+) -> list[RunRecord]:
+    """The complete runs of `inputs`, refusing a run that two inputs both hold; the trace
+    files not counted go to `set_aside` (`load_runs`).
 
     Raises:
         ConfigError: no complete run, or the same run in two inputs (an input compared
             with itself, or with a part of itself).
         TraceError: a file that is not a looplab trace.
     """
-    records = load_runs(list(inputs))
+    records = load_runs(list(inputs), set_aside)
     if not records:
         raise ConfigError(
             f"no complete runs in {', '.join(str(p) for p in inputs)}", field="RUN_DIR"
@@ -112,12 +116,14 @@ def build_model_for(
     transcripts: int = TRANSCRIPTS,
 ) -> tuple[ReportModel, list[RunRecord]]:
     """The model of a report over `inputs` and the run records it was computed from."""
-    records = load_records(inputs)
+    set_aside: list[SetAside] = []
+    records = load_records(inputs, set_aside)
     assign_groups(records, group_by)
     names = [p.resolve().name for p in inputs]
     model = build_model(
         records, title or _default_title(records, names), names, transcript_limit=transcripts
     )
+    model.set_aside = set_aside
     return model, records
 
 

@@ -119,7 +119,11 @@ def report_command(
     console = out_console()
     if result.model.sentence and len(result.model.bottom_lines) <= 1:
         console.print(result.model.sentence, highlight=False)
-    console.print(f"{result.runs} runs, {result.seconds:.2f} s")
+    aside = len(result.model.set_aside)
+    console.print(
+        f"{result.runs} runs, {result.seconds:.2f} s"
+        + (f"; {aside} trace file(s) set aside, named in the report" if aside else "")
+    )
     if screenshot is not None:
         if format != "html":
             raise ConfigError("a screenshot needs --format html", field="--screenshot")

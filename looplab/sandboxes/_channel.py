@@ -37,6 +37,8 @@ __all__ = [
 ]
 
 ReadExactly = Callable[[int], Awaitable[bytes]]
+CANCEL_WAIT_S = 10.0
+"""Longest wait for the helper to kill a cancelled command's tree (it gives up at 5 s)."""
 
 
 @cache
@@ -106,6 +108,8 @@ class HelperChannel:
             SandboxError: the helper is gone, did not answer in time, failed, or refused a
                 path outside the workspace.
             FileNotFoundError: the named file or directory does not exist.
+            asyncio.CancelledError: the caller was cancelled; for `exec`, once the helper
+                has killed the command's tree.
         """
         if self._broken is not None:
             raise SandboxError(
@@ -128,14 +132,39 @@ class HelperChannel:
                 f"sandbox helper did not answer {op!r} within {wait_s:.0f} s",
                 sandbox_id=self.sandbox_id,
             ) from None
+        except asyncio.CancelledError:
+            if op == "exec" and "cancel" not in fields:
+                await self._cancel_exec(request_id)
+            raise
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # seen: a write that failed first leaves it unread
         error = reply.get("error")
         if error == "not_found":
             raise FileNotFoundError(reply.get("message", ""))
         if error is not None:
             raise SandboxError(str(reply.get("message", error)), sandbox_id=self.sandbox_id)
         return reply
+
+    async def _cancel_exec(self, request_id: int) -> None:
+        """Have the helper kill the command of a cancelled exec request, its whole tree
+        (setsid children too), within `CANCEL_WAIT_S`: asked again while the command has
+        not started yet (and its own reply has not come); a helper gone has killed it."""
+        arrived: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = arrived  # the exec's own reply, should it come
+        deadline = time.monotonic() + CANCEL_WAIT_S
+        try:
+            while not arrived.done() and time.monotonic() < deadline:
+                reply = await self.request("exec", wait_s=CANCEL_WAIT_S, cancel=request_id)
+                if reply.get("cancelled"):
+                    return
+                await asyncio.sleep(0.02)
+        except (SandboxError, FileNotFoundError):
+            return
+        finally:
+            if arrived.done() and not arrived.cancelled():
+                arrived.exception()  # seen: the helper may be gone
 
     async def close(self) -> None:
         """Close the helper's input (it then stops every command and exits)."""

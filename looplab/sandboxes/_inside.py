@@ -8,13 +8,14 @@ base64-encoded. On EOF of stdin (the host side went away, even by SIGKILL) it ki
 process it started, detached ones included, and exits, which stops the sandbox.
 
 Every command's environment carries three markers: `LOOPLAB_SANDBOX` (this sandbox),
-`LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the
-sandbox). A command that runs past its timeout is killed with its whole tree: its process
-group, its descendants and every process carrying its `LOOPLAB_EXEC`, so children that
-called `setsid` die too. A command that exits normally takes its process group with it;
-detached (`setsid`) children survive it (that is how a task's services keep running) and
-die when the sandbox closes, or by `stop-groups` (`python3 -c SOURCE stop-groups GRACE
-PIDFILE...`: TERM, then KILL after GRACE seconds, verified gone, JSON on stdout).
+`LOOPLAB_EXEC` (this command) and `LOOPLAB_OWNER` (the host process that owns the sandbox).
+A command that runs past its timeout is killed with its whole tree: its process group, its
+descendants and every process carrying its `LOOPLAB_EXEC`, so children that called `setsid`
+die too; so is one whose exec is cancelled (`exec` with `cancel: ID`). A command that exits
+normally takes its process group with it; detached (`setsid`) children survive it (that is
+how a task's services keep running) and die when the sandbox closes, or by `stop-groups`
+(`python3 -c SOURCE stop-groups GRACE PIDFILE...`: TERM, then KILL after GRACE seconds,
+verified gone, JSON on stdout).
 
 Stdlib only, no third-party imports: it runs on the sandbox's Python, not looplab's. The
 host side imports the process functions from here (`sandboxes/leftovers.py`), so the
@@ -49,6 +50,7 @@ _settings: dict[str, object] = {"root": "", "root_fd": -1, "marker": "", "owner"
 _out_lock = threading.Lock()
 _groups_lock = threading.Lock()
 _groups: set[int] = set()
+_running: dict[object, tuple[int, str]] = {}  # exec request id -> (pid, exec id)
 _exec_ids = iter(range(1, 1 << 62))
 
 
@@ -379,6 +381,11 @@ def list_files(relative: str) -> list[str]:
 
 def run(request: dict[str, object]) -> dict[str, object]:
     """Run one command with its timeout and output cap; return the exec reply."""
+    if "cancel" in request:  # kill the tree of exec request ID (the host cancelled it)
+        found = _running.get(request["cancel"])  # one dict read: atomic
+        if found is not None:
+            kill_until_gone(lambda: tree_of(found[0], marker=(EXEC_ENV, found[1])))
+        return {"cancelled": found is not None}
     limit = int(str(request["limit"]))
     timeout = float(str(request["timeout"]))
     env = dict(request["env"]) if isinstance(request["env"], dict) else {}
@@ -402,6 +409,7 @@ def run(request: dict[str, object]) -> dict[str, object]:
         return {"code": 127, "out": "", "err": _b64(f"{exc}\n".encode()), "timed_out": False}
     with _groups_lock:
         _groups.add(proc.pid)
+        _running[request.get("id")] = (proc.pid, exec_id)
     assert proc.stdout is not None
     assert proc.stderr is not None
     kept, dropped, timed_out = _collect(proc, started + timeout, limit)
@@ -411,6 +419,7 @@ def run(request: dict[str, object]) -> dict[str, object]:
     _kill_group(proc.pid)  # leftovers of the command's group die with it
     with _groups_lock:
         _groups.discard(proc.pid)
+        _running.pop(request.get("id"), None)
     proc.stdout.close()
     proc.stderr.close()
     return {

@@ -52,6 +52,7 @@ from looplab.sandboxes._confine import (
 )
 from looplab.sandboxes._paths import workspace_relative
 from looplab.sandboxes._seccomp import program_fd
+from looplab.sandboxes._stderr import StderrTail
 from looplab.sandboxes._support import EventClock
 from looplab.sandboxes.leftovers import owned_tempdir
 
@@ -148,6 +149,7 @@ class LocalSandbox:
             )
         bwrap = bwrap if config.isolation != "none" else None
         home, confinement, process = await _start(config, task_dir, bwrap, python)
+        stderr = StderrTail(process.stderr)
         root = home / "workspace"
         assert process.stdin is not None
         assert process.stdout is not None
@@ -166,6 +168,14 @@ class LocalSandbox:
         try:
             await channel.request("ping", wait_s=30.0)
             await asyncio.to_thread(confinement.adopt, process.pid)
+        except SandboxError as exc:
+            said = await stderr.said(process)
+            await sandbox.close()
+            if not said:
+                raise
+            raise SandboxError(
+                f"sandbox helper did not start: {said}", sandbox_id=sandbox.id
+            ) from exc
         except BaseException:
             await sandbox.close()
             raise
@@ -326,7 +336,7 @@ async def _start(
                 *confinement.argv(python, root, seccomp),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.PIPE,  # bwrap's own words on a failed start
                 cwd=root,
                 env=_base_env(home / "home", bwrap=bwrap is not None, config=config),
                 start_new_session=True,

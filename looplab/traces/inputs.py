@@ -6,12 +6,15 @@ Only regular files named `*.jsonl` (or `*.jsonl.gz`, compressed) count (a FIFO o
 named like a trace is skipped, never opened); `traces/incomplete/` is never searched.
 
 One bad trace found in a directory does not sink the rest: `load_traces` names it on
-stderr and sets it aside (`read_traces`); a file named on its own is still an error.
+stderr and sets it aside (`read_traces`); a file named on its own is still an error. A
+caller that shows its result elsewhere (the report file, the dashboard) passes a
+`set_aside` list and names each `SetAside` there too (issue 47, finding 9).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.console import err_console
@@ -19,7 +22,15 @@ from looplab.errors import ConfigError, TraceError
 from looplab.layout import ExperimentDir
 from looplab.traces.io import Trace, read_trace
 
-__all__ = ["find_trace_files", "load_traces", "read_traces"]
+__all__ = ["SetAside", "find_trace_files", "load_traces", "read_traces"]
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A trace file found but not counted, and why."""
+
+    path: str
+    reason: str
 
 
 def _regular_traces(directory: Path) -> list[Path]:
@@ -90,9 +101,11 @@ def load_traces(
     return traces
 
 
-def read_traces(path: Path, *, flag: str = "TRACES") -> list[Trace]:
+def read_traces(
+    path: Path, *, flag: str = "TRACES", set_aside: list[SetAside] | None = None
+) -> list[Trace]:
     """The readable traces of one input path; a bad one inside a directory is named on
-    stderr and set aside (`trace set aside: FILE: why`).
+    stderr and set aside (`trace set aside: FILE: why`), and added to `set_aside`.
 
     Raises:
         ConfigError: see `find_trace_files`.
@@ -109,6 +122,9 @@ def read_traces(path: Path, *, flag: str = "TRACES") -> list[Trace]:
             traces.append(read_trace(file))
         except TraceError as exc:
             errors.append(exc)
+            if set_aside is not None:
+                reason = str(exc).removeprefix(f"{exc.path}: ") if exc.path else str(exc)
+                set_aside.append(SetAside(str(file), reason))
             err_console().print(f"[yellow]trace set aside:[/] {exc}", highlight=False)
     if errors and not traces:
         raise errors[0]

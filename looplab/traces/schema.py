@@ -270,10 +270,9 @@ class ToolCallEvent(_Event):
     """`data:image/jpeg;base64,...` of the page after a browser action, when the agent
     kept trace screenshots (`agent.trace_screenshots`); never sent to the model."""
     dispatch: Literal["after_message", "stream", "speculative"] | None = None
-    """When the call started (latency knobs): after the whole reply (`after_message`),
-    while the reply was still streaming (`stream`: its arguments were complete), or
-    before the reply, as a speculative read-only run whose result was used
-    (`speculative`). None: not recorded (no knob on, or another harness)."""
+    """When the call started (latency knobs): after the whole reply (`after_message`), while
+    it still streamed (`stream`: its arguments were complete), or before it, as a speculative
+    read-only run whose result was used (`speculative`). None: not recorded (no knob on)."""
     dispatch_token: int | None = None
     """Streamed dispatch: token-carrying chunks of the reply received when the call
     started (the stream position)."""
@@ -284,12 +283,13 @@ class ToolCallEvent(_Event):
     """Seconds the call waited after its arguments were complete (a tool-concurrency
     limit or an earlier call still running)."""
     phases: dict[str, Seconds] = Field(default_factory=dict)
-    """The call's time by phase, for tools that split it (AgentLab's StepTimestamps):
-    browser actions have `act` (the action itself), `page_wait` (waiting for the page's
-    load) and `observe` (capturing the snapshot or screenshot). Empty: not split."""
+    """The call's time by phase (AgentLab's StepTimestamps): browser actions have `act` (the
+    action), `page_wait` (the page's load), `observe` (the snapshot). Empty: not split."""
     observation: dict[str, Any] | None = None
     """What a browser action showed the model: `kind` (aria, screenshot, marks, dom),
     `text_chars`, `image_bytes`, `width`, `height`. None for other tools."""
+    cut: bool = False
+    """Cut by the run's time budget (its process tree killed there; `end` is the cut)."""
 
 
 class SandboxOpEvent(_Event):

@@ -6,19 +6,22 @@ waterfalls: the slow side's mean task time, each factor's exact Shapley share of
 difference as a step down, the fast side, and the claimed fast time as a line. The same
 numbers as `looplab claims check --json` (`decomposition`); the section is about the
 published claims re-timed on the shipped workloads, not about this report's runs, so the
-decompositions depend on the package alone and are kept in the user's cache
-(`looplab.cache.derived`, keyed by the package's digest): every report after the first
-reads them instead of re-timing.
+decompositions depend on the package and the workloads alone and are kept in the user's
+cache (`looplab.cache.derived`, keyed by the package's digest and that of the workloads in
+`tasks/workload/` or `LOOPLAB_TASKS_DIR`): every report after the first reads them instead
+of re-timing, each stored field checked before it is drawn.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from looplab.bundled import bundled_tasks_dir
 from looplab.cache import derived
 from looplab.claims.check import check_claim
 from looplab.claims.decompose import Decomposition, Part
@@ -53,25 +56,62 @@ def _compute() -> dict[str, Any]:
     return out
 
 
-def _load(stored: dict[str, Any]) -> tuple[Decomposed, ...]:
-    """The stored decompositions, paired with their claim entries (entry order)."""
+def _load(stored: Any) -> tuple[Decomposed, ...]:
+    """The stored decompositions, paired with their claim entries (entry order).
+
+    Raises:
+        KeyError: a claim that is not shipped.
+        TypeError: a field missing, extra, or of another type (a number not finite).
+    """
+    if not isinstance(stored, dict):
+        raise TypeError(f"decompositions: expected an object, got {type(stored).__name__}")
     entries = claim_entries()
-    return tuple(
-        Decomposed(
-            entries[name],
-            Decomposition(
-                raw["slow_s"], raw["fast_s"], [Part(**p) for p in raw["parts"]], raw["units"]
-            ),
-        )
-        for name, raw in stored.items()
+    return tuple(Decomposed(entries[name], _decomposition(raw)) for name, raw in stored.items())
+
+
+def _decomposition(raw: Any) -> Decomposition:
+    """One stored `Decomposition`, every field checked (a cache file is outside input)."""
+    fields = _fields(raw, Decomposition)
+    parts = fields["parts"]
+    units = fields["units"]
+    if not isinstance(parts, list) or type(units) is not int or units < 1:
+        raise TypeError("decomposition: parts must be a list, units a positive integer")
+    return Decomposition(
+        _finite(fields["slow_s"]),
+        _finite(fields["fast_s"]),
+        [_part(p) for p in parts],
+        units,
     )
+
+
+def _part(raw: Any) -> Part:
+    fields = _fields(raw, Part)
+    if not isinstance(fields["knob"], str) or not isinstance(fields["label"], str):
+        raise TypeError("decomposition part: knob and label must be strings")
+    numbers = {k: _finite(v) for k, v in fields.items() if k not in ("knob", "label")}
+    return Part(knob=fields["knob"], label=fields["label"], **numbers)
+
+
+def _fields(raw: Any, kind: type) -> dict[str, Any]:
+    """`raw` as a dict holding exactly `kind`'s dataclass fields."""
+    names = {f.name for f in dataclasses.fields(kind)}
+    if not isinstance(raw, dict) or set(raw) != names:
+        raise TypeError(f"{kind.__name__}: expected exactly the fields {sorted(names)}")
+    return raw
+
+
+def _finite(value: Any) -> float:
+    """`value` when it is a finite number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"expected a finite number, got {value!r}")
+    return float(value)
 
 
 @functools.cache
 def decomposed_claims() -> tuple[Decomposed, ...]:
     """The shipped claims with a decomposition, in entry order (once per process; from the
     user's cache when this package version has made them before)."""
-    return derived(_CACHE_NAME, _compute, _load)
+    return derived(_CACHE_NAME, _compute, _load, inputs=(bundled_tasks_dir() / "workload",))
 
 
 def _claimed(check: Decomposed) -> float | None:

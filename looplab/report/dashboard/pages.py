@@ -23,7 +23,7 @@ from looplab.report.data.exports import diff_table
 from looplab.report.data.records import RunRecord
 from looplab.report.render.diff import diff_section
 from looplab.report.render.gantt import flame_chart, gantt_chart
-from looplab.report.render.page import page_data, shell
+from looplab.report.render.page import page_data, set_aside_notice, shell
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
 from looplab.report.render.tree import tree_chart
@@ -146,7 +146,8 @@ def _experiment_row(reports: Reports, experiment: Experiment) -> str:
     return (
         f'<tr><td>{name}</td><td data-label="status">{status}</td>'
         f'<td data-label="runs">{model.runs}</td><td data-label="profiles">{groups}</td>'
-        f'<td class="headline">{escape(model.sentence)}{lines}<br>{tasks}</td></tr>'
+        f'<td class="headline">{escape(model.sentence)}{lines}<br>{tasks}'
+        f"{set_aside_notice(model.set_aside)}</td></tr>"
     )
 
 

@@ -323,6 +323,7 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "groups": [asdict(g) for g in model.groups],
         "comparability": asdict(model.comparability) if model.comparability else None,
         "notes": model.notes,
+        "set_aside": [asdict(s) for s in model.set_aside],
         "tables": export_tables(model),
         "claim": claim_json(model.claim) if model.claim else None,
         "money": asdict(model.money) if model.money else None,

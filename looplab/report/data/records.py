@@ -25,7 +25,7 @@ from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
 from looplab.report.data.lanes import SubRunLane, lane_name, subrun_lanes
 from looplab.traces.identity import RunIdentity, identity_of
-from looplab.traces.inputs import read_traces
+from looplab.traces.inputs import SetAside, read_traces
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
 
@@ -128,8 +128,9 @@ class RunRecord:
         return "run-" + re.sub(r"[^A-Za-z0-9_-]", "_", self.run_id)
 
 
-def load_runs(inputs: list[Path]) -> list[RunRecord]:
-    """Every complete run of every input (incomplete ones are not counted; see runner.py).
+def load_runs(inputs: list[Path], set_aside: list[SetAside] | None = None) -> list[RunRecord]:
+    """Every complete run of every input (incomplete ones are not counted; see runner.py);
+    the traces not counted (unreadable, or without their `run_end`) go to `set_aside`.
 
     Raises:
         ConfigError: an input without traces.
@@ -138,10 +139,16 @@ def load_runs(inputs: list[Path]) -> list[RunRecord]:
     records: list[RunRecord] = []
     for path in inputs:
         name = path.resolve().name if path.is_dir() else path.stem
-        for trace in read_traces(path, flag="RUN_DIR"):
+        for trace in read_traces(path, flag="RUN_DIR", set_aside=set_aside):
             if trace.complete:
                 records.append(record_from_trace(trace, name))
+            elif set_aside is not None:
+                where = str(trace.path) if trace.path is not None else trace.header.run_id
+                set_aside.append(SetAside(where, _UNENDED))
     return records
+
+
+_UNENDED = "the run has not ended (no run_end event): in progress, or cut off"
 
 
 def record_from_trace(trace: Trace, input_name: str) -> RunRecord:

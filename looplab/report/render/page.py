@@ -12,7 +12,7 @@ their link makes them the URL's `:target`, so a thousand of them cost no layout 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from html import escape
 from typing import Any
@@ -26,6 +26,7 @@ from looplab.report.render.svg import SVG_DEFS, fmt_s
 from looplab.report.render.transcript import transcript_html
 from looplab.report.render.tree import tree_chart
 from looplab.report.views.report_model import ReportModel, TimelineView
+from looplab.traces.inputs import SetAside
 
 __all__ = ["page_data", "render_page", "shell"]
 
@@ -92,11 +93,25 @@ def render_page(
     body = (
         f"<header><h1>{escape(model.title)}</h1><p class='sub'>{model.runs} runs from "
         f"{escape(', '.join(model.inputs))} · generated {generated} by looplab</p>"
+        f"{set_aside_notice(model.set_aside)}"
         f'<nav>{nav}</nav><div id="toolbar"></div></header><main>{sections}'
         f'<div id="runs">{details}</div><div id="diffs">{diffs}</div></main>'
         f'<script type="application/json" id="report-data">{data}</script>{extra}'
     )
     return shell(model.title, body, scripts=inline_scripts())
+
+
+def set_aside_notice(set_aside: Sequence[SetAside]) -> str:
+    """A warning naming every trace file found but not counted, and why ("" when none)."""
+    if not set_aside:
+        return ""
+    items = "".join(
+        f"<li><code>{escape(s.path)}</code>: {escape(s.reason)}</li>" for s in set_aside
+    )
+    return (
+        f'<div class="set-aside"><b>{len(set_aside)} trace file(s) set aside, not '
+        f"counted in this report:</b><ul>{items}</ul></div>"
+    )
 
 
 def _run(

@@ -51,6 +51,7 @@ from looplab.report.views.time_split import (
 )
 from looplab.report.views.transcript import TranscriptView
 from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.traces.inputs import SetAside
 
 __all__ = [
     "COMPONENTS",
@@ -121,6 +122,8 @@ class ReportModel:
     """Cost per task per agent and profile, the price of waiting (`views/money.py`)."""
     caps: CapsView | None = None
     """Success-under-cap curves: these runs and the corpus re-timed (`views/money.py`)."""
+    set_aside: list[SetAside] = field(default_factory=list)
+    """Trace files found but not counted, and why (named in every view of the report)."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view)."""

@@ -186,6 +186,7 @@ class EventBuilder:
             queued_s=t.queued_s,
             phases=dict(t.phases),
             observation=t.observation,
+            cut=t.cut,
         )
 
     def sandbox_op(self, step: int | None, s: SandboxDraft) -> SandboxOpEvent:

@@ -79,6 +79,8 @@ class ToolDraft:
     queued_s: float | None = None
     phases: dict[str, float] = field(default_factory=dict)
     """The call's time by phase (browser actions: `act`, `page_wait`, `observe`)."""
+    cut: bool = False
+    """Stopped by the run's time budget while it ran (its process tree killed)."""
     observation: dict[str, Any] | None = None
 
 

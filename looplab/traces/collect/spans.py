@@ -1,34 +1,39 @@
 """OTLP/HTTP trace request bodies -> `Span`s: protobuf or JSON, gzip/deflate or plain.
 
-`decode_request(body, content_type, content_encoding)` reads one
-`ExportTraceServiceRequest` (`resourceSpans[].scopeSpans[].spans[]`) into flat `Span`s,
-each with its resource's attributes. Protobuf goes through `opentelemetry-proto` (the
-looplab[collect] extra) and `json_format.MessageToDict`, so both encodings meet in one
-reader of the OTLP/JSON shape. Ids are hex (OTLP/JSON) or base64 (the protobuf JSON
-mapping); 64-bit integers may be strings. A body that is not an export is a `BadRequest`
-naming where. Values are bounded at this door: an integer outside int64, a non-finite
-double, a time outside 2001..2100 is dropped, and a string that is not valid UTF-8 (a lone
-surrogate) has the offending characters replaced; each such repair is said in the span's
-`repaired` (the run's notes). Only the attributes a reader uses are kept (`KEPT_KEYS`).
+`decode_request(body, content_type, content_encoding)` reads one `ExportTraceServiceRequest`
+(`resourceSpans[].scopeSpans[].spans[]`) into flat `Span`s, each with its resource's
+attributes. Protobuf goes through `opentelemetry-proto` (the looplab[collect] extra) and
+`json_format.MessageToDict`, so both encodings meet in one reader of the OTLP/JSON shape
+(`documents.py` decodes the body, each span on its own, so one malformed or over-nested span
+is rejected alone, with OTLP `partial_success`). Ids are hex (OTLP/JSON) or base64 (the
+protobuf JSON mapping); 64-bit integers may be strings. A body that is not an export is a
+`BadRequest` naming where. Values are bounded at this door: an integer outside int64, a
+non-finite double, a time outside 2001..2100 is dropped, and a string that is not valid
+UTF-8 (a lone surrogate) has the offending characters replaced; each such repair is said in
+the span's `repaired` (the run's notes). Only the attributes a reader uses are kept
+(`KEPT_KEYS`).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import sys
-import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.traces.collect.conventions import KEPT_KEYS, KEPT_RESOURCE_KEYS
+from looplab.traces.collect.documents import (
+    MAX_DECODED_BYTES,
+    BadRequest,
+    Unreadable,
+    inflate,
+    json_document,
+    protobuf_document,
+)
 
 __all__ = ["MAX_DECODED_BYTES", "BadRequest", "Decoded", "Span", "decode_request"]
-
-MAX_DECODED_BYTES = 64 * 1024 * 1024
-"""Largest body after decompression (a small gzip body can inflate a thousandfold)."""
 
 _INT64 = 2**63
 _NANOS = (978_307_200 * 10**9, 4_102_444_800 * 10**9)
@@ -36,14 +41,6 @@ _NANOS = (978_307_200 * 10**9, 4_102_444_800 * 10**9)
 
 STATUS_ERROR = 2
 """OTLP `Status.code` of a failed span."""
-
-
-class BadRequest(ValueError):
-    """A request body that is not an OTLP trace export (the message says where and why)."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(slots=True)
@@ -94,15 +91,15 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
             or decode, or one whose every span is malformed (one malformed span among
             good ones is only rejected: `Decoded.rejected`).
     """
-    data = _decompress(body, content_encoding.strip().lower())
+    encoding = content_encoding.strip().lower()
+    if encoding not in ("", "identity", "gzip", "deflate"):
+        raise BadRequest(f"content-encoding {encoding!r}: expected gzip, deflate or none", 415)
+    data = body if encoding in ("", "identity") else inflate(body, encoding)
     kind = content_type.split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
-        document = _protobuf_document(data)
+        document = protobuf_document(data)
     elif kind == "application/json":
-        try:
-            document = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise BadRequest(f"body is not JSON: {exc}") from None
+        document = json_document(data)
     else:
         raise BadRequest(
             f"content-type {kind or '(none)'!r}: expected application/x-protobuf or "
@@ -110,36 +107,6 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
             status=415,
         )
     return _spans(document)
-
-
-def _decompress(body: bytes, encoding: str) -> bytes:
-    if encoding in ("", "identity"):
-        return body
-    if encoding not in ("gzip", "deflate"):
-        raise BadRequest(f"content-encoding {encoding!r}: expected gzip, deflate or none", 415)
-    inflater = zlib.decompressobj(wbits=47)  # 32+15: gzip or zlib header, detected
-    try:
-        data = inflater.decompress(body, MAX_DECODED_BYTES)
-    except zlib.error as exc:
-        raise BadRequest(f"body does not decompress as {encoding}: {exc}") from None
-    if inflater.unconsumed_tail:
-        raise BadRequest(f"body inflates past {MAX_DECODED_BYTES} bytes", status=413)
-    return data
-
-
-def _protobuf_document(data: bytes) -> Any:
-    from google.protobuf import json_format
-    from google.protobuf.message import DecodeError
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
-
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except (DecodeError, RecursionError) as exc:
-        raise BadRequest(f"body is not an ExportTraceServiceRequest protobuf: {exc}") from None
-    return json_format.MessageToDict(request, use_integers_for_enums=True)
 
 
 def _spans(document: Any) -> Decoded:
@@ -151,12 +118,16 @@ def _spans(document: Any) -> Decoded:
     rejected: list[str] = []
     for r, resource_spans in enumerate(_list(document, "resourceSpans", "body")):
         where = f"resourceSpans[{r}]"
-        owner = _dict(_dict(resource_spans, where).get("resource"), where)
-        resource = _attributes(owner, KEPT_RESOURCE_KEYS, [])
+        owner = _dict(resource_spans, where).get("resource")
+        unreadable = owner if isinstance(owner, Unreadable) else None
+        resource = {} if unreadable else _attributes(_dict(owner, where), KEPT_RESOURCE_KEYS, [])
         for s, scope in enumerate(_list(resource_spans, "scopeSpans", where)):
             inner = f"{where}.scopeSpans[{s}]"
             for n, raw in enumerate(_list(_dict(scope, inner), "spans", inner)):
                 try:
+                    if isinstance(raw, Unreadable) or unreadable:
+                        of = f"{where}.resource" if unreadable else f"{inner}.spans[{n}]"
+                        raise BadRequest(f"{of}: {(unreadable or raw).reason}")
                     spans.append(
                         _span(_dict(raw, f"{inner}.spans[{n}]"), resource, f"{inner}[{n}]")
                     )
