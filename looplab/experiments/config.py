@@ -26,6 +26,7 @@ from looplab.agents.config import AgentConfig
 from looplab.backends.policies import POLICIES
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
+from looplab.experiments.choose_config import ChooseSettings
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.latency.presets import resolve_profile
@@ -198,6 +199,9 @@ class ExperimentConfig(StrictModel):
     (`looplab.experiments.executors`); not stored with the experiment (resume anywhere)."""
     output_dir: Path | None = None
     """Where traces and the results database go (default `runs/<name>`)."""
+    choose: ChooseSettings | None = None
+    """Which to use: after the cells, print the policy table of backend `choose.a`
+    against `choose.b` (`looplab.experiments.choose_config`)."""
 
     _name = field_validator("name")(path_component)
 
@@ -245,6 +249,19 @@ class ExperimentConfig(StrictModel):
                 "agent.fanout: true needs clock: wall (on the virtual clock a delegate call "
                 "is timed by its wall time, instant, though its sub-agent's model time is not)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _choose_names_backends(self) -> ExperimentConfig:
+        """`choose.a` and `choose.b`: two different backends of this experiment."""
+        if self.choose is None:
+            return self
+        names = [backend.name for backend in self.backends]
+        for arm in (self.choose.a, self.choose.b):
+            if arm not in names:
+                raise ValueError(f"choose: {arm!r} is not a backend; allowed: {names}")
+        if self.choose.a == self.choose.b:
+            raise ValueError("choose: a and b name the same backend")
         return self
 
     def resolved_output_dir(self) -> Path:

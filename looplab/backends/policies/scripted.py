@@ -33,6 +33,10 @@ could not read off pixels), so refs resolve from that list. The policy cannot se
 images: when a step's results came with a screenshot, an `expect` the text does not
 hold counts as seen in the picture (the task's checker still judges the outcome).
 
+Model behaviour (`behaviour`, `models.py`): a small fast or large slow model's detour
+probability (its `imperfection`), reply length, hidden reasoning and chance to give up
+(the task left unsolved, so its check fails).
+
 Imperfection (`imperfection`, 0..1, or env `LOOPLAB_SCRIPTED_IMPERFECTION`): each eligible
 step independently gets, with that probability, an extra exploratory `read_file` before
 it (web tasks: an extra `snapshot` of the page, after the first step), and each single
@@ -58,6 +62,7 @@ from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
 from looplab.backends.policies.fanout import DELEGATE_TOOL, fan_out, report_text, subagent_plan
 from looplab.backends.policies.lorem import lorem_pieces
+from looplab.backends.policies.models import ModelBehaviour, given_up
 from looplab.backends.simulator.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
     ScriptedCall,
@@ -92,11 +97,23 @@ class ScriptedPolicy:
         imperfection: probability of each detour per eligible step (0 = the pure script);
             default from env `LOOPLAB_SCRIPTED_IMPERFECTION`, else 0.
         tasks_dir: where `<kind>/<id>/task.yaml` live; default `default_tasks_dir()`.
+        behaviour: a model behaviour (`models.BEHAVIOURS`); its `detours` is the
+            imperfection unless `imperfection` is given. None: the reference player.
     """
 
     name = "scripted"
 
-    def __init__(self, imperfection: float | None = None, tasks_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        imperfection: float | None = None,
+        tasks_dir: Path | None = None,
+        behaviour: ModelBehaviour | None = None,
+    ) -> None:
+        self.behaviour = behaviour
+        if behaviour is not None:
+            self.name = behaviour.name
+        if imperfection is None and behaviour is not None:
+            imperfection = behaviour.detours
         if imperfection is None:
             imperfection = float(os.environ.get("LOOPLAB_SCRIPTED_IMPERFECTION", "0") or 0)
         self.imperfection = min(1.0, max(0.0, imperfection))
@@ -131,17 +148,20 @@ class ScriptedPolicy:
         step, missing = resolve_refs(plan[index], latest_snapshot(request.messages))
         if missing is not None:
             return _say(f"The conversation has left my script ({missing}); stopping.", context)
-        return _render(step, index, context)
+        return _render(step, index, context, self.behaviour)
 
     def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
         """The expanded steps of `task` with this policy's seeded detours."""
         steps = expand_solution(task.solution, values)
-        if self.imperfection <= 0:
-            return steps
         # service URLs carry ephemeral ports: leave them out so a seed gives the same detours
         stable = sorted((k, v) for k, v in values.items() if not k.endswith("_url"))
         digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode())
         rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
+        give_up = self.behaviour.give_up if self.behaviour is not None else 0.0
+        if give_up > 0 and rng.random() < give_up:
+            steps = given_up(steps, _wrong_edit)
+        if self.imperfection <= 0:
+            return steps
         paths = sorted(
             {
                 str(c.args["path"])
@@ -339,7 +359,9 @@ def _wrong_edit(step: ScriptedStep) -> list[ScriptedStep]:
     ]
 
 
-def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
+def _render(
+    step: ScriptedStep, index: int, context: PolicyContext, behaviour: ModelBehaviour | None
+) -> Reply:
     rng = context.rng
     calls = [
         PlannedToolCall(
@@ -355,12 +377,17 @@ def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
     else:
         drawn = sum(round(context.profile.output_tokens.sample(rng)) for _ in range(step.merged))
         target = drawn - sum(1 + len(c.argument_pieces) for c in calls)
+    reasoning = step.reasoning_tokens
+    if behaviour is not None:
+        target = round(target * behaviour.reply_scale)
+        if behaviour.reasoning_tokens is not None:
+            reasoning = behaviour.reasoning_tokens
     if target > len(pieces):
         filler = lorem_pieces(target - len(pieces), rng)
         if pieces:
             filler[0] = " " + filler[0].lstrip()
         pieces += filler
-    return Reply(content_pieces=pieces, tool_calls=calls, reasoning_tokens=step.reasoning_tokens)
+    return Reply(content_pieces=pieces, tool_calls=calls, reasoning_tokens=reasoning)
 
 
 def _say(text: str, context: PolicyContext) -> Reply:

@@ -85,14 +85,15 @@ def choice_text(view: ChoiceView) -> list[str]:
     ]
     if choice.unpaired:
         lines.append(f"  left out (one arm only): {', '.join(choice.unpaired)}")
-    head = f"  {'policy':<24} {'time/task':>10} {'cost/task':>10} {'solved':>7} "
+    width = max(len(_named(choice, r)) for r in choice.rows)
+    head = f"  {'policy':<{width}} {'time/task':>10} {'cost/task':>10} {'solved':>7} "
     head += f"{'time/solved':>12} {'cost/solved':>12}"
     if choice.deadline_s is not None:
         head += f" {'in time':>8}"
     lines.append(head + "  Pareto")
     for row in choice.rows:
         line = (
-            f"  {_named(choice, row):<24} {_s(row.time_s):>10} {_usd(row.cost_usd):>10} "
+            f"  {_named(choice, row):<{width}} {_s(row.time_s):>10} {_usd(row.cost_usd):>10} "
             f"{_pct(row.success):>7} {_s(row.time_per_solved_s):>12} "
             f"{_usd(row.cost_per_solved_usd):>12}"
         )

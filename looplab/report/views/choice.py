@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from looplab.analysis.choice import Choice, Outcome, choose
+from looplab.analysis.choice import Choice, Outcome, choose, policy_name
 from looplab.analysis.cost import price_of, trace_cost
 from looplab.analysis.shift import ShiftRow, behaviour_of, behaviour_shift
 from looplab.errors import ConfigError
@@ -170,6 +170,7 @@ def choice_json(view: ChoiceView) -> dict[str, Any]:
         "policies": [
             {
                 "policy": row.name,
+                "named": policy_name(row.tries, choice.arms),
                 "tries": list(row.tries),
                 "time_s": _num(row.time_s, 3),
                 "cost_usd": _num(row.cost_usd),
