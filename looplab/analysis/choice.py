@@ -298,9 +298,9 @@ def choose(
     unpaired = sorted(set(arms["A"]) ^ set(arms["B"]))
     rows = [_row(name, seq, arms, tasks, deadline_s) for name, seq in policies(tries)]
     k_name = f" x {tries}" if tries > 1 else " only"
-    rate, note = break_even_rate(
-        [o for o in a if o.task in tasks], rows[0 if tries == 1 else 3], tries, labels, k_name
-    )
+    b_row = next(r for r in rows if r.tries == ("B",) * tries)
+    paired = [o for o in a if o.task in tasks]
+    rate, note = break_even_rate(paired, b_row, tries, labels, k_name)
     notes = [
         "tries are independent draws of a task's own runs: with one run per task a retry "
         "of the same arm repeats its outcome",

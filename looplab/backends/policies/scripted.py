@@ -151,15 +151,19 @@ class ScriptedPolicy:
         return _render(step, index, context, self.behaviour)
 
     def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
-        """The expanded steps of `task` with this policy's seeded detours."""
+        """The expanded steps of `task` with this policy's seeded detours, then (a model
+        behaviour's `give_up`, drawn apart from the detours) left unsolved."""
         steps = expand_solution(task.solution, values)
         # service URLs carry ephemeral ports: leave them out so a seed gives the same detours
         stable = sorted((k, v) for k, v in values.items() if not k.endswith("_url"))
-        digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode())
-        rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
+        digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode()).digest()
+        planned = self._detoured(steps, random.Random(int.from_bytes(digest[:8], "big")))
         give_up = self.behaviour.give_up if self.behaviour is not None else 0.0
-        if give_up > 0 and rng.random() < give_up:
-            steps = given_up(steps, _wrong_edit)
+        if give_up > 0 and random.Random(int.from_bytes(digest[8:16], "big")).random() < give_up:
+            return given_up(planned, _wrong_edit)
+        return planned
+
+    def _detoured(self, steps: list[ScriptedStep], rng: random.Random) -> list[ScriptedStep]:
         if self.imperfection <= 0:
             return steps
         paths = sorted(
