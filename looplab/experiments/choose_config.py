@@ -21,9 +21,10 @@ class ChooseSettings(StrictModel):
     """Which to use: the arms and the question (`looplab choose`'s flags)."""
 
     a: str = Field(min_length=1)
-    """Arm A: a backend name of the experiment (the fast one, say)."""
+    """Arm A: a backend name of the experiment (the fast one, say), or with axes a run
+    group's label, `backend · variant` (`small-fast · tell_remaining_time`)."""
     b: str = Field(min_length=1)
-    """Arm B: another backend name."""
+    """Arm B: another backend name or group label (`small-fast · all-off`)."""
     tries: int = Field(default=3, ge=1, le=10)
     """Most tries of a retrying policy (k)."""
     deadline_s: float | None = Field(default=None, gt=0)

@@ -252,14 +252,34 @@ class ExperimentConfig(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _told_time_needs_wall_clock_cap(self) -> ExperimentConfig:
+        """Telling the agent its remaining time needs a cap and the wall clock: on the
+        virtual clock the agent cannot know its computed task time while it runs."""
+        values = [self.agent.tell_remaining_time, *self.axes.get("agent.tell_remaining_time", [])]
+        values += [v.get("agent.tell_remaining_time") for v in self.variants]
+        if not any(v is True for v in values):
+            return self
+        if self.clock == "virtual":
+            raise ValueError(
+                "agent.tell_remaining_time: true needs clock: wall (on the virtual clock "
+                "the agent cannot know its computed task time while it runs)"
+            )
+        if self.budgets.task_timeout_s is None and self.budgets.wall_time_s is None:
+            raise ValueError(
+                "agent.tell_remaining_time: true needs a time to tell: set "
+                "budgets.task_timeout_s (or budgets.wall_time_s)"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _choose_names_backends(self) -> ExperimentConfig:
         """`choose.a` and `choose.b`: two different backends of this experiment."""
         if self.choose is None:
             return self
         names = [backend.name for backend in self.backends]
         for arm in (self.choose.a, self.choose.b):
-            if arm not in names:
-                raise ValueError(f"choose: {arm!r} is not a backend; allowed: {names}")
+            if arm.split(" · ")[0] not in names:
+                raise ValueError(f"choose: {arm!r} names no backend; allowed: {names}")
         if self.choose.a == self.choose.b:
             raise ValueError("choose: a and b name the same backend")
         return self

@@ -50,7 +50,11 @@ def choose_command(
     ],
     a: Annotated[
         str | None,
-        typer.Option("--a", help="Arm A: a profile / backend label of the runs (e.g. small-fast)."),
+        typer.Option(
+            "--a",
+            help="Arm A: a run group's label as the report shows it: the backend "
+            "(small-fast), or with axes 'backend · variant'.",
+        ),
     ] = None,
     b: Annotated[
         str | None,
@@ -77,6 +81,7 @@ def choose_command(
     output tokens, retries, repeated reads; paired sign-flip test). Without --a/--b, every
     comparison group with checked runs: its fastest label against its slowest.
     """
+    from looplab.report.build import assign_groups
     from looplab.report.data.records import load_runs
     from looplab.report.render.choice import choice_text
     from looplab.report.views.choice import arm_choice, choice_json, choice_views
@@ -87,6 +92,7 @@ def choose_command(
         raise ConfigError("give both --a and --b, or neither", field="--a" if a is None else "--b")
     seconds = parse_deadline(deadline)
     records = load_runs(run_dirs)
+    assign_groups(records)  # labels as the report's: backend, `backend · variant` with axes
     if a is not None and b is not None:
         views = [arm_choice(records, a, b, tries=tries, deadline_s=seconds)]
     else:

@@ -12,7 +12,11 @@ fast they decode (`looplab run experiments/configs/fast-vs-smart.yaml`):
 - `reasoning_tokens`: hidden reasoning tokens per step (None: the step's or profile's);
 - `give_up`: the probability, per task and seed, that the model stops with the task
   unsolved: its last edit is a wrong one, the tests fail, and it finishes anyway, so the
-  task's own check says unsolved.
+  task's own check says unsolved;
+- `hurry_below`: told its remaining time (`agent.tell_remaining_time`: a user message
+  `time_left_text` before each call), the model takes no more detours once less than this
+  share of the time is left (None: it does not adapt, as Timely Machine found models do
+  not).
 
 Each parameter carries its source or says "assumed" (`sources`). Served as model ids
 `looplab-small-fast` and `looplab-large-slow` (`policies.POLICIES`); a config names them
@@ -21,12 +25,22 @@ as a backend's `policy`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from looplab.tasks import ScriptedStep
 
-__all__ = ["BEHAVIOURS", "GAVE_UP_SUMMARY", "ModelBehaviour", "given_up"]
+__all__ = [
+    "BEHAVIOURS",
+    "GAVE_UP_SUMMARY",
+    "ModelBehaviour",
+    "given_up",
+    "hurry_from",
+    "time_left_text",
+]
+
+_TIME_LEFT = re.compile(r"^Time left: (\d+(?:\.\d+)?) s of (\d+(?:\.\d+)?) s\.$")
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,7 @@ class ModelBehaviour:
     reply_scale: float = 1.0
     reasoning_tokens: int | None = None
     give_up: float = 0.0
+    hurry_below: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
     """Parameter -> its source and date, or `assumed` with the reasoning."""
 
@@ -52,6 +67,7 @@ BEHAVIOURS: dict[str, ModelBehaviour] = {
         reply_scale=0.6,
         reasoning_tokens=0,
         give_up=0.25,
+        hurry_below=0.75,
         sources={
             "detours": "assumed 0.5; direction from Timely Machine (arXiv 2601.16486, "
             "2026-01): smaller models take more, shorter interactions",
@@ -59,6 +75,8 @@ BEHAVIOURS: dict[str, ModelBehaviour] = {
             "reasoning_tokens": "assumed 0: a non-reasoning fast tier",
             "give_up": "assumed 0.25; the gap's direction from whatsthebestcodeagent.com "
             "(SWE-bench Verified, 2026): Grok Code Fast 1 50.6% vs Sonnet 4.5 64.0% solved",
+            "hurry_below": "assumed 0.75: a model that adapts, the best case of telling it; "
+            "Timely Machine (arXiv 2601.16486, 2026-01) found models do not adapt",
         },
     ),
     "large-slow": ModelBehaviour(
@@ -75,6 +93,8 @@ BEHAVIOURS: dict[str, ModelBehaviour] = {
             "reasoning_tokens": "assumed 300 per step, as the codex-spark claim entry "
             "assumes (looplab/claims/entries/codex-spark.yaml)",
             "give_up": "assumed 0: solves every bundled task it is given",
+            "hurry_below": "None: does not adapt to a told budget, as Timely Machine "
+            "(arXiv 2601.16486, 2026-01) found",
         },
     ),
 }
@@ -105,3 +125,31 @@ def given_up(
     ]
     quit_step = finish.model_copy(update={"text": "The tests still fail.", "calls": calls})
     return steps[:last] + wrong_edit(steps[last])[:2] + [quit_step]
+
+
+def time_left_text(left_s: float, total_s: float) -> str:
+    """The note an agent told its remaining time sends before a call (one format, which
+    `hurry_from` reads): `Time left: 12.3 s of 30 s.`"""
+    return f"Time left: {max(0.0, left_s):.1f} s of {total_s:g} s."
+
+
+def hurry_from(messages: Sequence[tuple[str, str]], behaviour: ModelBehaviour | None) -> int | None:
+    """The plan index from which a model that heeds time notes hurries: the index of the
+    first assistant reply whose preceding note (`time_left_text`, a user message) left less
+    than `behaviour.hurry_below` of the time; None when none did or it does not heed.
+
+    Args:
+        messages: the conversation as (role, text), in order.
+        behaviour: the model's behaviour (None: the reference player, never hurries).
+    """
+    if behaviour is None or behaviour.hurry_below is None:
+        return None
+    replies = 0
+    for role, text in messages:
+        if role == "assistant":
+            replies += 1
+        elif role == "user" and (match := _TIME_LEFT.match(text.strip())):
+            left, total = float(match[1]), float(match[2])
+            if total > 0 and left / total < behaviour.hurry_below:
+                return replies
+    return None

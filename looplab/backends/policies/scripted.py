@@ -60,12 +60,12 @@ from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
+from looplab.backends.policies.detours import WRONG_EDIT_MARK, detoured, wrong_edit
 from looplab.backends.policies.fanout import DELEGATE_TOOL, fan_out, report_text, subagent_plan
 from looplab.backends.policies.lorem import lorem_pieces
-from looplab.backends.policies.models import ModelBehaviour, given_up
+from looplab.backends.policies.models import ModelBehaviour, given_up, hurry_from
 from looplab.backends.simulator.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
-    ScriptedCall,
     ScriptedStep,
     Solution,
     default_tasks_dir,
@@ -74,13 +74,10 @@ from looplab.tasks import (
     read_all_tasks,
 )
 
-__all__ = ["ScriptedPolicy", "latest_snapshot", "resolve_refs"]
+__all__ = ["WRONG_EDIT_MARK", "ScriptedPolicy", "latest_snapshot", "resolve_refs"]
 
 _REF = re.compile(r'\{ref:([a-z]+) "([^"]*)"(?:#(\d+))?\}')
 _SNAPSHOT_REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
-
-WRONG_EDIT_MARK = "  # first attempt"
-"""Appended to the old text by a wrong-edit detour (a change that fixes nothing)."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +130,9 @@ class ScriptedPolicy:
             if found is None:
                 text = "I do not recognise this task (no bundled task has this prompt)."
                 return _say(text, context)
-            plan = self.plan(task=found[0], values=found[1], seed=context.profile.seed)
+            told = [(m.role, _text(m)) for m in request.messages]
+            hurry = hurry_from(told, self.behaviour)
+            plan = self.plan(found[0], found[1], context.profile.seed, hurry)
             if DELEGATE_TOOL in {t.function.name for t in request.tools or []}:
                 plan = fan_out(plan)
         assistants = [m for m in request.messages if m.role == "assistant"]
@@ -150,43 +149,21 @@ class ScriptedPolicy:
             return _say(f"The conversation has left my script ({missing}); stopping.", context)
         return _render(step, index, context, self.behaviour)
 
-    def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
-        """The expanded steps of `task` with this policy's seeded detours, then (a model
-        behaviour's `give_up`, drawn apart from the detours) left unsolved."""
+    def plan(
+        self, task: _Task, values: dict[str, str], seed: int, hurry_from: int | None = None
+    ) -> list[ScriptedStep]:
+        """The expanded steps of `task` with this policy's seeded detours (none from plan
+        index `hurry_from` on), then (a model behaviour's `give_up`, drawn apart from the
+        detours) left unsolved."""
         steps = expand_solution(task.solution, values)
         # service URLs carry ephemeral ports: leave them out so a seed gives the same detours
         stable = sorted((k, v) for k, v in values.items() if not k.endswith("_url"))
         digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode()).digest()
-        planned = self._detoured(steps, random.Random(int.from_bytes(digest[:8], "big")))
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        planned = detoured(steps, rng, self.imperfection, hurry_from)
         give_up = self.behaviour.give_up if self.behaviour is not None else 0.0
         if give_up > 0 and random.Random(int.from_bytes(digest[8:16], "big")).random() < give_up:
-            return given_up(planned, _wrong_edit)
-        return planned
-
-    def _detoured(self, steps: list[ScriptedStep], rng: random.Random) -> list[ScriptedStep]:
-        if self.imperfection <= 0:
-            return steps
-        paths = sorted(
-            {
-                str(c.args["path"])
-                for s in steps
-                for c in s.calls
-                if c.tool in ("read_file", "edit_file") and "path" in c.args
-            }
-        )
-        web = not paths and any(c.tool == "goto" for s in steps for c in s.calls)
-        planned: list[ScriptedStep] = []
-        for position, step in enumerate(steps):
-            is_final = any(c.tool == "finish" for c in step.calls)
-            if paths and not is_final and rng.random() < self.imperfection:
-                planned.append(_extra_read(rng.choice(paths)))
-            elif web and position > 0 and not is_final and rng.random() < self.imperfection:
-                planned.append(_extra_snapshot())
-            single_edit = len(step.calls) == 1 and step.calls[0].tool == "edit_file"
-            if single_edit and rng.random() < self.imperfection:
-                planned += _wrong_edit(step)
-                continue
-            planned.append(step)
+            return given_up(planned, wrong_edit)
         return planned
 
     def _recognise(self, prompt: str) -> tuple[_Task, dict[str, str]] | None:
@@ -326,41 +303,6 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list):
         return [_map_strings(v, change) for v in value]
     return value
-
-
-def _extra_snapshot() -> ScriptedStep:
-    return ScriptedStep(
-        text="Let me look at the page again before going on.",
-        calls=[ScriptedCall(tool="snapshot")],
-    )
-
-
-def _extra_read(path: str) -> ScriptedStep:
-    return ScriptedStep(
-        text=f"Before going on, let me look at {path} once more.",
-        calls=[ScriptedCall(tool="read_file", args={"path": path})],
-    )
-
-
-def _wrong_edit(step: ScriptedStep) -> list[ScriptedStep]:
-    call = step.calls[0]
-    old = str(call.args.get("old_text", ""))
-    trimmed = old.rstrip("\n")
-    attempt = trimmed + WRONG_EDIT_MARK + old[len(trimmed) :]
-    path = call.args.get("path")
-    first = ScriptedCall(
-        tool="edit_file", args={"path": path, "old_text": old, "new_text": attempt}
-    )
-    tests = ScriptedCall(tool="run_tests", expect="FAILED")
-    fixed = dict(call.args, old_text=attempt)
-    return [
-        step.model_copy(update={"calls": [first]}),
-        ScriptedStep(text="Let me check whether that fixed it.", calls=[tests]),
-        ScriptedStep(
-            text="That attempt did not fix it; the real problem is different. Correcting.",
-            calls=[ScriptedCall(tool="edit_file", args=fixed, expect=call.expect)],
-        ),
-    ]
 
 
 def _render(

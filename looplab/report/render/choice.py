@@ -81,7 +81,7 @@ def choice_text(view: ChoiceView) -> list[str]:
     lines = [
         f"Which to use: {view.key}: A = {arms['A']} (model {view.models['A']}), "
         f"B = {arms['B']} (model {view.models['B']}); {len(choice.tasks)} paired tasks, "
-        f"up to {choice.tries} tries{deadline}",
+        f"up to {choice.tries} {'try' if choice.tries == 1 else 'tries'}{deadline}",
     ]
     if choice.unpaired:
         lines.append(f"  left out (one arm only): {', '.join(choice.unpaired)}")
