@@ -72,7 +72,8 @@ def test_sign_flip_is_exact_for_small_n() -> None:
 
 def _arms(shift: float, tasks: int, rng: random.Random) -> tuple[list[Behaviour], list[Behaviour]]:
     """Two arms over `tasks` tasks of different difficulty; B takes `shift` more steps."""
-    a, b = [], []
+    a: list[Behaviour] = []
+    b: list[Behaviour] = []
     for t in range(tasks):
         base = rng.randint(5, 30)
         for arm, extra in ((a, 0.0), (b, shift)):

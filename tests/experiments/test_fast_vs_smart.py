@@ -94,3 +94,19 @@ def test_config_choose_must_name_two_backends() -> None:
     """`choose.a` not among the backends is a config error listing them."""
     with pytest.raises(ConfigError, match="choose"):
         load_model(ExperimentConfig, CONFIG, ["choose.a=nope"])
+
+
+@pytest.mark.slow
+def test_report_has_the_which_to_use_section(runs: Path) -> None:
+    """The report's model carries the pair (fastest label A, slowest B) for its "Which to
+    use" section and its JSON; the page renders the policy table."""
+    from looplab.report.build import build_model_for
+    from looplab.report.data.exports import report_json
+    from looplab.report.render.choice import render_choice
+
+    model, _ = build_model_for([runs], title=None, group_by="profile", transcripts=0)
+    (view,) = report_json(model)["choice"]
+    assert view["arms"] == {"A": "small-fast", "B": "large-slow"}
+    assert {r["policy"] for r in view["policies"] if r["pareto"]} >= {"A then B"}
+    html = render_choice(model)
+    assert "small-fast then large-slow" in html and "Behaviour shift" in html

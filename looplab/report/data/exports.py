@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 from looplab.claims.panel.rows import claim_json
 from looplab.report.data.steps import PHASES
 from looplab.report.render.gantt import lanes
+from looplab.report.views.choice import choice_json
 from looplab.report.views.diff import DiffView
 from looplab.report.views.report_model import ReportModel
 from looplab.report.views.runs import FlameNode
@@ -323,5 +324,6 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "claim": claim_json(model.claim) if model.claim else None,
         "money": asdict(model.money) if model.money else None,
         "caps": asdict(model.caps) if model.caps else None,
+        "choice": [choice_json(view) for view in model.choice],
     }
     return finite(data)
