@@ -133,6 +133,10 @@ class AgentConfig(StrictModel):
     """A reflection call after each step's observation; None: none."""
     system_prompt: str | None = None
     """Replaces the agent's built-in system prompt."""
+    tell_remaining_time: bool = False
+    """Tell the model its remaining time before each call (a user message `Time left: N
+    s of M s.`, `looplab.agents.deadline`); needs a time budget: on the wall clock the
+    experiment's `budgets.task_timeout_s` or `wall_time_s`."""
     retry: RetryConfig = Field(default_factory=RetryConfig)
     """Backend retry policy."""
 

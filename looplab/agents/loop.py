@@ -40,7 +40,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
-from looplab.agents.deadline import within_deadline
+from looplab.agents.deadline import told_time, within_deadline
 from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
 from looplab.agents.fanout import Delegation
@@ -245,6 +245,7 @@ class AgentLoop:
         if self._speculator is not None:
             self._speculator.start(self.steps[-2].tools if len(self.steps) > 1 else [])
         try:
+            messages = told_time(messages, self.config, self._started)
             if due(self.config.planner, step.index):
                 messages = await self._side_call(step, messages, "planner")
             response = await complete_with_retries(

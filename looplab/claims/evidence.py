@@ -14,6 +14,9 @@ draws, corpus runs) and, per unit, the slow and the fast side's predicted times,
   its model call: the most any speculative tool execution could save (an upper bound);
 - `worked-example`: a source's own arithmetic (`test.example`: N calls of M output
   tokens) re-timed by the lab's timing formula: exact, so its interval is the point;
+- `published-outcomes`: two arms' published success, time and cost per task
+  (`test.arms`), judged per solved task (`outcomes.py`, through `analysis.choice`):
+  exact, the interval is the point; an arm without a published time is not testable;
 - `not-testable`: nothing is predicted; the entry's `reason` is the verdict. With
   `test.implied` (and a workload), the lab solves for what the claim implies: the slow
   value of one knob that, cut by the claimed fraction, gives the claimed gain.
@@ -31,6 +34,7 @@ from looplab.bundled import bundled_tasks_dir
 from looplab.claims.implied import implied_value
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import ClaimEntry, TestPlan
+from looplab.claims.outcomes import ASSUMES, published_choice
 from looplab.errors import ConfigError, LooplabError
 from looplab.latency.presets import resolve_profile
 from looplab.traces.corpus import list_corpus, load_corpus
@@ -237,6 +241,23 @@ def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
     )
 
 
+def _published(entry: ClaimEntry, source: str) -> Evidence:
+    """Time per solved task of the two published arms: slow = B's, fast = A's."""
+    try:
+        read = published_choice(entry.test.arms, entry.test.tries)
+    except ValueError as exc:
+        raise ConfigError(str(exc), source=source, field="test.arms") from exc
+    what = f"{read.what} (assumes: {'; '.join(ASSUMES)})"
+    if read.untimed:
+        names = " or ".join(read.untimed)
+        why = f"no time per task published for {names} (cost per solved task below)"
+        return Evidence(what=what, reason=why)
+    a, b = read.choice.row("A only"), read.choice.row("B only")
+    if a.time_per_solved_s is None or b.time_per_solved_s is None:
+        return Evidence(what=what, reason="an arm solves nothing: no time per solved task")
+    return Evidence(what, ["published"], [b.time_per_solved_s], [a.time_per_solved_s], exact=True)
+
+
 Method = Callable[[ClaimEntry, str], Evidence]
 
 METHODS: dict[str, Method] = {
@@ -245,6 +266,7 @@ METHODS: dict[str, Method] = {
     "speculation-bound": _speculation_bound,
     "not-testable": _not_testable,
     "worked-example": _worked_example,
+    "published-outcomes": _published,
 }
 """Evidence method name -> what computes it (a new method joins with one line)."""
 

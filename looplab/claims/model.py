@@ -28,6 +28,7 @@ __all__ = [
     "Conditions",
     "Implied",
     "PanelText",
+    "PublishedArm",
     "Source",
     "TestPlan",
     "WorkedExample",
@@ -154,6 +155,19 @@ class WorkedExample(StrictModel):
     """Output tokens of each call."""
 
 
+class PublishedArm(StrictModel):
+    """`published-outcomes`: one arm's published per-task outcome (an agent + model)."""
+
+    name: str = Field(min_length=1)
+    """The arm as the source names it (`Codex CLI + GPT-5`)."""
+    success: float = Field(ge=0, le=1)
+    """Share of tasks solved (0.574 for 57.4%)."""
+    time_s: float | None = Field(default=None, gt=0)
+    """Mean time per task attempt in seconds (None: not published)."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """Mean cost per task attempt in US dollars (None: not published)."""
+
+
 class TestPlan(StrictModel):
     """How the lab tests the claim."""
 
@@ -186,6 +200,10 @@ class TestPlan(StrictModel):
     (row) of `draws` draws."""
     break_even: BreakEven | None = None
     """An assumed parameter the verdict turns on: print where the verdict changes."""
+    arms: list[PublishedArm] = Field(default_factory=list)
+    """`published-outcomes`: the two arms, the faster first (`looplab.claims.outcomes`)."""
+    tries: int = Field(default=3, ge=1, le=10)
+    """`published-outcomes`: most tries of a retrying policy (k)."""
 
     @field_validator("slow", "fast")
     @classmethod

@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "report": "looplab.report.commands:report_command",
     "dashboard": "looplab.report.commands:dashboard_command",
     "diff": "looplab.report.commands:diff_command",
+    "choose": "looplab.report.choose_commands:choose_command",
     "schema": "looplab.traces.commands:schema_command",
     "serve": "looplab.backends.commands:serve_command",
     "proxy": "looplab.backends.proxy.commands:proxy_command",

@@ -108,7 +108,7 @@ def run_command(
         except KeyboardInterrupt as stop:  # Ctrl-C, or SIGTERM (Terminated, exit code 143)
             print_interrupted(runner.traces, len(cells), config)
             raise typer.Exit(getattr(stop, "exit_code", 130)) from None
-    finish_run(result)
+    finish_run(result, choose=experiment.choose)
 
 
 def _flag_overrides(set_: list[str], executor: str | None, ray_address: str | None) -> list[str]:

@@ -26,6 +26,7 @@ from looplab.agents.config import AgentConfig
 from looplab.backends.policies import POLICIES
 from looplab.config import StrictModel
 from looplab.experiments.axes import check_axes
+from looplab.experiments.choose_config import ChooseSettings
 from looplab.experiments.executors.config import ExecutorConfig
 from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.latency.presets import resolve_profile
@@ -199,6 +200,9 @@ class ExperimentConfig(StrictModel):
     (`looplab.experiments.executors`); not stored with the experiment (resume anywhere)."""
     output_dir: Path | None = None
     """Where traces and the results database go (default `runs/<name>`)."""
+    choose: ChooseSettings | None = None
+    """Which to use: after the cells, print the policy table of backend `choose.a`
+    against `choose.b` (`looplab.experiments.choose_config`)."""
 
     _name = field_validator("name")(path_component)
 
@@ -246,6 +250,39 @@ class ExperimentConfig(StrictModel):
                 "agent.fanout: true needs clock: wall (on the virtual clock a delegate call "
                 "is timed by its wall time, instant, though its sub-agent's model time is not)"
             )
+        return self
+
+    @model_validator(mode="after")
+    def _told_time_needs_wall_clock_cap(self) -> ExperimentConfig:
+        """Telling the agent its remaining time needs a cap and the wall clock: on the
+        virtual clock the agent cannot know its computed task time while it runs."""
+        values = [self.agent.tell_remaining_time, *self.axes.get("agent.tell_remaining_time", [])]
+        values += [v.get("agent.tell_remaining_time") for v in self.variants]
+        if not any(v is True for v in values):
+            return self
+        if self.clock == "virtual":
+            raise ValueError(
+                "agent.tell_remaining_time: true needs clock: wall (on the virtual clock "
+                "the agent cannot know its computed task time while it runs)"
+            )
+        if self.budgets.task_timeout_s is None and self.budgets.wall_time_s is None:
+            raise ValueError(
+                "agent.tell_remaining_time: true needs a time to tell: set "
+                "budgets.task_timeout_s (or budgets.wall_time_s)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _choose_names_backends(self) -> ExperimentConfig:
+        """`choose.a` and `choose.b`: two different backends of this experiment."""
+        if self.choose is None:
+            return self
+        names = [backend.name for backend in self.backends]
+        for arm in (self.choose.a, self.choose.b):
+            if arm.split(" · ")[0] not in names:
+                raise ValueError(f"choose: {arm!r} names no backend; allowed: {names}")
+        if self.choose.a == self.choose.b:
+            raise ValueError("choose: a and b name the same backend")
         return self
 
     def resolved_output_dir(self) -> Path:

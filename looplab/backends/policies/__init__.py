@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from looplab.backends.policies.base import ModelPolicy, PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.lorem import LoremPolicy
+from looplab.backends.policies.models import BEHAVIOURS
 from looplab.backends.policies.replay import ReplayPolicy
 from looplab.backends.policies.scripted import ScriptedPolicy
 from looplab.backends.policies.workload import WorkloadPolicy
@@ -33,8 +34,11 @@ POLICIES: dict[str, Callable[[], ModelPolicy]] = {
     "scripted": ScriptedPolicy,
     "replay": ReplayPolicy,
     "workload": WorkloadPolicy,
+    "small-fast": lambda: ScriptedPolicy(behaviour=BEHAVIOURS["small-fast"]),
+    "large-slow": lambda: ScriptedPolicy(behaviour=BEHAVIOURS["large-slow"]),
 }
-"""Policy name -> factory."""
+"""Policy name -> factory (`small-fast`, `large-slow`: the scripted policy with a model
+behaviour, `models.py`)."""
 
 
 def model_ids() -> list[str]:

@@ -33,6 +33,10 @@ could not read off pixels), so refs resolve from that list. The policy cannot se
 images: when a step's results came with a screenshot, an `expect` the text does not
 hold counts as seen in the picture (the task's checker still judges the outcome).
 
+Model behaviour (`behaviour`, `models.py`): a small fast or large slow model's detour
+probability (its `imperfection`), reply length, hidden reasoning and chance to give up
+(the task left unsolved, so its check fails).
+
 Imperfection (`imperfection`, 0..1, or env `LOOPLAB_SCRIPTED_IMPERFECTION`): each eligible
 step independently gets, with that probability, an extra exploratory `read_file` before
 it (web tasks: an extra `snapshot` of the page, after the first step), and each single
@@ -56,11 +60,12 @@ from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.policies.budget import budget_reply
+from looplab.backends.policies.detours import WRONG_EDIT_MARK, detoured, wrong_edit
 from looplab.backends.policies.fanout import DELEGATE_TOOL, fan_out, report_text, subagent_plan
 from looplab.backends.policies.lorem import lorem_pieces
+from looplab.backends.policies.models import ModelBehaviour, given_up, hurry_from
 from looplab.backends.simulator.protocol import ChatMessage, ChatRequest
 from looplab.tasks import (
-    ScriptedCall,
     ScriptedStep,
     Solution,
     default_tasks_dir,
@@ -69,13 +74,10 @@ from looplab.tasks import (
     read_all_tasks,
 )
 
-__all__ = ["ScriptedPolicy", "latest_snapshot", "resolve_refs"]
+__all__ = ["WRONG_EDIT_MARK", "ScriptedPolicy", "latest_snapshot", "resolve_refs"]
 
 _REF = re.compile(r'\{ref:([a-z]+) "([^"]*)"(?:#(\d+))?\}')
 _SNAPSHOT_REF = re.compile(r"\[ref=([A-Za-z0-9_-]+)\]")
-
-WRONG_EDIT_MARK = "  # first attempt"
-"""Appended to the old text by a wrong-edit detour (a change that fixes nothing)."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +94,23 @@ class ScriptedPolicy:
         imperfection: probability of each detour per eligible step (0 = the pure script);
             default from env `LOOPLAB_SCRIPTED_IMPERFECTION`, else 0.
         tasks_dir: where `<kind>/<id>/task.yaml` live; default `default_tasks_dir()`.
+        behaviour: a model behaviour (`models.BEHAVIOURS`); its `detours` is the
+            imperfection unless `imperfection` is given. None: the reference player.
     """
 
     name = "scripted"
 
-    def __init__(self, imperfection: float | None = None, tasks_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        imperfection: float | None = None,
+        tasks_dir: Path | None = None,
+        behaviour: ModelBehaviour | None = None,
+    ) -> None:
+        self.behaviour = behaviour
+        if behaviour is not None:
+            self.name = behaviour.name
+        if imperfection is None and behaviour is not None:
+            imperfection = behaviour.detours
         if imperfection is None:
             imperfection = float(os.environ.get("LOOPLAB_SCRIPTED_IMPERFECTION", "0") or 0)
         self.imperfection = min(1.0, max(0.0, imperfection))
@@ -116,7 +130,9 @@ class ScriptedPolicy:
             if found is None:
                 text = "I do not recognise this task (no bundled task has this prompt)."
                 return _say(text, context)
-            plan = self.plan(task=found[0], values=found[1], seed=context.profile.seed)
+            told = [(m.role, _text(m)) for m in request.messages]
+            hurry = hurry_from(told, self.behaviour)
+            plan = self.plan(found[0], found[1], context.profile.seed, hurry)
             if DELEGATE_TOOL in {t.function.name for t in request.tools or []}:
                 plan = fan_out(plan)
         assistants = [m for m in request.messages if m.role == "assistant"]
@@ -131,38 +147,23 @@ class ScriptedPolicy:
         step, missing = resolve_refs(plan[index], latest_snapshot(request.messages))
         if missing is not None:
             return _say(f"The conversation has left my script ({missing}); stopping.", context)
-        return _render(step, index, context)
+        return _render(step, index, context, self.behaviour)
 
-    def plan(self, task: _Task, values: dict[str, str], seed: int) -> list[ScriptedStep]:
-        """The expanded steps of `task` with this policy's seeded detours."""
+    def plan(
+        self, task: _Task, values: dict[str, str], seed: int, hurry_from: int | None = None
+    ) -> list[ScriptedStep]:
+        """The expanded steps of `task` with this policy's seeded detours (none from plan
+        index `hurry_from` on), then (a model behaviour's `give_up`, drawn apart from the
+        detours) left unsolved."""
         steps = expand_solution(task.solution, values)
-        if self.imperfection <= 0:
-            return steps
         # service URLs carry ephemeral ports: leave them out so a seed gives the same detours
         stable = sorted((k, v) for k, v in values.items() if not k.endswith("_url"))
-        digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode())
-        rng = random.Random(int.from_bytes(digest.digest()[:8], "big"))
-        paths = sorted(
-            {
-                str(c.args["path"])
-                for s in steps
-                for c in s.calls
-                if c.tool in ("read_file", "edit_file") and "path" in c.args
-            }
-        )
-        web = not paths and any(c.tool == "goto" for s in steps for c in s.calls)
-        planned: list[ScriptedStep] = []
-        for position, step in enumerate(steps):
-            is_final = any(c.tool == "finish" for c in step.calls)
-            if paths and not is_final and rng.random() < self.imperfection:
-                planned.append(_extra_read(rng.choice(paths)))
-            elif web and position > 0 and not is_final and rng.random() < self.imperfection:
-                planned.append(_extra_snapshot())
-            single_edit = len(step.calls) == 1 and step.calls[0].tool == "edit_file"
-            if single_edit and rng.random() < self.imperfection:
-                planned += _wrong_edit(step)
-                continue
-            planned.append(step)
+        digest = hashlib.sha256(f"{seed}|{task.task_id}|{stable}".encode()).digest()
+        rng = random.Random(int.from_bytes(digest[:8], "big"))
+        planned = detoured(steps, rng, self.imperfection, hurry_from)
+        give_up = self.behaviour.give_up if self.behaviour is not None else 0.0
+        if give_up > 0 and random.Random(int.from_bytes(digest[8:16], "big")).random() < give_up:
+            return given_up(planned, wrong_edit)
         return planned
 
     def _recognise(self, prompt: str) -> tuple[_Task, dict[str, str]] | None:
@@ -304,42 +305,9 @@ def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
     return value
 
 
-def _extra_snapshot() -> ScriptedStep:
-    return ScriptedStep(
-        text="Let me look at the page again before going on.",
-        calls=[ScriptedCall(tool="snapshot")],
-    )
-
-
-def _extra_read(path: str) -> ScriptedStep:
-    return ScriptedStep(
-        text=f"Before going on, let me look at {path} once more.",
-        calls=[ScriptedCall(tool="read_file", args={"path": path})],
-    )
-
-
-def _wrong_edit(step: ScriptedStep) -> list[ScriptedStep]:
-    call = step.calls[0]
-    old = str(call.args.get("old_text", ""))
-    trimmed = old.rstrip("\n")
-    attempt = trimmed + WRONG_EDIT_MARK + old[len(trimmed) :]
-    path = call.args.get("path")
-    first = ScriptedCall(
-        tool="edit_file", args={"path": path, "old_text": old, "new_text": attempt}
-    )
-    tests = ScriptedCall(tool="run_tests", expect="FAILED")
-    fixed = dict(call.args, old_text=attempt)
-    return [
-        step.model_copy(update={"calls": [first]}),
-        ScriptedStep(text="Let me check whether that fixed it.", calls=[tests]),
-        ScriptedStep(
-            text="That attempt did not fix it; the real problem is different. Correcting.",
-            calls=[ScriptedCall(tool="edit_file", args=fixed, expect=call.expect)],
-        ),
-    ]
-
-
-def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
+def _render(
+    step: ScriptedStep, index: int, context: PolicyContext, behaviour: ModelBehaviour | None
+) -> Reply:
     rng = context.rng
     calls = [
         PlannedToolCall(
@@ -355,12 +323,17 @@ def _render(step: ScriptedStep, index: int, context: PolicyContext) -> Reply:
     else:
         drawn = sum(round(context.profile.output_tokens.sample(rng)) for _ in range(step.merged))
         target = drawn - sum(1 + len(c.argument_pieces) for c in calls)
+    reasoning = step.reasoning_tokens
+    if behaviour is not None:
+        target = round(target * behaviour.reply_scale)
+        if behaviour.reasoning_tokens is not None:
+            reasoning = behaviour.reasoning_tokens
     if target > len(pieces):
         filler = lorem_pieces(target - len(pieces), rng)
         if pieces:
             filler[0] = " " + filler[0].lstrip()
         pieces += filler
-    return Reply(content_pieces=pieces, tool_calls=calls, reasoning_tokens=step.reasoning_tokens)
+    return Reply(content_pieces=pieces, tool_calls=calls, reasoning_tokens=reasoning)
 
 
 def _say(text: str, context: PolicyContext) -> Reply:

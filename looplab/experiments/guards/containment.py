@@ -43,7 +43,7 @@ WRAP_WARNING = (
 )
 """The line `looplab wrap` prints: its agent is never contained, by design."""
 
-SCRIPTED_POLICIES = frozenset({"scripted", "workload", "lorem"})
+SCRIPTED_POLICIES = frozenset({"scripted", "workload", "lorem", "small-fast", "large-slow"})
 """Simulated policies whose commands are looplab's own (the rest come from elsewhere)."""
 
 

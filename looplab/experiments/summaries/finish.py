@@ -62,9 +62,10 @@ def print_interrupted(traces: Path, total: int, config: Path) -> None:
     )
 
 
-def finish_run(result: Any) -> None:
+def finish_run(result: Any, choose: Any = None) -> None:
     """The per-backend table, the knob table, report.html, the reference verdict and
-    failures; exit 1 when cells failed, nothing was measured or the environment is broken."""
+    failures; exit 1 when cells failed, nothing was measured or the environment is broken.
+    `choose` (the config's `ChooseSettings`): also the "which to use" answer, last."""
     from looplab.experiments.summaries.verdict import reference_verdict
     from looplab.report.build import assign_groups
     from looplab.report.data.records import load_runs
@@ -91,6 +92,8 @@ def finish_run(result: Any) -> None:
     broken = nothing_measured(result.outcomes)
     if broken:
         err_console().print(f"[bold red]{broken}[/]", highlight=False)
+    if choose is not None:
+        _print_choice(records, choose)
     if failed or broken or not verdict.ok:
         raise typer.Exit(1)
 
@@ -192,3 +195,20 @@ def _print_bottom_lines(records: list[Any]) -> None:
 
     for line in bottom_lines(records):
         out_console().print(f"[bold]Bottom line[/] {line.text}", highlight=False)
+
+
+def _print_choice(records: list[Any], choose: Any) -> None:
+    """Which to use (`looplab choose`): the policy table of the config's two arms."""
+    from looplab.errors import ConfigError
+    from looplab.report.render.choice import choice_text
+    from looplab.report.views.choice import arm_choice
+
+    try:
+        view = arm_choice(
+            records, choose.a, choose.b, tries=choose.tries, deadline_s=choose.deadline_s
+        )
+    except ConfigError as exc:
+        err_console().print(f"[yellow]no policy table[/]: {exc}", highlight=False)
+        return
+    for line in choice_text(view):
+        out_console().print(line, highlight=False, markup=False)

@@ -16,6 +16,7 @@ from typing import Any, TypeVar, cast
 from looplab.claims.panel.rows import claim_json
 from looplab.report.data.steps import PHASES
 from looplab.report.render.gantt import lane_marks, lanes, row_label
+from looplab.report.views.choice import choice_json
 from looplab.report.views.diff import DiffView
 from looplab.report.views.report_model import ReportModel
 from looplab.report.views.runs import FlameNode
@@ -328,5 +329,6 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "claim": claim_json(model.claim) if model.claim else None,
         "money": asdict(model.money) if model.money else None,
         "caps": asdict(model.caps) if model.caps else None,
+        "choice": [choice_json(view) for view in model.choice],
     }
     return finite(data)

@@ -25,6 +25,7 @@ from looplab.claims.panel.waterfall import render_waterfall, waterfall_tables
 from looplab.report.data import exports
 from looplab.report.render import charts
 from looplab.report.render import step_charts as charts_steps
+from looplab.report.render.choice import choice_tables, render_choice
 from looplab.report.render.gantt import gantt_chart
 from looplab.report.render.money import money_tables, render_money
 from looplab.report.render.tables import (
@@ -252,6 +253,7 @@ SECTIONS: list[Section] = [
     Section("headline", "Headline", "Headline", _headline),
     Section("claim", "Is 750 tok/s worth it?", "Claim check", render_claim, claim_tables),
     Section("money", "Money and deadlines", "Money", render_money, money_tables),
+    Section("choice", "Which to use", "Which to use", render_choice, choice_tables),
     Section(
         "waterfall",
         "The speedup taken apart: published claims, re-timed",

@@ -23,6 +23,7 @@ from looplab.report.data.knobs import KnobRow, knob_rows
 from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
 from looplab.report.views.bottom_line import BottomLine, bottom_lines
+from looplab.report.views.choice import ChoiceView, choice_views
 from looplab.report.views.compare import Comparability, comparability, keyed
 from looplab.report.views.detail import (
     TRANSCRIPTS,
@@ -124,6 +125,9 @@ class ReportModel:
     """Success-under-cap curves: these runs and the corpus re-timed (`views/money.py`)."""
     set_aside: list[SetAside] = field(default_factory=list)
     """Trace files found but not counted, and why (named in every view of the report)."""
+    choice: list[ChoiceView] = field(default_factory=list)
+    """Which to use: per pair of arms with checked runs, the policy table and behaviour
+    shift (`views/choice.py`)."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view)."""
@@ -237,6 +241,7 @@ def build_model(
         planning=planning_by_group(by_group, order),
         money=money_view(by_group, order),
         caps=caps_view(by_group, order),
+        choice=choice_views(records),
     )
 
 

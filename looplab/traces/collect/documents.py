@@ -30,6 +30,7 @@ __all__ = [
     "MAX_JSON_DEPTH",
     "BadRequest",
     "Unreadable",
+    "decompress",
     "inflate",
     "json_document",
     "protobuf_document",
@@ -58,6 +59,19 @@ class Unreadable:
     """A span or resource that could not be decoded on its own, and why."""
 
     reason: str
+
+
+def decompress(body: bytes, content_encoding: str) -> bytes:
+    """A request body as sent (`identity` or none) or inflated (`gzip`, `deflate`: every
+    member, `inflate`): the one decoding of `Content-Encoding` for traces, logs and metrics.
+
+    Raises:
+        BadRequest: another encoding (415), or what `inflate` refuses.
+    """
+    encoding = content_encoding.strip().lower()
+    if encoding not in ("", "identity", "gzip", "deflate"):
+        raise BadRequest(f"content-encoding {encoding!r}: expected gzip, deflate or none", 415)
+    return body if encoding in ("", "identity") else inflate(body, encoding)
 
 
 def inflate(body: bytes, encoding: str) -> bytes:

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from looplab.traces.collect.documents import decompress
 from looplab.traces.collect.spans import (
     BadRequest,
-    _decompress,
     _dict,
     _id,
     _list,
@@ -70,7 +70,7 @@ def decode_logs(body: bytes, content_type: str, content_encoding: str = "") -> l
         BadRequest: an unsupported type (415) or encoding, a body that does not decompress
             or decode, or one that is not a logs export (named where).
     """
-    data = _decompress(body, content_encoding.strip().lower())
+    data = decompress(body, content_encoding)
     kind = content_type.split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
         document = _protobuf_document(data)

@@ -23,7 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.traces.collect.spans import BadRequest, _decompress, _dict, _list, _value
+from looplab.traces.collect.documents import decompress
+from looplab.traces.collect.spans import BadRequest, _dict, _list, _value
 
 __all__ = ["Histogram", "MetricsCollector", "decode_metrics"]
 
@@ -63,7 +64,7 @@ def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -
         BadRequest: an unsupported type (415) or encoding, a body that does not decode, or
             one that is not a metrics export (named where).
     """
-    data = _decompress(body, content_encoding.strip().lower())
+    data = decompress(body, content_encoding)
     kind = content_type.split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
         document = _protobuf_document(data)

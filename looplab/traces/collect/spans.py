@@ -28,7 +28,7 @@ from looplab.traces.collect.documents import (
     MAX_DECODED_BYTES,
     BadRequest,
     Unreadable,
-    inflate,
+    decompress,
     json_document,
     protobuf_document,
 )
@@ -91,10 +91,7 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
             or decode, or one whose every span is malformed (one malformed span among
             good ones is only rejected: `Decoded.rejected`).
     """
-    encoding = content_encoding.strip().lower()
-    if encoding not in ("", "identity", "gzip", "deflate"):
-        raise BadRequest(f"content-encoding {encoding!r}: expected gzip, deflate or none", 415)
-    data = body if encoding in ("", "identity") else inflate(body, encoding)
+    data = decompress(body, content_encoding)
     kind = content_type.split(";")[0].strip().lower()
     if kind == "application/x-protobuf":
         document = protobuf_document(data)
