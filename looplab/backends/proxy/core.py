@@ -35,6 +35,7 @@ from looplab.backends.proxy.exchange import (
     secret_values,
 )
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
+from looplab.backends.proxy.redact import body_secrets
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
@@ -184,7 +185,7 @@ class Proxy:
             exchange = Exchange(
                 endpoint, body, call, self._plan(endpoint, body, received, transport)
             )
-            exchange.secrets = found
+            exchange.secrets = found + body_secrets(body)
             call.status = source.status
             if source.status >= 300:
                 return await self._error(exchange, source)
