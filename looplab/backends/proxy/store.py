@@ -12,8 +12,11 @@ An exchange file holds `format`, `endpoint` (`chat` | `responses`), `hash`, the 
 `request` body, `stream`, the upstream's `status`, its reply (`events`: the SSE events as
 `{"t": seconds after the request was sent, "event": name | null, "data": text}`, or
 `body`: the JSON body), `usage` (prompt, cached, completion, reasoning tokens),
-`message` (the assembled text and tool calls) and `upstream` timing (`first_token_s`,
-`last_token_s`, `total_s`). Request headers (credentials) are never stored, and every
+`message` (the assembled text and tool calls), `upstream` timing (`first_token_s`,
+`last_token_s`, `total_s`) and, for a stream the upstream stopped before its end (no
+`[DONE]`, finish_reason or terminal event; a reset; cut mid-event), `truncated`: why (its
+index line says `"truncated": true`; replayed, it ends in the same SSE error event).
+Request headers (credentials) are never stored, and every
 exchange is scrubbed before it is written (`scrub_entry`: the key in use, every credential
 the request carried, `traces.scrub.credential_values`, the body's own identifiers,
 `redact.body_secrets`, key-shaped strings), bodies and events included; a streamed reply
@@ -132,9 +135,11 @@ def exchange_entry(
     *,
     items: list[Item] | None = None,
     reply: dict[str, Any] | None = None,
+    cut: str | None = None,
 ) -> dict[str, Any]:
     """One exchange as stored (module docstring): streamed `items` or a `reply` body;
-    times relative to `sent`. Never any request header."""
+    times relative to `sent`; `cut`: why the stream stopped before its end (stored as
+    `truncated`). Never any request header."""
 
     def rel(t: float | None) -> float | None:
         return None if t is None else round(t - sent, 6)
@@ -160,6 +165,8 @@ def exchange_entry(
             {"t": rel(item.arrived), "event": item.event, "data": data_of(item.raw)}
             for item in items
         ]
+    if cut is not None:
+        entry["truncated"] = cut
     return entry
 
 
@@ -220,6 +227,8 @@ class Recorder:
             "file": f"exchanges/{name}",
             "summary": summary(exchange["request"]),
         }
+        if exchange.get("truncated"):
+            entry["truncated"] = True
         with self._lock, (self.directory / "index.jsonl").open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry) + "\n")
         return path

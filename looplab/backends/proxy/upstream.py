@@ -33,6 +33,7 @@ from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_cli
 from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
+    "TRUNCATED",
     "HttpUpstream",
     "RecordedSource",
     "Source",
@@ -52,6 +53,9 @@ SAMPLE_BYTES = 300
 TRANSPORT_ERRORS = (httpx2.HTTPError, OSError)
 """What a failing upstream connection raises (`RawHttpError` and `TimeoutError` are
 `OSError`s)."""
+
+TRUNCATED = "upstream stream truncated"
+"""How `call.error` starts for a stream the upstream closed before its end."""
 
 _HOP_BY_HOP = {
     "host",
@@ -294,9 +298,10 @@ async def check_stream(source: Source) -> None:
 
 
 def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> bytes:
-    """The SSE `error` event ending a stream the upstream broke (reset, timed out, or
-    empty: no event at all), or b"" for a whole stream. `call.error` says which; a client
-    (the openai one raises `APIError`) learns it was the upstream's fault."""
+    """The SSE `error` event ending a stream the upstream broke (reset, timed out, closed
+    before its end: `TRUNCATED`, or empty: no event at all), or b"" for a whole stream.
+    `call.error` says which; a client (the openai one raises `APIError`) learns it was the
+    upstream's fault."""
     failed = str(call.error or "")
     if failed.startswith("upstream stream failed"):
         timeout = "Timeout" in failed
@@ -309,6 +314,11 @@ def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> b
         )
     elif not items:
         error = upstream_fault(source.status, "sent an empty stream", code="upstream_empty_stream")
+    elif failed.startswith(TRUNCATED):
+        why = "ended the stream before its end (a truncated answer)"
+        error = upstream_fault(
+            source.status, why, failed.encode(), code="upstream_stream_truncated"
+        )
     else:
         return b""
     call.error = error.message[:500]
