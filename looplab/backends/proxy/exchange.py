@@ -22,7 +22,13 @@ from looplab.backends.proxy.gate import GatedRecord
 from looplab.backends.proxy.rawhttp import UpstreamClient
 from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
-from looplab.backends.proxy.upstream import TRUNCATED, HttpUpstream, RecordedSource, Source
+from looplab.backends.proxy.upstream import (
+    TRUNCATED,
+    HttpUpstream,
+    RecordedSource,
+    ReplyLimits,
+    Source,
+)
 from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
 from looplab.backends.simulator.tokens import Tokenizer
@@ -93,6 +99,7 @@ def choose_source(
     upstream: str | None,
     http: Callable[[], UpstreamClient],
     api_key: str | None,
+    limits: ReplyLimits | None = None,
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.
 
@@ -137,6 +144,7 @@ def choose_source(
         json.dumps(upstream_body).encode(),
         headers,
         api_key,
+        limits or ReplyLimits(),
     )
 
 
@@ -146,7 +154,8 @@ async def read_events(
     """Feed the upstream's events into the exchange as they arrive.
 
     Each event becomes an `Item` (tokens counted by `tokenizer`); its tokens arrive in
-    `record`, the upstream's usage settles the slot count. A broken upstream stream is
+    `record`, the upstream's usage settles the slot count. A broken upstream stream (a
+    reset, a timeout, the total deadline or the size cap passed: `ReplyLimits`) is
     noted in `call.error` (what came is still released), as is a stream that closed
     before its end (`TRUNCATED`: no `[DONE]`, finish_reason or terminal event, or cut
     mid-event: the partial event is not released); `record` is always finished.

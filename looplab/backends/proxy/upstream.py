@@ -19,7 +19,9 @@ instead. Neither is ever stored on a record, logged or written to disk.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,11 +35,17 @@ from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_cli
 from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
+    "MAX_REPLY_BYTES",
+    "NO_BODY",
     "TRUNCATED",
+    "UPSTREAM_DEADLINE_S",
     "HttpUpstream",
     "RecordedSource",
+    "ReplyLimits",
+    "ReplyTooLarge",
     "Source",
     "UpstreamClients",
+    "check_reply_status",
     "check_stream",
     "error_body",
     "passed_headers",
@@ -70,6 +78,47 @@ _HOP_BY_HOP = {
     "proxy-connection",
     "accept-encoding",
 }
+
+MAX_REPLY_BYTES = 64 << 20
+"""Largest upstream reply taken by default (64 MiB, the recording reader's cap on an
+exchange; a streamed 100k-token reply is ~25 MB of events)."""
+UPSTREAM_DEADLINE_S = 1800.0
+"""Longest a request may take upstream in all, by default (its reads each have their own
+`--upstream-timeout` too)."""
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """How long, and how much, the proxy takes from the upstream for one request."""
+
+    deadline_s: float = UPSTREAM_DEADLINE_S
+    """From sending the request to the reply's last byte (then 504 `upstream_timeout`)."""
+    max_bytes: int = MAX_REPLY_BYTES
+    """Largest reply body (then 502 `upstream_reply_too_large`)."""
+    read_timeout_s: float = 600.0
+    """The per-read timeout the client already has: a read is given a timer of its own
+    only when the deadline comes sooner (a timer per read costs ~30 us)."""
+
+    def read_within(self, deadline: float, now: float) -> float | None:
+        """The deadline to put on the next read (loop time), or None when the client's
+        own read timeout ends it sooner.
+
+        Raises:
+            TimeoutError: the deadline has passed."""
+        if now >= deadline:
+            raise TimeoutError("")
+        return deadline if deadline - now < self.read_timeout_s else None
+
+
+class ReplyTooLarge(ValueError):
+    """The upstream's reply passed `ReplyLimits.max_bytes`."""
+
+
+_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line of an event stream (the SSE standard: CRLF, CR or LF)."""
+NO_BODY = frozenset({204, 205, 304})
+"""Final statuses that carry no body: no model reply can come with them."""
 
 _BACK = ("x-request-id", "openai-processing-ms", "openai-version", "retry-after")
 """Upstream response headers passed back to the client (plus `x-ratelimit-*`)."""
@@ -116,10 +165,14 @@ class UpstreamClients:
     loop): httpx for everything, the raw HTTP/1.1 pool for replies from a plain-http
     upstream (`rawhttp.uses_raw_client`: a shorter hop)."""
 
-    def __init__(self, upstream: str | None, timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, upstream: str | None, timeout_s: float = 600.0, limits: ReplyLimits | None = None
+    ) -> None:
         self.upstream = upstream
         self.timeout_s = timeout_s
         """Longest wait for any one read from the upstream (then 504 `upstream_timeout`)."""
+        self.limits = limits or ReplyLimits(read_timeout_s=timeout_s)
+        """The whole request's deadline and the reply's size cap."""
         self.raw = upstream is not None and uses_raw_client(upstream)
         """Replies come over `RawPool` (decided once: the proxy variables are read here)."""
         self._http: httpx2.AsyncClient | None = None
@@ -162,6 +215,7 @@ class HttpUpstream:
     request_body: bytes
     request_headers: Mapping[str, str]
     api_key: str | None = None
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
     status: int = 0
     headers: dict[str, str] = field(default_factory=dict)
     """The upstream's response headers that go back to the client (`passed_headers`)."""
@@ -169,6 +223,19 @@ class HttpUpstream:
     sent: float = 0.0
     _response: Any = None
     _context: Any = None
+    _deadline: float = 0.0
+    """`limits.deadline_s` after sending, on the event loop's clock."""
+
+    def _deadline_passed(self) -> TimeoutError:
+        return TimeoutError(
+            f"the upstream's total deadline of {self.limits.deadline_s:g} s passed "
+            "(--upstream-deadline; each read has --upstream-timeout of its own)"
+        )
+
+    def _too_large(self) -> ReplyTooLarge:
+        return ReplyTooLarge(
+            f"the upstream's reply passed the {self.limits.max_bytes}-byte cap (--max-reply-mb)"
+        )
 
     async def open(self) -> None:
         """Send; a connection failure becomes a 502 `ApiError` in OpenAI's shape."""
@@ -178,11 +245,16 @@ class HttpUpstream:
             outgoing["authorization"] = f"Bearer {self.api_key}"
         outgoing["content-type"] = "application/json"
         self.sent = time.perf_counter()
+        self._deadline = asyncio.get_running_loop().time() + self.limits.deadline_s
         self._context = self.client.stream(
             "POST", self.url, content=self.request_body, headers=outgoing
         )
         try:
-            self._response = await self._context.__aenter__()
+            try:
+                async with asyncio.timeout_at(self._deadline):
+                    self._response = await self._context.__aenter__()
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
         except TRANSPORT_ERRORS as exc:
             self._context = None
             raise transport_fault(exc, "could not be reached") from None
@@ -191,23 +263,76 @@ class HttpUpstream:
         self.content_type = str(self._response.headers.get("content-type", ""))
 
     async def lines(self) -> AsyncIterator[tuple[str, float]]:
-        """SSE lines as they arrive."""
-        assert self._response is not None
-        async for line in self._response.aiter_lines():
-            yield line, time.perf_counter()
-
-    async def body(self) -> bytes:
-        """The whole body.
+        """SSE lines as they arrive (split at CRLF, CR or LF), within the limits.
 
         Raises:
-            ApiError: 502 (504 on a timeout): the upstream failed while sending it.
+            TimeoutError: the total deadline passed (`ReplyLimits.deadline_s`).
+            ReplyTooLarge: the stream passed `ReplyLimits.max_bytes`.
         """
         assert self._response is not None
+        chunks = self._response.aiter_bytes().__aiter__()
+        held: list[bytes] = []  # the start of a line not ended yet
+        size = 0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                due = self.limits.read_within(self._deadline, loop.time())
+                if due is None:
+                    chunk: bytes = await anext(chunks)
+                else:
+                    async with asyncio.timeout_at(due):
+                        chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
+            size += len(chunk)
+            if size > self.limits.max_bytes:
+                raise self._too_large()
+            if b"\n" not in chunk and b"\r" not in chunk:
+                held.append(chunk)
+                continue
+            buffer = b"".join([*held, chunk])
+            cut = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)  # CR, LF next?
+            *done, rest = _LINE_BREAK_BYTES.split(buffer[:cut])
+            held = [rest + buffer[cut:]]
+            now = time.perf_counter()
+            for line in done:
+                yield line.decode("utf-8", "replace"), now
+        rest = b"".join(held).removesuffix(b"\r")
+        if rest:
+            yield rest.decode("utf-8", "replace"), time.perf_counter()
+
+    async def body(self) -> bytes:
+        """The whole body, within the limits.
+
+        Raises:
+            ApiError: 502 (504 on a timeout, or past the total deadline): the upstream
+                failed while sending it; 502 `upstream_reply_too_large` past the size cap.
+        """
+        assert self._response is not None
+        chunks: list[bytes] = []
+        size = 0
         try:
-            body: bytes = await self._response.aread()
+            try:
+                async with asyncio.timeout_at(self._deadline):
+                    async for chunk in self._response.aiter_bytes():
+                        size += len(chunk)
+                        if size > self.limits.max_bytes:
+                            raise self._too_large()
+                        chunks.append(chunk)
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
+        except ReplyTooLarge as exc:
+            raise upstream_fault(
+                self.status,
+                "sent a reply too large",
+                str(exc).encode(),
+                code="upstream_reply_too_large",
+            ) from None
         except TRANSPORT_ERRORS as exc:
             raise transport_fault(exc, "failed while sending its reply", self.status) from None
-        return body
+        return b"".join(chunks)
 
     async def close(self) -> None:
         """Close the response (idempotent)."""
@@ -233,12 +358,13 @@ class RecordedSource:
         self.sent = time.perf_counter()
 
     async def lines(self) -> AsyncIterator[tuple[str, float]]:
-        """The recorded events as SSE lines, all arrived now."""
+        """The recorded events as SSE lines, all arrived now (a CR or LF in a name or in
+        the data starts a new `data:` line, never a field of its own)."""
         now = time.perf_counter()
         for event in self.events:
             if event.get("event"):
-                yield f"event: {event['event']}", now
-            for line in str(event.get("data", "")).split("\n"):
+                yield f"event: {' '.join(str(event['event']).splitlines())}", now
+            for line in _LINE_BREAK.split(str(event.get("data", ""))):
                 yield f"data: {line}", now
             yield "", now
 
@@ -284,6 +410,18 @@ def upstream_json(source: Source, raw: bytes) -> dict[str, Any]:
     raise upstream_fault(source.status, why, raw, code="upstream_invalid_body")
 
 
+def check_reply_status(source: Source) -> None:
+    """Refuse a status that cannot carry a model reply (1xx, 204, 205, 304), from the
+    upstream or a recording: sent as it was, it would be a bodyless status with a body.
+
+    Raises:
+        ApiError: 502 `upstream_no_reply`, naming the status.
+    """
+    if source.status < 200 or source.status in NO_BODY:
+        why = f"answered HTTP {source.status}, a status that carries no model reply"
+        raise upstream_fault(source.status, why, code="upstream_no_reply")
+
+
 async def check_stream(source: Source) -> None:
     """Refuse a streamed 2xx that is not an event stream (an HTML page, a JSON body).
 
@@ -303,7 +441,14 @@ def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> b
     `call.error` says which; a client (the openai one raises `APIError`) learns it was the
     upstream's fault."""
     failed = str(call.error or "")
-    if failed.startswith("upstream stream failed"):
+    if failed.startswith("upstream stream failed: ReplyTooLarge"):
+        error = upstream_fault(
+            source.status,
+            "sent a reply too large",
+            failed.encode(),
+            code="upstream_reply_too_large",
+        )
+    elif failed.startswith("upstream stream failed"):
         timeout = "Timeout" in failed
         error = upstream_fault(
             source.status,
@@ -360,6 +505,4 @@ def transport_fault(exc: BaseException, what: str, status: int = 0) -> ApiError:
 
 def _redacted(text: str) -> str:
     """An httpx error text without anything that looks like a key (URLs with userinfo)."""
-    import re
-
     return re.sub(r"//[^/@\s]+@", "//***@", text)
