@@ -204,3 +204,34 @@ def test_redistribute_keeps_piece_boundaries_outside_secrets() -> None:
     where it started."""
     pieces = ["ab", "cSEC", "RET", "de"]
     assert redistribute(pieces, [(3, 9)]) == ["ab", f"c{REDACTED}", "", "de"]
+
+
+def test_responses_and_tool_call_channels_are_scrubbed_joined() -> None:
+    """A secret split across Responses `output_text.delta` events, and across a chat tool
+    call's `arguments` pieces, is redacted in the join; another item's text is untouched."""
+    secret = "PLANTEDsecret9Z8y"
+    scrubber = Scrubber(patterns=[secret], environ={})
+
+    def text_delta(delta: str, item: int) -> dict[str, Any]:
+        data = {"type": "response.output_text.delta", "item_id": f"msg_{item}",
+                "output_index": item, "content_index": 0, "delta": delta}  # fmt: skip
+        return {"event": "response.output_text.delta", "data": json.dumps(data)}
+
+    events = [text_delta("key PLANTED", 0), text_delta("other item", 1),
+              text_delta("secret9Z8y end", 0)]  # fmt: skip
+    out = [json.loads(e["data"])["delta"] for e in scrub_stream(events, scrubber)]
+    assert out == [f"key {REDACTED}", "other item", " end"]
+
+    def args(piece: str, first: bool = False) -> dict[str, Any]:
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
+        if first:
+            call = {**call, "id": "call_1", "type": "function"}
+        delta = {"tool_calls": [call]}
+        return {"event": None, "data": _chunk(delta).decode()[6:-2]}
+
+    events = [args('{"k": "PLANTEDse', True), args('cret9Z8y"}')]
+    joined = "".join(
+        json.loads(e["data"])["choices"][0]["delta"]["tool_calls"][0]["function"]["arguments"]
+        for e in scrub_stream(events, scrubber)
+    )
+    assert joined == f'{{"k": "{REDACTED}"}}'
