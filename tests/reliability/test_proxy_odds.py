@@ -26,7 +26,7 @@ from starlette.routing import Route
 from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.recordings import RecordingError
 from looplab.backends.proxy.store import Recording, request_hash
-from looplab.backends.proxy.upstream import RecordedSource
+from looplab.backends.proxy.upstream import RecordedSource, ReplyLimits
 from looplab.latency.presets import resolve_profile
 from looplab.serving.appserver import AppServer
 
@@ -171,6 +171,22 @@ def test_a_reply_over_the_cap_is_cut(stream: bool) -> None:
     assert isinstance(error, openai.APIError), error
     assert "upstream_reply_too_large" in str(error.body) and "1048576-byte cap" in error.message
     assert sent[0] < 20 << 20, sent[0]  # of 100 MB: the proxy hung up
+
+
+def test_a_stream_over_the_token_slot_cap_is_cut() -> None:
+    """Dense text (64 KiB of one letter per event, ~8k slots each) under the byte cap:
+    the slot cap (20,000 here) cuts it with 502 `upstream_reply_too_large` long before
+    the byte cap would (64 MiB of it held ~16M slots, 2.8 GB)."""
+    sent = [0]
+    with (
+        AppServer(_big_app(sent), name="dense-upstream") as upstream,
+        ProxyServer(PROFILE, upstream=upstream.base_url) as proxy,
+    ):
+        proxy.proxy.clients.limits = ReplyLimits(max_tokens=20_000)
+        _, error = _stream(proxy.base_url)
+    assert isinstance(error, openai.APIError), error
+    assert "upstream_reply_too_large" in str(error.body) and "20000 token slots" in error.message
+    assert sent[0] < 20 << 20, sent[0]
 
 
 def _trickle_app() -> Starlette:

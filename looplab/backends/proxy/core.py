@@ -143,7 +143,9 @@ class Proxy:
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.history = CallLog()
-        limits = ReplyLimits(upstream_deadline_s, max_reply_bytes, upstream_timeout_s)
+        limits = ReplyLimits(
+            upstream_deadline_s, max_reply_bytes, read_timeout_s=upstream_timeout_s
+        )
         self.clients = UpstreamClients(self.upstream, upstream_timeout_s, limits)
 
     def warm_up(self) -> None:
@@ -198,6 +200,7 @@ class Proxy:
                 endpoint, body, call, self._plan(endpoint, body, received, transport)
             )
             exchange.secrets = found + body_secrets(body)
+            exchange.max_slots = self.clients.limits.max_tokens
             call.status = source.status
             if source.status >= 300:
                 return await self._error(exchange, source)

@@ -23,10 +23,12 @@ from looplab.backends.proxy.rawhttp import UpstreamClient
 from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
 from looplab.backends.proxy.upstream import (
+    MAX_REPLY_TOKENS,
     TRUNCATED,
     HttpUpstream,
     RecordedSource,
     ReplyLimits,
+    ReplyTooLarge,
     Source,
 )
 from looplab.backends.simulator.protocol import ApiError, validate_chat
@@ -87,6 +89,8 @@ class Exchange:
     """Credential values of this request (`secret_values`), scrubbed from its recording."""
     cut: str | None = None
     """Why a streamed reply stopped before its end (`read_events`); None: it ended."""
+    max_slots: int = MAX_REPLY_TOKENS
+    """Most token slots its stream may bring (`ReplyLimits.max_tokens`)."""
 
 
 def choose_source(
@@ -173,6 +177,11 @@ async def read_events(
             item = make_item(protocol, event[0], event[1], event[2], tokenizer)
             ended = ended or protocol.ends(event[0], event[1], item.data)
             item.first_slot = len(record.arrivals)
+            if item.first_slot + item.slots > exchange.max_slots:
+                raise ReplyTooLarge(
+                    f"the upstream's stream passed {exchange.max_slots} token slots "
+                    "(ReplyLimits.max_tokens)"
+                )
             item.arrived = arrived
             exchange.items.append(item)
             if item.slots:

@@ -45,6 +45,7 @@ from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_cli
 
 __all__ = [
     "MAX_REPLY_BYTES",
+    "MAX_REPLY_TOKENS",
     "NO_BODY",
     "TRUNCATED",
     "UPSTREAM_DEADLINE_S",
@@ -84,6 +85,12 @@ _HOP_BY_HOP = {
 MAX_REPLY_BYTES = 64 << 20
 """Largest upstream reply taken by default (64 MiB, the recording reader's cap on an
 exchange; a streamed 100k-token reply is ~25 MB of events)."""
+MAX_REPLY_TOKENS = 1 << 19
+"""Most token slots a streamed reply may hold (524,288: 4x the 128k-token output ceiling
+of the longest-output model APIs, assumed). Measured (upstream, proxy and openai client in
+one process, tokenizer loaded): a stream of dense text cut here +314 MB peak RSS, at 2x
+this +478 MB; with the byte cap alone, 64 MiB of one letter (~16M slots) was +2.8 GB. So
+this, not the byte cap, bounds a stream of dense text."""
 UPSTREAM_DEADLINE_S = 1800.0
 """Longest a request may take upstream in all, by default (its reads each have their own
 `--upstream-timeout` too)."""
@@ -97,6 +104,8 @@ class ReplyLimits:
     """From sending the request to the reply's last byte (then 504 `upstream_timeout`)."""
     max_bytes: int = MAX_REPLY_BYTES
     """Largest reply body (then 502 `upstream_reply_too_large`)."""
+    max_tokens: int = MAX_REPLY_TOKENS
+    """Most token slots of a streamed reply (then 502 `upstream_reply_too_large`)."""
     read_timeout_s: float = 600.0
     """The per-read timeout the client already has: a read is given a timer of its own
     only when the deadline comes sooner (a timer per read costs ~30 us)."""
