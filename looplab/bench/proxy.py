@@ -47,6 +47,7 @@ from looplab.bench.loadgen import (
     ServerProcess,
     attach_server_timing,
 )
+from looplab.bench.verdict import FIDELITY_STREAMS, fidelity_verdict
 from looplab.errors import BackendError
 from looplab.stats.order import quantile
 
@@ -62,7 +63,6 @@ TTFT_S = 0.3
 UPSTREAM_SPEEDUP = 20
 MAX_TOKENS_SLACK = 100
 """`max_tokens` is the reply's length plus this: sent, never cutting the reply."""
-FIDELITY_STREAMS = (1, 16)
 RATE_TARGET_PCT = 0.5
 TTFT_TARGET_MS = 2.0
 
@@ -352,15 +352,13 @@ def print_proxy_bench(console: Console, rows: list[ProxyBenchRow], tokens: int) 
                 style="bold" if proxied else "dim",
             )
     console.print(table)
-    failures = fidelity_failures(rows)
-    if failures:
-        console.print("FAIL: " + "; ".join(failures))
-    else:
-        console.print(
-            "PASS: proxy at 1 and 16 streams: |rate error| p50 <= 0.5% through every client, "
-            "TTFT error p50 <= 2 ms through the raw client (the server's part), added TTFT "
-            "p50 <= 2 ms through the others"
-        )
+    verdict = fidelity_verdict(
+        [row.concurrency for row in rows],
+        fidelity_failures(rows),
+        "proxy: |rate error| p50 <= 0.5% through every client, TTFT error p50 <= 2 ms "
+        "through the raw client (the server's part), added TTFT p50 <= 2 ms through the others",
+    )
+    console.print(verdict)
     console.print(
         "TTFT error through the openai-based clients includes their own per-request work "
         "(building the request before it is sent, parsing chunks into objects), which no "

@@ -114,6 +114,14 @@ class Scrubber:
             self._pattern = self._compile()
         return self._pattern.sub(REDACTED, value)
 
+    def spans(self, value: str) -> list[tuple[int, int]]:
+        """Where `text` would redact in `value`: (start, stop) of each match, in order."""
+        if self._known != len(_in_use):
+            self._pattern = self._compile()
+        return [
+            match.span() for match in self._pattern.finditer(value) if match.end() > match.start()
+        ]
+
     def scrub(self, value: Any) -> Any:
         """A copy of a JSON-like value with secrets redacted everywhere."""
         if isinstance(value, str):

@@ -66,3 +66,19 @@ def test_the_proxy_bench_holds_the_stock_clients_added_ttft() -> None:
     assert proxy_failures(late) == [
         "750 tok/s, upstream TTFT 0.3 s, 16 streams, stock: added TTFT +70.00 ms"
     ]
+
+
+def test_the_verdict_judges_only_the_streams_it_measured() -> None:
+    """A run at 256 and 512 streams measured neither 1 nor 16: no PASS, a NO VERDICT that
+    says so (issue 47, finding 10); a run at 16 only passes at 16 streams, not at 1."""
+    from dataclasses import replace
+
+    from looplab.bench.backend_commands import _bench_verdicts
+
+    big = [replace(_cell("raw", 19.0, -0.34), concurrency=256),
+           replace(_cell("raw", 110.0, -0.37), concurrency=512)]  # fmt: skip
+    lines = _bench_verdicts(big, [256, 512])
+    assert lines[0].startswith("NO VERDICT: ") and "(streams: 256, 512)" in lines[0]
+    assert not any(line.startswith("PASS") for line in lines)
+    assert any("512 streams, raw client: rate error -0.37%" in line for line in lines)
+    assert _bench_verdicts([_cell("raw", 0.6)], [16])[0].startswith("PASS: at 16 streams, ")

@@ -191,12 +191,50 @@ def test_a_killed_worker_is_reported_and_the_other_serves(served: Served) -> Non
     health = _health_until(served, lambda h: h["workers_alive"] == 1)
     assert health["workers_alive"] == 1
     assert health["per_worker"][1]["exit"] == "killed by SIGKILL"
+    assert health["status"] == "degraded"  # never "ok" with a worker dead (issue 47)
+    assert health["dead_workers"] == [f"worker 1 (pid {dead}) killed by SIGKILL"]
     asyncio.run(_requests(served.url, 6))
     served.process.send_signal(signal.SIGTERM)
     assert served.process.wait(timeout=15) == 1
     stderr = served.stderr.read_text()
     assert f"worker 1 (pid {dead}) killed by SIGKILL" in stderr
     assert "serving on 1 of 2 workers" in stderr
+
+
+def test_a_stopped_worker_is_not_reported_alive(served: Served) -> None:
+    """SIGSTOP on one worker (alive to its parent, answering nothing): within ~2 s the
+    other's /health says `degraded`, names it as not answering, and leaves its frozen
+    `active` out; after SIGCONT it is counted again (issue 47, finding 9)."""
+    stopped = served.worker_pids()[1]
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        health = _answering_health(served, lambda h: h["status"] == "degraded", 8.0)
+        assert health["status"] == "degraded" and health["workers_alive"] == 1, health
+        assert (
+            "not answering" in health["dead_workers"][0]
+            and str(stopped) in health["dead_workers"][0]
+        )
+        assert health["per_worker"][1]["alive"] is False
+    finally:
+        os.kill(stopped, signal.SIGCONT)
+    health = _answering_health(served, lambda h: h["status"] == "ok", 8.0)
+    assert health["workers_alive"] == 2 and "dead_workers" not in health
+
+
+def _answering_health(served: Served, done: Any, limit_s: float) -> dict[str, Any]:
+    """Poll `/health` until `done(health)`, skipping connections that land on a stopped
+    worker (they time out)."""
+    deadline = time.monotonic() + limit_s
+    health: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        try:
+            health = httpx.get(f"{served.url}/health", timeout=0.5).json()
+        except httpx.TimeoutException:
+            continue
+        if done(health):
+            break
+        time.sleep(0.1)
+    return health
 
 
 def test_a_load_dependent_profile_is_refused_with_workers(tmp_path: Path) -> None:

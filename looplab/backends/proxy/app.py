@@ -29,6 +29,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
 from looplab.backends.proxy.core import Proxy, Reply
+from looplab.backends.proxy.upstream import MAX_REPLY_BYTES, NO_BODY, UPSTREAM_DEADLINE_S
 from looplab.backends.proxy.websocket import proxy_websocket
 from looplab.backends.simulator.protocol import ApiError
 from looplab.latency.profile import LatencyProfile
@@ -121,6 +122,8 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
 
 
 def _response(answer: Reply) -> Response:
+    if answer.status < 200 or answer.status in NO_BODY:  # never a body (`check_reply_status`)
+        return Response(b"", answer.status, headers=answer.headers)
     if answer.stream is not None:
         return StreamingResponse(answer.stream, status_code=answer.status, headers=answer.headers)
     headers = {k: v for k, v in answer.headers.items() if k.lower() != "content-type"}
@@ -132,7 +135,8 @@ class ProxyServer(AppServer):
 
     Args:
         profile: the profile to pace to.
-        upstream, record, replay, replay_policy, api_key, upstream_timeout_s: as for `Proxy`.
+        upstream, record, replay, replay_policy, api_key, upstream_timeout_s,
+            upstream_deadline_s, max_reply_bytes: as for `Proxy`.
         host, port: where to bind (loopback, any free port by default).
     """
 
@@ -146,6 +150,8 @@ class ProxyServer(AppServer):
         replay_policy: str = "strict",
         api_key: str | None = None,
         upstream_timeout_s: float = 600.0,
+        upstream_deadline_s: float = UPSTREAM_DEADLINE_S,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
@@ -157,6 +163,8 @@ class ProxyServer(AppServer):
             replay_policy=replay_policy,
             api_key=api_key,
             upstream_timeout_s=upstream_timeout_s,
+            upstream_deadline_s=upstream_deadline_s,
+            max_reply_bytes=max_reply_bytes,
         )
         super().__init__(
             create_proxy_app(self.proxy),

@@ -132,6 +132,23 @@ def proxy_command(
             "504 upstream_timeout.",
         ),
     ] = 600.0,
+    upstream_deadline: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds a request may take upstream in all, its reply's last byte "
+            "included (an upstream trickling a byte per read is cut here); then 504 "
+            "upstream_timeout.",
+        ),
+    ] = 1800.0,
+    max_reply_mb: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Largest upstream reply taken, in MiB; a larger one is cut and answered "
+            "502 upstream_reply_too_large.",
+        ),
+    ] = 64.0,
     drain_s: DrainOpt = 5.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.
@@ -155,6 +172,8 @@ def proxy_command(
         replay_policy=replay_policy,
         api_key=_api_key(api_key_env),
         upstream_timeout_s=upstream_timeout,
+        upstream_deadline_s=upstream_deadline,
+        max_reply_bytes=int(max_reply_mb * (1 << 20)),
     )
     server = AppServer(
         create_proxy_app(proxy),

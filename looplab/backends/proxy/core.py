@@ -35,6 +35,7 @@ from looplab.backends.proxy.exchange import (
     secret_values,
 )
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
+from looplab.backends.proxy.redact import body_secrets
 from looplab.backends.proxy.replies import (
     Cursor,
     body_message,
@@ -46,9 +47,13 @@ from looplab.backends.proxy.replies import (
 from looplab.backends.proxy.schedule import plan_request, replan
 from looplab.backends.proxy.store import Recorder, Recording
 from looplab.backends.proxy.upstream import (
+    MAX_REPLY_BYTES,
+    UPSTREAM_DEADLINE_S,
     RecordedSource,
+    ReplyLimits,
     Source,
     UpstreamClients,
+    check_reply_status,
     check_stream,
     error_body,
     stream_fault,
@@ -90,6 +95,10 @@ class Proxy:
             (`follow.REPLAY_POLICIES`: `strict`, `tolerant`).
         api_key: a key for the upstream, replacing the client's (never logged or stored).
         upstream_timeout_s: longest wait for any one upstream read (then a 504).
+        upstream_deadline_s: longest a request may take upstream in all, its reply's last
+            byte included (then a 504; `upstream.UPSTREAM_DEADLINE_S` by default).
+        max_reply_bytes: largest upstream reply taken (then a 502
+            `upstream_reply_too_large`; `upstream.MAX_REPLY_BYTES` by default).
 
     Raises:
         ConfigError: `upstream` is not an http(s) API root, or holds credentials
@@ -109,6 +118,8 @@ class Proxy:
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
         upstream_timeout_s: float = 600.0,
+        upstream_deadline_s: float = UPSTREAM_DEADLINE_S,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         problem = url_problem(upstream) if upstream else None
         if problem:
@@ -132,7 +143,10 @@ class Proxy:
         self._in_flight: set[GatedRecord] = set()
         self.pacer = SchedulePacer(lambda: profile.frame_floor_for(self.active))
         self.history = CallLog()
-        self.clients = UpstreamClients(self.upstream, upstream_timeout_s)
+        limits = ReplyLimits(
+            upstream_deadline_s, max_reply_bytes, read_timeout_s=upstream_timeout_s
+        )
+        self.clients = UpstreamClients(self.upstream, upstream_timeout_s, limits)
 
     def warm_up(self) -> None:
         """Do the first request's one-time work now (the upstream connection pool, the
@@ -181,10 +195,12 @@ class Proxy:
             # ask the upstream first: counting the prompt for the profile's schedule (which
             # starts at `received` whenever it is computed) then overlaps the upstream's work
             await source.open()
+            check_reply_status(source)
             exchange = Exchange(
                 endpoint, body, call, self._plan(endpoint, body, received, transport)
             )
-            exchange.secrets = found
+            exchange.secrets = found + body_secrets(body)
+            exchange.max_slots = self.clients.limits.max_tokens
             call.status = source.status
             if source.status >= 300:
                 return await self._error(exchange, source)
@@ -212,6 +228,7 @@ class Proxy:
             upstream=self.upstream,
             http=self.clients.for_replies,
             api_key=self._api_key,
+            limits=self.clients.limits,
         )
 
     def http_client(self) -> httpx2.AsyncClient:

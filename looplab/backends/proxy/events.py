@@ -115,6 +115,11 @@ class SseParser:
                 name = entry[6:].strip()
         return name, "\n".join(data), ("\n".join(lines) + "\n\n").encode()
 
+    def pending(self) -> bool:
+        """Lines of an event are waiting for the blank line that ends it (a stream that
+        stops here was cut mid-event)."""
+        return bool(self._lines)
+
 
 @dataclass(frozen=True)
 class Protocol:
@@ -127,6 +132,9 @@ class Protocol:
     """data -> (path of splittable text or None, tokens of an unsplittable slot)."""
     usage: Callable[[dict[str, Any]], Usage | None]
     """The usage an event carries, if any."""
+    ends: Callable[[str | None, str, dict[str, Any] | None], bool]
+    """(event name, data text, data) -> this event ends the stream (a stream whose
+    upstream stopped before such an event was cut short)."""
 
 
 def make_item(
@@ -167,6 +175,14 @@ def _chat_classify(data: dict[str, Any]) -> tuple[Path | None, int]:
     return None, 0
 
 
+def _chat_ends(event: str | None, text: str, data: dict[str, Any] | None) -> bool:
+    """`[DONE]`, a choice's `finish_reason`, or an error event end a chat stream."""
+    if text.strip() == "[DONE]" or event == "error" or (data is not None and "error" in data):
+        return True
+    choices = (data or {}).get("choices") or []
+    return any(isinstance(c, dict) and c.get("finish_reason") for c in choices)
+
+
 def _chat_usage(data: dict[str, Any]) -> Usage | None:
     usage = data.get("usage")
     return Usage.from_chat(usage) if isinstance(usage, dict) else None
@@ -191,6 +207,15 @@ def _responses_classify(data: dict[str, Any]) -> tuple[Path | None, int]:
     return None, 0
 
 
+_RESPONSES_END = {"response.completed", "response.incomplete", "response.failed", "error"}
+
+
+def _responses_ends(event: str | None, text: str, data: dict[str, Any] | None) -> bool:
+    """A response's terminal event (completed, incomplete, failed, error) ends it."""
+    kind = (data or {}).get("type")
+    return event in _RESPONSES_END or kind in _RESPONSES_END or text.strip() == "[DONE]"
+
+
 def _responses_usage(data: dict[str, Any]) -> Usage | None:
     if data.get("type") not in ("response.completed", "response.incomplete"):
         return None
@@ -199,8 +224,10 @@ def _responses_usage(data: dict[str, Any]) -> Usage | None:
 
 
 PROTOCOLS: dict[str, Protocol] = {
-    "chat": Protocol("chat", "/chat/completions", _chat_classify, _chat_usage),
-    "responses": Protocol("responses", "/responses", _responses_classify, _responses_usage),
+    "chat": Protocol("chat", "/chat/completions", _chat_classify, _chat_usage, _chat_ends),
+    "responses": Protocol(
+        "responses", "/responses", _responses_classify, _responses_usage, _responses_ends
+    ),
 }
 """API name -> how its stream carries tokens."""
 

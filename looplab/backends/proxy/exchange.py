@@ -22,7 +22,15 @@ from looplab.backends.proxy.gate import GatedRecord
 from looplab.backends.proxy.rawhttp import UpstreamClient
 from looplab.backends.proxy.replies import is_reasoning, json_object
 from looplab.backends.proxy.store import Recorder, Recording, exchange_entry, scrub_entry
-from looplab.backends.proxy.upstream import HttpUpstream, RecordedSource, Source
+from looplab.backends.proxy.upstream import (
+    MAX_REPLY_TOKENS,
+    TRUNCATED,
+    HttpUpstream,
+    RecordedSource,
+    ReplyLimits,
+    ReplyTooLarge,
+    Source,
+)
 from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
 from looplab.backends.simulator.tokens import Tokenizer
@@ -79,6 +87,10 @@ class Exchange:
     record: GatedRecord | None = None
     secrets: tuple[str, ...] = ()
     """Credential values of this request (`secret_values`), scrubbed from its recording."""
+    cut: str | None = None
+    """Why a streamed reply stopped before its end (`read_events`); None: it ended."""
+    max_slots: int = MAX_REPLY_TOKENS
+    """Most token slots its stream may bring (`ReplyLimits.max_tokens`)."""
 
 
 def choose_source(
@@ -91,6 +103,7 @@ def choose_source(
     upstream: str | None,
     http: Callable[[], UpstreamClient],
     api_key: str | None,
+    limits: ReplyLimits | None = None,
 ) -> Source:
     """The reply's source: the recording's entry for the request, else the upstream.
 
@@ -135,6 +148,7 @@ def choose_source(
         json.dumps(upstream_body).encode(),
         headers,
         api_key,
+        limits or ReplyLimits(),
     )
 
 
@@ -144,20 +158,30 @@ async def read_events(
     """Feed the upstream's events into the exchange as they arrive.
 
     Each event becomes an `Item` (tokens counted by `tokenizer`); its tokens arrive in
-    `record`, the upstream's usage settles the slot count. A broken upstream stream is
-    noted in `call.error` (what came is still released); `record` is always finished.
+    `record`, the upstream's usage settles the slot count. A broken upstream stream (a
+    reset, a timeout, the total deadline or the size cap passed: `ReplyLimits`) is
+    noted in `call.error` (what came is still released), as is a stream that closed
+    before its end (`TRUNCATED`: no `[DONE]`, finish_reason or terminal event, or cut
+    mid-event: the partial event is not released); `record` is always finished.
     """
     protocol = PROTOCOLS[exchange.endpoint]
     parser = SseParser()
     call = exchange.call
     streamed_reasoning = False
+    ended = False
     try:
         async for line, arrived in source.lines():
             event = parser.feed(line)
             if event is None:
                 continue
             item = make_item(protocol, event[0], event[1], event[2], tokenizer)
+            ended = ended or protocol.ends(event[0], event[1], item.data)
             item.first_slot = len(record.arrivals)
+            if item.first_slot + item.slots > exchange.max_slots:
+                raise ReplyTooLarge(
+                    f"the upstream's stream passed {exchange.max_slots} token slots "
+                    "(ReplyLimits.max_tokens)"
+                )
             item.arrived = arrived
             exchange.items.append(item)
             if item.slots:
@@ -174,8 +198,16 @@ async def read_events(
                 call.usage = usage
                 hidden = 0 if streamed_reasoning else (usage.reasoning or 0)
                 record.settle((usage.completion or 0) - hidden)
+        if exchange.items and not ended:
+            cut = "mid-event (the partial event is dropped)" if parser.pending() else "cleanly"
+            call.error = exchange.cut = (
+                f"{TRUNCATED}: the upstream closed the stream {cut} after "
+                f"{len(exchange.items)} event(s), before its end (no [DONE], finish_reason "
+                "or terminal event)"
+            )
     except Exception as exc:  # a broken upstream stream: what came is still released
         call.error = f"upstream stream failed: {type(exc).__name__}: {exc}"[:500]
+        exchange.cut = call.error
     finally:
         call.upstream_end = clock.now()
         record.finish()
@@ -198,5 +230,6 @@ def record_exchange(
             source.sent,
             items=items,
             reply=body,
+            cut=exchange.cut,
         )
         recorder.add(scrub_entry(entry, exchange.secrets))

@@ -6,15 +6,17 @@ Everything the proxy reads from a recording directory comes through `read_index`
 - **names**: an index entry's `file` is a relative path inside the recording directory;
   an absolute path, a `..` that leaves it, or a symbolic link anywhere on the way is
   refused;
-- **kinds**: only regular files are read (a FIFO, a device such as /dev/zero, a socket
-  are refused from `fstat` after a non-blocking, no-follow open: nothing blocks);
+- **kinds**: only regular files with one name are read (a FIFO, a device such as
+  /dev/zero, a socket, a hard link, whose other name may be outside the recording, are
+  refused from `fstat` after a non-blocking, no-follow open: nothing blocks);
 - **sizes**: the index at most `MAX_INDEX_BYTES`, an exchange at most
   `MAX_EXCHANGE_BYTES` (read no further than one byte past the cap);
 - **lines**: a torn last index line (a recorder killed mid-write) is skipped with a
   warning; any other line that is not a JSON object of the right types is an error
   naming the file and its line;
-- **exchanges**: a JSON object with a known `endpoint`, an HTTP `status`, a `request`
-  object and `events` (a list of `{"event", "data"}` objects) or a `body`.
+- **exchanges**: a JSON object with a known `endpoint`, a final HTTP `status` (200-599),
+  a `request` object and `events` (a list of `{"event", "data"}` objects, each event name
+  one line) or a `body`.
 
 Every refusal is a `RecordingError` (a `ConfigError`: the CLI prints one line, exit 2)
 naming the file, the line or field, and what is allowed.
@@ -95,6 +97,12 @@ def read_bounded(directory: Path, name: str, limit: int, *, field: str = "--repl
             raise RecordingError(
                 f"{path}: not a regular file ({_kind(info.st_mode)}); a recording holds "
                 "regular files only",
+                field=field,
+            )
+        if info.st_nlink > 1:  # another name for it may be anywhere on the file system
+            raise RecordingError(
+                f"{path}: a hard link ({info.st_nlink} names); a recording's files have one "
+                "name each (copy a recording with `cp -r`, not `cp -l`)",
                 field=field,
             )
         if info.st_size > limit:
@@ -228,8 +236,8 @@ def _exchange_problem(data: dict[str, Any]) -> str | None:
     if data.get("endpoint") not in ENDPOINTS:
         return f"field 'endpoint' must be one of {', '.join(ENDPOINTS)}"
     status = data.get("status", 200)
-    if not isinstance(status, int) or isinstance(status, bool) or not 100 <= status <= 599:
-        return "field 'status' must be an HTTP status (100-599)"
+    if not isinstance(status, int) or isinstance(status, bool) or not 200 <= status <= 599:
+        return "field 'status' must be a final HTTP status (200-599)"
     if not isinstance(data.get("request"), dict):
         return "field 'request' must be an object"
     events = data.get("events")
@@ -244,8 +252,11 @@ def _exchange_problem(data: dict[str, Any]) -> str | None:
             return f"events[{index}] must be an object"
         if not isinstance(event.get("data", ""), str):
             return f"events[{index}].data must be a string"
-        if not isinstance(event.get("event"), str | None):
+        name = event.get("event")
+        if not isinstance(name, str | None):
             return f"events[{index}].event must be a string or null"
+        if name is not None and ("\n" in name or "\r" in name):
+            return f"events[{index}].event must be one line (no CR or LF)"
     return None
 
 

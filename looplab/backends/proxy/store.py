@@ -12,11 +12,16 @@ An exchange file holds `format`, `endpoint` (`chat` | `responses`), `hash`, the 
 `request` body, `stream`, the upstream's `status`, its reply (`events`: the SSE events as
 `{"t": seconds after the request was sent, "event": name | null, "data": text}`, or
 `body`: the JSON body), `usage` (prompt, cached, completion, reasoning tokens),
-`message` (the assembled text and tool calls) and `upstream` timing (`first_token_s`,
-`last_token_s`, `total_s`). Request headers (credentials) are never stored, and every
+`message` (the assembled text and tool calls), `upstream` timing (`first_token_s`,
+`last_token_s`, `total_s`) and, for a stream the upstream stopped before its end (no
+`[DONE]`, finish_reason or terminal event; a reset; cut mid-event), `truncated`: why (its
+index line says `"truncated": true`; replayed, it ends in the same SSE error event).
+Request headers (credentials) are never stored, and every
 exchange is scrubbed before it is written (`scrub_entry`: the key in use, every credential
-the request carried, `traces.scrub.credential_values`, key-shaped strings), bodies and
-events included. Everything read back goes through `recordings.py` (names inside the
+the request carried, `traces.scrub.credential_values`, the body's own identifiers,
+`redact.body_secrets`, key-shaped strings), bodies and events included; a streamed reply
+is scrubbed joined, not event by event (`redact.scrub_stream`), so no split of its
+pieces keeps a secret. Everything read back goes through `recordings.py` (names inside the
 directory, regular files, size caps, a torn last line skipped, types checked); one
 recorder per directory (`recordings.hold_recording`).
 
@@ -55,6 +60,7 @@ from looplab.backends.proxy.recordings import (
     read_index,
     release_recording,
 )
+from looplab.backends.proxy.redact import scrub_stream
 from looplab.backends.proxy.replies import data_of
 from looplab.backends.simulator.protocol import ApiError
 from looplab.errors import ConfigError
@@ -110,8 +116,13 @@ def summary(body: dict[str, Any]) -> str:
 def scrub_entry(entry: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
     """`entry` with the request's credentials (`secrets`), credential-named environment
     values and key-shaped strings redacted everywhere but its hash (a 401 body that echoes
-    the key must not reach the disk)."""
-    scrubbed: dict[str, Any] = Scrubber(patterns=[re.escape(s) for s in secrets]).scrub(entry)
+    the key must not reach the disk). A streamed reply's events are scrubbed as a whole
+    first (`redact.scrub_stream`: a secret streamed in pieces is redacted, not kept by
+    every piece being too short to match)."""
+    scrubber = Scrubber(patterns=[re.escape(s) for s in secrets])
+    if isinstance(entry.get("events"), list):
+        entry = {**entry, "events": scrub_stream(entry["events"], scrubber)}
+    scrubbed: dict[str, Any] = scrubber.scrub(entry)
     scrubbed["hash"] = entry["hash"]
     return scrubbed
 
@@ -124,9 +135,11 @@ def exchange_entry(
     *,
     items: list[Item] | None = None,
     reply: dict[str, Any] | None = None,
+    cut: str | None = None,
 ) -> dict[str, Any]:
     """One exchange as stored (module docstring): streamed `items` or a `reply` body;
-    times relative to `sent`. Never any request header."""
+    times relative to `sent`; `cut`: why the stream stopped before its end (stored as
+    `truncated`). Never any request header."""
 
     def rel(t: float | None) -> float | None:
         return None if t is None else round(t - sent, 6)
@@ -152,6 +165,8 @@ def exchange_entry(
             {"t": rel(item.arrived), "event": item.event, "data": data_of(item.raw)}
             for item in items
         ]
+    if cut is not None:
+        entry["truncated"] = cut
     return entry
 
 
@@ -212,6 +227,8 @@ class Recorder:
             "file": f"exchanges/{name}",
             "summary": summary(exchange["request"]),
         }
+        if exchange.get("truncated"):
+            entry["truncated"] = True
         with self._lock, (self.directory / "index.jsonl").open("a", encoding="utf-8") as out:
             out.write(json.dumps(entry) + "\n")
         return path

@@ -9,7 +9,9 @@ Faults: what the upstream did wrong is the upstream's, never the client's or the
 (`upstream_fault`): unreachable, reset or timed out (502 / 504), a non-2xx reply that is
 not an OpenAI-shaped error, a 200 whose body is not a JSON object or whose stream is not an
 event stream: each is answered 502 (504 for a timeout) naming the upstream's status and a
-sample of its body, and logged as `proxy.upstream_fault`.
+sample of its body, and logged as `proxy.upstream_fault` (`faults.py`, re-exported here).
+Bounds (`ReplyLimits`): a total deadline over the whole request besides the client's
+per-read timeout, and a cap on the reply's bytes.
 
 Credentials: the client's headers are forwarded as they came (hop-by-hop headers
 excepted), so `Authorization`, `OpenAI-Organization`, `api-key` and the like reach the
@@ -19,24 +21,41 @@ instead. Neither is ever stored on a record, logged or written to disk.
 
 from __future__ import annotations
 
-import json
+import asyncio
+import re
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx2
-import structlog
 
-from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.faults import (
+    NO_BODY,
+    TRUNCATED,
+    check_reply_status,
+    check_stream,
+    error_body,
+    stream_fault,
+    transport_fault,
+    upstream_fault,
+    upstream_json,
+)
 from looplab.backends.proxy.rawhttp import RawPool, UpstreamClient, uses_raw_client
-from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
+    "MAX_REPLY_BYTES",
+    "MAX_REPLY_TOKENS",
+    "NO_BODY",
+    "TRUNCATED",
+    "UPSTREAM_DEADLINE_S",
     "HttpUpstream",
     "RecordedSource",
+    "ReplyLimits",
+    "ReplyTooLarge",
     "Source",
     "UpstreamClients",
+    "check_reply_status",
     "check_stream",
     "error_body",
     "passed_headers",
@@ -45,10 +64,6 @@ __all__ = [
     "upstream_json",
 ]
 
-log = structlog.get_logger(__name__)
-
-SAMPLE_BYTES = 300
-"""How much of a faulty upstream body is quoted back (and logged)."""
 TRANSPORT_ERRORS = (httpx2.HTTPError, OSError)
 """What a failing upstream connection raises (`RawHttpError` and `TimeoutError` are
 `OSError`s)."""
@@ -66,6 +81,53 @@ _HOP_BY_HOP = {
     "proxy-connection",
     "accept-encoding",
 }
+
+MAX_REPLY_BYTES = 64 << 20
+"""Largest upstream reply taken by default (64 MiB, the recording reader's cap on an
+exchange; a streamed 100k-token reply is ~25 MB of events)."""
+MAX_REPLY_TOKENS = 1 << 19
+"""Most token slots a streamed reply may hold (524,288: 4x the 128k-token output ceiling
+of the longest-output model APIs, assumed). Measured (upstream, proxy and openai client in
+one process, tokenizer loaded): a stream of dense text cut here +314 MB peak RSS, at 2x
+this +478 MB; with the byte cap alone, 64 MiB of one letter (~16M slots) was +2.8 GB. So
+this, not the byte cap, bounds a stream of dense text."""
+UPSTREAM_DEADLINE_S = 1800.0
+"""Longest a request may take upstream in all, by default (its reads each have their own
+`--upstream-timeout` too)."""
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """How long, and how much, the proxy takes from the upstream for one request."""
+
+    deadline_s: float = UPSTREAM_DEADLINE_S
+    """From sending the request to the reply's last byte (then 504 `upstream_timeout`)."""
+    max_bytes: int = MAX_REPLY_BYTES
+    """Largest reply body (then 502 `upstream_reply_too_large`)."""
+    max_tokens: int = MAX_REPLY_TOKENS
+    """Most token slots of a streamed reply (then 502 `upstream_reply_too_large`)."""
+    read_timeout_s: float = 600.0
+    """The per-read timeout the client already has: a read is given a timer of its own
+    only when the deadline comes sooner (a timer per read costs ~30 us)."""
+
+    def read_within(self, deadline: float, now: float) -> float | None:
+        """The deadline to put on the next read (loop time), or None when the client's
+        own read timeout ends it sooner.
+
+        Raises:
+            TimeoutError: the deadline has passed."""
+        if now >= deadline:
+            raise TimeoutError("")
+        return deadline if deadline - now < self.read_timeout_s else None
+
+
+class ReplyTooLarge(ValueError):
+    """The upstream's reply passed `ReplyLimits.max_bytes`."""
+
+
+_LINE_BREAK_BYTES = re.compile(rb"\r\n|\r|\n")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+"""What ends a line of an event stream (the SSE standard: CRLF, CR or LF)."""
 
 _BACK = ("x-request-id", "openai-processing-ms", "openai-version", "retry-after")
 """Upstream response headers passed back to the client (plus `x-ratelimit-*`)."""
@@ -112,10 +174,14 @@ class UpstreamClients:
     loop): httpx for everything, the raw HTTP/1.1 pool for replies from a plain-http
     upstream (`rawhttp.uses_raw_client`: a shorter hop)."""
 
-    def __init__(self, upstream: str | None, timeout_s: float = 600.0) -> None:
+    def __init__(
+        self, upstream: str | None, timeout_s: float = 600.0, limits: ReplyLimits | None = None
+    ) -> None:
         self.upstream = upstream
         self.timeout_s = timeout_s
         """Longest wait for any one read from the upstream (then 504 `upstream_timeout`)."""
+        self.limits = limits or ReplyLimits(read_timeout_s=timeout_s)
+        """The whole request's deadline and the reply's size cap."""
         self.raw = upstream is not None and uses_raw_client(upstream)
         """Replies come over `RawPool` (decided once: the proxy variables are read here)."""
         self._http: httpx2.AsyncClient | None = None
@@ -158,6 +224,7 @@ class HttpUpstream:
     request_body: bytes
     request_headers: Mapping[str, str]
     api_key: str | None = None
+    limits: ReplyLimits = field(default_factory=ReplyLimits)
     status: int = 0
     headers: dict[str, str] = field(default_factory=dict)
     """The upstream's response headers that go back to the client (`passed_headers`)."""
@@ -165,6 +232,19 @@ class HttpUpstream:
     sent: float = 0.0
     _response: Any = None
     _context: Any = None
+    _deadline: float = 0.0
+    """`limits.deadline_s` after sending, on the event loop's clock."""
+
+    def _deadline_passed(self) -> TimeoutError:
+        return TimeoutError(
+            f"the upstream's total deadline of {self.limits.deadline_s:g} s passed "
+            "(--upstream-deadline; each read has --upstream-timeout of its own)"
+        )
+
+    def _too_large(self) -> ReplyTooLarge:
+        return ReplyTooLarge(
+            f"the upstream's reply passed the {self.limits.max_bytes}-byte cap (--max-reply-mb)"
+        )
 
     async def open(self) -> None:
         """Send; a connection failure becomes a 502 `ApiError` in OpenAI's shape."""
@@ -174,11 +254,16 @@ class HttpUpstream:
             outgoing["authorization"] = f"Bearer {self.api_key}"
         outgoing["content-type"] = "application/json"
         self.sent = time.perf_counter()
+        self._deadline = asyncio.get_running_loop().time() + self.limits.deadline_s
         self._context = self.client.stream(
             "POST", self.url, content=self.request_body, headers=outgoing
         )
         try:
-            self._response = await self._context.__aenter__()
+            try:
+                async with asyncio.timeout_at(self._deadline):
+                    self._response = await self._context.__aenter__()
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
         except TRANSPORT_ERRORS as exc:
             self._context = None
             raise transport_fault(exc, "could not be reached") from None
@@ -187,23 +272,76 @@ class HttpUpstream:
         self.content_type = str(self._response.headers.get("content-type", ""))
 
     async def lines(self) -> AsyncIterator[tuple[str, float]]:
-        """SSE lines as they arrive."""
-        assert self._response is not None
-        async for line in self._response.aiter_lines():
-            yield line, time.perf_counter()
-
-    async def body(self) -> bytes:
-        """The whole body.
+        """SSE lines as they arrive (split at CRLF, CR or LF), within the limits.
 
         Raises:
-            ApiError: 502 (504 on a timeout): the upstream failed while sending it.
+            TimeoutError: the total deadline passed (`ReplyLimits.deadline_s`).
+            ReplyTooLarge: the stream passed `ReplyLimits.max_bytes`.
         """
         assert self._response is not None
+        chunks = self._response.aiter_bytes().__aiter__()
+        held: list[bytes] = []  # the start of a line not ended yet
+        size = 0
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                due = self.limits.read_within(self._deadline, loop.time())
+                if due is None:
+                    chunk: bytes = await anext(chunks)
+                else:
+                    async with asyncio.timeout_at(due):
+                        chunk = await anext(chunks)
+            except StopAsyncIteration:
+                break
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
+            size += len(chunk)
+            if size > self.limits.max_bytes:
+                raise self._too_large()
+            if b"\n" not in chunk and b"\r" not in chunk:
+                held.append(chunk)
+                continue
+            buffer = b"".join([*held, chunk])
+            cut = len(buffer) - 1 if buffer.endswith(b"\r") else len(buffer)  # CR, LF next?
+            *done, rest = _LINE_BREAK_BYTES.split(buffer[:cut])
+            held = [rest + buffer[cut:]]
+            now = time.perf_counter()
+            for line in done:
+                yield line.decode("utf-8", "replace"), now
+        rest = b"".join(held).removesuffix(b"\r")
+        if rest:
+            yield rest.decode("utf-8", "replace"), time.perf_counter()
+
+    async def body(self) -> bytes:
+        """The whole body, within the limits.
+
+        Raises:
+            ApiError: 502 (504 on a timeout, or past the total deadline): the upstream
+                failed while sending it; 502 `upstream_reply_too_large` past the size cap.
+        """
+        assert self._response is not None
+        chunks: list[bytes] = []
+        size = 0
         try:
-            body: bytes = await self._response.aread()
+            try:
+                async with asyncio.timeout_at(self._deadline):
+                    async for chunk in self._response.aiter_bytes():
+                        size += len(chunk)
+                        if size > self.limits.max_bytes:
+                            raise self._too_large()
+                        chunks.append(chunk)
+            except TimeoutError as exc:
+                raise (exc if str(exc) else self._deadline_passed()) from None
+        except ReplyTooLarge as exc:
+            raise upstream_fault(
+                self.status,
+                "sent a reply too large",
+                str(exc).encode(),
+                code="upstream_reply_too_large",
+            ) from None
         except TRANSPORT_ERRORS as exc:
             raise transport_fault(exc, "failed while sending its reply", self.status) from None
-        return body
+        return b"".join(chunks)
 
     async def close(self) -> None:
         """Close the response (idempotent)."""
@@ -229,12 +367,13 @@ class RecordedSource:
         self.sent = time.perf_counter()
 
     async def lines(self) -> AsyncIterator[tuple[str, float]]:
-        """The recorded events as SSE lines, all arrived now."""
+        """The recorded events as SSE lines, all arrived now (a CR or LF in a name or in
+        the data starts a new `data:` line, never a field of its own)."""
         now = time.perf_counter()
         for event in self.events:
             if event.get("event"):
-                yield f"event: {event['event']}", now
-            for line in str(event.get("data", "")).split("\n"):
+                yield f"event: {' '.join(str(event['event']).splitlines())}", now
+            for line in _LINE_BREAK.split(str(event.get("data", ""))):
                 yield f"data: {line}", now
             yield "", now
 
@@ -244,112 +383,3 @@ class RecordedSource:
 
     async def close(self) -> None:
         """Nothing to close."""
-
-
-def error_body(status: int, raw: bytes) -> dict[str, Any]:
-    """The upstream's error body when it is in OpenAI's shape (its deliberate answer: a
-    401, a 429, a 400 naming a field; passed through with its status).
-
-    Raises:
-        ApiError: 502 `upstream_error_<status>` for anything else (an HTML 503 from a load
-            balancer, a 404 page of a wrong `--upstream`): the upstream's fault.
-    """
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        return data
-    raise upstream_fault(status, "answered an error", raw, code=f"upstream_error_{status}")
-
-
-def upstream_json(source: Source, raw: bytes) -> dict[str, Any]:
-    """A non-streamed 2xx reply's JSON object.
-
-    Raises:
-        ApiError: 502 `upstream_invalid_body`: not a JSON object (an HTML page, nothing).
-    """
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        data = None
-    if isinstance(data, dict):
-        return data
-    kind = source.content_type or "a body"
-    why = f"answered with {kind} that is not a JSON object"
-    raise upstream_fault(source.status, why, raw, code="upstream_invalid_body")
-
-
-async def check_stream(source: Source) -> None:
-    """Refuse a streamed 2xx that is not an event stream (an HTML page, a JSON body).
-
-    Raises:
-        ApiError: 502 `upstream_not_a_stream`, quoting its start.
-    """
-    kind = source.content_type.split(";")[0].strip().lower()
-    if kind and kind != "text/event-stream":
-        raw = await source.body()
-        why = f"answered a streamed request with {kind}, not an event stream"
-        raise upstream_fault(source.status, why, raw, code="upstream_not_a_stream")
-
-
-def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> bytes:
-    """The SSE `error` event ending a stream the upstream broke (reset, timed out, or
-    empty: no event at all), or b"" for a whole stream. `call.error` says which; a client
-    (the openai one raises `APIError`) learns it was the upstream's fault."""
-    failed = str(call.error or "")
-    if failed.startswith("upstream stream failed"):
-        timeout = "Timeout" in failed
-        error = upstream_fault(
-            source.status,
-            "timed out mid-stream" if timeout else "broke off the stream",
-            failed.encode(),
-            code="upstream_timeout" if timeout else "upstream_stream_broken",
-            gateway=504 if timeout else 502,
-        )
-    elif not items:
-        error = upstream_fault(source.status, "sent an empty stream", code="upstream_empty_stream")
-    else:
-        return b""
-    call.error = error.message[:500]
-    event = {"type": "error", "status": error.status, **error.body()}
-    return ("event: error\ndata: " + json.dumps(event) + "\n\n").encode()
-
-
-def upstream_fault(
-    status: int, why: str, raw: bytes = b"", *, code: str, gateway: int = 502
-) -> ApiError:
-    """The client's answer when the upstream is at fault: `gateway` (502, or 504 for a
-    timeout) naming the upstream's `status` (0: none came) and a sample of its body; logged
-    as `proxy.upstream_fault`."""
-    sample = raw[:SAMPLE_BYTES].decode("utf-8", "replace").strip()
-    said = f"HTTP {status}" if status else "no reply"
-    log.warning("proxy.upstream_fault", upstream_status=status, why=why, code=code, sample=sample)
-    return ApiError(
-        gateway,
-        f"The upstream {why} ({said}): {sample or '(empty body)'}",
-        type="upstream_error",
-        code=code,
-        headers={"x-looplab-upstream-status": str(status)},
-    )
-
-
-def transport_fault(exc: BaseException, what: str, status: int = 0) -> ApiError:
-    """`upstream_fault` for a failed connection: 504 `upstream_timeout` for a timeout,
-    else 502 `upstream_unreachable` (`what` happened; the error's text, user-info cut)."""
-    timeout = isinstance(exc, httpx2.TimeoutException | TimeoutError)
-    text = f"{type(exc).__name__}: {_redacted(str(exc))}".encode()
-    return upstream_fault(
-        status,
-        ("timed out" if timeout else what),
-        text,
-        code="upstream_timeout" if timeout else "upstream_unreachable",
-        gateway=504 if timeout else 502,
-    )
-
-
-def _redacted(text: str) -> str:
-    """An httpx error text without anything that looks like a key (URLs with userinfo)."""
-    import re
-
-    return re.sub(r"//[^/@\s]+@", "//***@", text)

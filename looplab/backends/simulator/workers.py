@@ -11,7 +11,10 @@ in shared memory with one row per worker; each worker writes only its own row (e
   worker (`active`, `queued`, `completed`, `late_releases`, `late_bursts`; the worst
   `worst_lateness_ms`), `workers`, `workers_alive` and a `per_worker` list. Another
   worker's row is at most `PUBLISH_S` old. A dead worker's counts stay in the totals
-  (they happened); its `active` and `queued` do not.
+  (they happened); its `active` and `queued` do not. A worker is dead when the parent saw
+  it exit, or when its row is over `STALE_S` old (stopped, hung, or killed before the
+  parent saw it: its counts are frozen); then `status` is `degraded` and `dead_workers`
+  names each with why, never `ok`.
 - `GET /v1/looplab/requests/{id}/timing` answers from any worker: a worker that does
   not hold the record asks the others over their private loopback port (each worker
   also listens on one, published in its row; asked with `x-looplab-worker-local` so the
@@ -80,7 +83,11 @@ FIELDS = (
     "late_releases",
     "late_bursts",
     "worst_lateness_ms",
+    "published",
 )
+STALE_S = 2.0
+"""A row not written for this long (20 x `PUBLISH_S`) is a worker that no longer answers
+(stopped, hung, or killed before the parent saw it): not counted as alive."""
 _SUMMED = ("completed", "late_releases", "late_bursts")
 _LIVE = ("active", "queued")
 
@@ -111,11 +118,16 @@ class WorkerBoard:
         """Row `index` from the worker's own `Simulator.health()`."""
         self.set(index, **{name: health[name] for name in (*_LIVE, *_SUMMED)})
         self.set(index, worst_lateness_ms=health["worst_lateness_ms"])
+        self.set(index, published=time.monotonic())  # one clock for every process
 
     def totals(self, local: dict[str, Any]) -> dict[str, Any]:
-        """`local` (one worker's health) with the load figures summed over all workers."""
+        """`local` (one worker's health) with the load figures summed over the workers that
+        answer; `status` is `degraded`, and `dead_workers` says why, when any does not (dead:
+        the parent saw it exit; or its row is over `STALE_S` old: its counts are frozen)."""
         rows = [self.row(i) for i in range(self.workers)]
-        alive = [r for r in rows if r["alive"]]
+        now = time.monotonic()
+        why = [_not_answering(r, now) for r in rows]
+        alive = [r for r, reason in zip(rows, why, strict=True) if reason is None]
         totals = dict(local)
         for name in _LIVE:
             totals[name] = int(sum(r[name] for r in alive))
@@ -125,12 +137,20 @@ class WorkerBoard:
         totals["worst_lateness_ms"] = max(r["worst_lateness_ms"] for r in rows)
         totals["workers"] = self.workers
         totals["workers_alive"] = len(alive)
+        dead = [
+            f"worker {i} (pid {int(r['pid'])}) {w}"
+            for i, (r, w) in enumerate(zip(rows, why, strict=True))
+            if w
+        ]
+        if dead:
+            totals["status"] = "degraded"
+            totals["dead_workers"] = dead
         totals["per_worker"] = [
             {
                 "worker": i,
                 "pid": int(r["pid"]),
-                "alive": bool(r["alive"]),
-                "exit": None if r["alive"] else death_reason(int(r["exitcode"])),
+                "alive": why[i] is None,
+                "exit": why[i],
                 **{name: int(r[name]) for name in (*_LIVE, *_SUMMED)},
                 "worst_lateness_ms": r["worst_lateness_ms"],
             }
@@ -142,6 +162,17 @@ class WorkerBoard:
         """The private ports of the live workers other than `but`."""
         rows = [(i, self.row(i)) for i in range(self.workers) if i != but]
         return [int(r["private_port"]) for _, r in rows if r["alive"] and r["private_port"]]
+
+
+def _not_answering(row: dict[str, float], now: float) -> str | None:
+    """Why a worker's row is not a live worker's (None: it is)."""
+    if not row["alive"]:
+        return death_reason(int(row["exitcode"]))
+    if now - row["published"] > STALE_S:
+        return (
+            f"not answering: its figures are {now - row['published']:.1f} s old (stopped or hung)"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -246,7 +277,13 @@ def worker_main(spec: WorkerSpec, index: int, array: Any) -> None:
     app = create_app(simulator)
     _add_worker_routes(app, simulator, board, index, _loopback(spec.host))
     server = uvicorn.Server(app_config(app, host=spec.host, port=spec.port, drain_s=spec.drain_s))
-    board.set(index, pid=os.getpid(), private_port=private.getsockname()[1], alive=1)
+    board.set(
+        index,
+        pid=os.getpid(),
+        private_port=private.getsockname()[1],
+        alive=1,
+        published=time.monotonic(),
+    )
     threading.Thread(
         target=_publish, args=(server, simulator, board, index), daemon=True, name="board"
     ).start()
