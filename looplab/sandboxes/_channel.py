@@ -41,10 +41,28 @@ CANCEL_WAIT_S = 10.0
 """Longest wait for the helper to kill a cancelled command's tree (it gives up at 5 s)."""
 
 
+HELPER_PARTS = ("_inside_procs.py", "_inside_files.py", "_inside.py")
+"""The helper's source files, in the order they are joined (each uses the ones before)."""
+
+
 @cache
 def helper_source() -> str:
-    """Return the source of the in-sandbox helper (sent as `python3 -c SOURCE`)."""
-    return (Path(__file__).parent / "_inside.py").read_text()
+    """Return the source of the in-sandbox helper (sent as `python3 -c SOURCE`): its parts
+    joined, without the `from looplab.` lines that tie them together on the host."""
+    folder = Path(__file__).parent
+    parts = []
+    for name in HELPER_PARTS:
+        kept, skipping = [], False
+        for line in (folder / name).read_text().splitlines():
+            if line.startswith("from looplab."):
+                skipping = line.rstrip().endswith("(")
+                continue
+            if skipping:
+                skipping = line.strip() != ")"
+                continue
+            kept.append(line)
+        parts.append("\n".join(kept))
+    return "\n\n".join(parts) + "\n"
 
 
 class DockerFrames:
@@ -204,7 +222,7 @@ async def file_request(
     The one door every sandbox kind's file tools go through: the path is checked lexically
     here (`workspace_relative`), then the helper, inside the sandbox and as its user, opens
     it beneath the workspace's directory fd without following any symlink
-    (`_inside.open_beneath`). Nothing on the host opens a workspace path, so a process in
+    (`_inside_files.open_beneath`). Nothing on the host opens a workspace path, so a process in
     the sandbox that swaps a folder for a symlink cannot steer a host-side open.
 
     Raises:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from looplab.sandbox_contract import SandboxConfig, parse_size
 from looplab.sandboxes._channel import helper_source
-from looplab.sandboxes._inside import SANDBOX_ENV, kill_until_gone, marked, tree_of
+from looplab.sandboxes._inside_procs import SANDBOX_ENV, kill_until_gone, marked, tree_of
 from looplab.sandboxes._seccomp import UserNamespaceLock, userns_lock, warn_userns_open
 from looplab.sandboxes.cgroup import SandboxCgroup
 from looplab.sandboxes.owner import owner_label

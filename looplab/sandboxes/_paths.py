@@ -4,7 +4,7 @@
 NUL bytes. Symlinks are not checked here: a check on the host and an open after it could
 be raced by a process in the sandbox that swaps a folder for a link. The helper inside the
 sandbox opens each path beneath the workspace's directory fd without following any link
-(`_inside.open_beneath`), as the sandbox's user.
+(`_inside_files.open_beneath`), as the sandbox's user.
 """
 
 from __future__ import annotations

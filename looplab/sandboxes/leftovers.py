@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from looplab.sandboxes._inside import OWNER_ENV, environ_of, kill_until_gone, process_table
+from looplab.sandboxes._inside_procs import OWNER_ENV, environ_of, kill_until_gone, process_table
 from looplab.sandboxes.cgroup import owned_cgroups, stale_cgroups
 from looplab.sandboxes.owner import owner_gone, owner_label
 

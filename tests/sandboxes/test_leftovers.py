@@ -18,7 +18,7 @@ from looplab.agents.services import stop_services
 from looplab.errors import ConfigError
 from looplab.sandbox_contract import SandboxConfig
 from looplab.sandboxes._confine import bwrap_args
-from looplab.sandboxes._inside import OWNER_ENV, marked
+from looplab.sandboxes._inside_procs import OWNER_ENV, marked
 from looplab.sandboxes.cgroup import SandboxCgroup, cgroup_plan
 from looplab.sandboxes.factory import SANDBOX_KINDS, open_sandbox
 from looplab.sandboxes.leftovers import OWNER_FILE, find_owned, owned_tempdir, prune_host

@@ -1,4 +1,4 @@
-"""The helper's workspace file operations (`_inside.open_beneath` and its users), on a
+"""The helper's workspace file operations (`_inside_files.open_beneath` and its users), on a
 host folder: no symlink is followed, nothing outside the workspace is opened, by openat2
 and by the O_NOFOLLOW walk alike."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from looplab.sandboxes import _inside
+from looplab.sandboxes import _inside_files as _inside
 
 
 @pytest.fixture(params=["openat2", "walk"])
@@ -20,14 +20,14 @@ def workspace(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
     root = tmp_path / "ws"
     root.mkdir()
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    saved = dict(_inside._settings), dict(_inside._openat2_state)
-    _inside._settings.update(root=str(root), root_fd=fd)
+    saved = dict(_inside._root), dict(_inside._openat2_state)
+    _inside.set_root(fd)
     _inside._openat2_state["usable"] = None if request.param == "openat2" else False
     try:
         yield root
     finally:
         os.close(fd)
-        _inside._settings.update(saved[0])
+        _inside._root.update(saved[0])
         _inside._openat2_state.update(saved[1])
 
 
