@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Protocol
 
 import httpx2
 import structlog
@@ -21,13 +21,11 @@ import structlog
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.simulator.protocol import ApiError
 
-if TYPE_CHECKING:
-    from looplab.backends.proxy.upstream import Source
-
 __all__ = [
     "NO_BODY",
     "SAMPLE_BYTES",
     "TRUNCATED",
+    "Source",
     "check_reply_status",
     "check_stream",
     "error_body",
@@ -36,6 +34,34 @@ __all__ = [
     "upstream_fault",
     "upstream_json",
 ]
+
+
+class Source(Protocol):
+    """One exchange's reply: status, headers, then lines or the body."""
+
+    status: int
+    headers: dict[str, str]
+    content_type: str
+    """The reply's media type (`text/event-stream`, `application/json`; "" unknown)."""
+    sent: float
+    """When the request left (clock seconds)."""
+
+    async def open(self) -> None:
+        """Send the request; return once the status and headers are known."""
+        ...
+
+    def lines(self) -> AsyncIterator[tuple[str, float]]:
+        """SSE lines with their arrival times."""
+        ...
+
+    async def body(self) -> bytes:
+        """The whole body (non-streaming replies and errors)."""
+        ...
+
+    async def close(self) -> None:
+        """Release the connection."""
+        ...
+
 
 log = structlog.get_logger(__name__)
 

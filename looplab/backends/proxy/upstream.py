@@ -26,13 +26,14 @@ import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import httpx2
 
 from looplab.backends.proxy.faults import (
     NO_BODY,
     TRUNCATED,
+    Source,
     check_reply_status,
     check_stream,
     error_body,
@@ -140,33 +141,6 @@ def passed_headers(headers: Mapping[str, str]) -> dict[str, str]:
         for k, v in headers.items()
         if k.lower() in _BACK or k.lower().startswith("x-ratelimit")
     }
-
-
-class Source(Protocol):
-    """One exchange's reply: status, headers, then lines or the body."""
-
-    status: int
-    headers: dict[str, str]
-    content_type: str
-    """The reply's media type (`text/event-stream`, `application/json`; "" unknown)."""
-    sent: float
-    """When the request left (clock seconds)."""
-
-    async def open(self) -> None:
-        """Send the request; return once the status and headers are known."""
-        ...
-
-    def lines(self) -> AsyncIterator[tuple[str, float]]:
-        """SSE lines with their arrival times."""
-        ...
-
-    async def body(self) -> bytes:
-        """The whole body (non-streaming replies and errors)."""
-        ...
-
-    async def close(self) -> None:
-        """Release the connection."""
-        ...
 
 
 class UpstreamClients:
