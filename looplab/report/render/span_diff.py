@@ -61,7 +61,7 @@ def span_diff_html(diff: SpanDiff) -> str:
         "(who called: main or a sub-agent; what: model or the tool), the top-level run's "
         "calls first, then each sub-run's in run-tree order. The highlighted row is where "
         "the runs diverge.</p>"
-        '<div class="scroll"><table class="sortable diff span-diff" id="span-diff-table">'
+        '<div class="scroll"><table class="sortable span-diff" id="span-diff-table">'
         "<thead><tr><th>#</th><th>A call</th><th>A</th><th>B call</th><th>B</th>"
         f"<th>Δ (B - A)</th><th>status</th></tr></thead><tbody>{''.join(rows)}</tbody>"
         "</table></div></section>"
