@@ -163,3 +163,30 @@ def test_run_list_filters_change_the_rows(root: Path, browser: Browser) -> None:
         assert page.locator("#run-list tbody tr").count() == 1
         watch.check()
         page.close()
+
+
+def test_report_file_tables_sort_from_the_keyboard(
+    runs_root: Path, browser: Browser, tmp_path: Path
+) -> None:
+    """In the self-contained report file too: the runs table's headers take focus and
+    sort on Enter, with aria-sort."""
+    from looplab.report.build import write_report
+
+    report = write_report([runs_root / "quick"], tmp_path / "report.html").path
+    watch = Watch()
+    page = watch.open(browser, report.as_uri())
+    headers = page.locator("table.runs-table thead th")
+    assert headers.count() > 3
+    assert all(h.get_attribute("tabindex") == "0" for h in headers.all())
+    task = headers.nth(0)
+    task.focus()
+    page.keyboard.press("Enter")
+    assert task.get_attribute("aria-sort") == "ascending"
+    column = page.eval_on_selector_all(
+        "table.runs-table tbody tr", "rows => rows.map(r => r.cells[0].textContent.trim())"
+    )
+    assert column == sorted(column, key=str.lower)
+    page.keyboard.press("Enter")
+    assert task.get_attribute("aria-sort") == "descending"
+    watch.check()
+    page.close()
