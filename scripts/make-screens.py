@@ -45,6 +45,7 @@ def make_data(root: Path) -> None:
             continue
         overrides = {
             "name": name,
+            "description": f"quickstart coding tasks at {profile}",
             "output_dir": str(root / name),
             "backends": f"[{{name: {profile}, profile: {profile}}}]",
             "tasks": TASKS,
@@ -64,14 +65,14 @@ def make_data(root: Path) -> None:
 def pages(root: Path) -> dict[str, str]:
     """Screen name -> dashboard path."""
     run = next((root / "subagents-fast").glob("*.jsonl")).name
-    slow = sorted((root / "quick-slow/traces").glob("*fix-pager*.jsonl"))
+    recorded = next((root / "subagents").glob("*.jsonl")).name
     return {
         "index": "",
         "compare": "compare?a=quick-slow&b=quick-fast",
         "run-subagents": f"run/subagents-fast/{run}",
         "task": "task?name=coding%2Ffix-pager",
         "runs-filtered": "runs?profile=slow-80&min_s=5",
-        "diff": f"diff?a=quick-slow/traces/{slow[0].name}&b=quick-slow/traces/{slow[1].name}",
+        "diff-subagents": f"diff?a=subagents/{recorded}&b=subagents-fast/{run}",
     }
 
 

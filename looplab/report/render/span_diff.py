@@ -30,6 +30,13 @@ def span_diff_summary(diff: SpanDiff) -> str:
     )
 
 
+def _signed(delta: float) -> str:
+    """`+1.30 s`, `-2.00 s`, `0` (under half a millisecond)."""
+    if abs(delta) < 0.0005:
+        return "0"
+    return f"{'+' if delta > 0 else '-'}{fmt_s(abs(delta))}"
+
+
 def _call(call: Call | None) -> tuple[str, str]:
     if call is None:
         return "", ""
@@ -50,8 +57,8 @@ def span_diff_html(diff: SpanDiff) -> str:
         rows.append(
             f'<tr class="{cls}{css}" data-status="{row.status}"><td data-v="{k}">{k + 1}</td>'
             f"<td>{escape(a)}</td><td>{a_s}</td><td>{escape(b)}</td><td>{b_s}</td>"
-            f'<td class="{mark}" data-v="{delta:.6g}">{"+" if delta >= 0 else "-"}'
-            f"{fmt_s(abs(delta))}</td><td>{row.status}</td></tr>"
+            f'<td class="{mark}" data-v="{delta:.6g}">{_signed(delta)}</td>'
+            f"<td>{row.status}</td></tr>"
         )
     return (
         '<section id="span-diff"><h2>Call-level diff (model and tool calls, across '
@@ -77,7 +84,7 @@ def span_diff_table(diff: SpanDiff) -> Table:
         a, a_s = _call(row.a)
         b, b_s = _call(row.b)
         delta = row.delta_s
-        shown = f"{'+' if delta >= 0 else '-'}{fmt_s(abs(delta))}"
+        shown = _signed(delta)
         style = "bold" if k == diff.divergence else None
         table.add_row(str(k + 1), a, a_s, b, b_s, shown, row.status, style=style)
     return table
