@@ -137,6 +137,7 @@ def test_run_page_draws_a_lane_group_per_sub_agent(root: Path, browser: Browser)
         assert gantt.locator("rect.critical").count() >= 1
         assert page.locator("figure[data-chart^='tree:'] svg .mark").count() == 3
         assert page.locator("details.subrun").count() == 2
+        assert page.inner_text("#filter-count") == ""  # was "0 of 0 runs shown"
         page.click("button[data-zoom='zoom in']")  # the redrawn chart keeps the lanes
         assert any("Explore" in t for t in gantt.locator("svg text.tick").all_text_contents())
         watch.check()
@@ -190,3 +191,22 @@ def test_report_file_tables_sort_from_the_keyboard(
     assert task.get_attribute("aria-sort") == "descending"
     watch.check()
     page.close()
+
+
+def test_index_at_390_px_keeps_the_headline_and_the_badge_clear(
+    root: Path, browser: Browser
+) -> None:
+    """At 390 px every experiment's headline lies inside the screen, and the live badge
+    sits in the title instead of over the content."""
+    with DashboardServer(root) as server:
+        watch = Watch(allowed=("data:", "blob:", server.url))
+        page = watch.open(browser, server.url, width=390)
+        page.wait_for_selector("#live-badge")
+        assert page.evaluate("document.getElementById('live-badge').parentElement.tagName") == "H1"
+        boxes = [c.bounding_box() for c in page.locator("td.headline").all()]
+        assert boxes and all(
+            b is not None and b["x"] >= 0 and b["x"] + b["width"] <= 390 for b in boxes
+        )
+        assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+        watch.check()
+        page.close()
