@@ -214,8 +214,10 @@ def diff_command(
     For each side against the baseline: per task the median time, success rate, cost,
     steps and tokens of both, their change (▲ worse, ▼ better), the paired time
     difference over repetitions (mean, 95% t interval, pairs where B was faster), and over
-    all tasks the speedup with its paired bootstrap CI. The dashboard's /compare page
-    shows the same numbers.
+    all tasks the speedup with its paired bootstrap CI. Two runs of one task (two trace
+    files) also get the call-level diff: model and tool calls aligned across sub-runs,
+    per call B - A, calls only one run made, where they diverge, the critical paths. The
+    dashboard's /compare and /diff pages show the same numbers.
     """
     import json
 
@@ -247,6 +249,13 @@ def diff_command(
         console.print(pairwise_table(view, pair))
         for issue in pair.issues:
             console.print(f"[yellow]unlike inputs:[/] {issue}", highlight=False)
+    runs = [s.runs[0] for s in loaded if len(s.runs) == 1]
+    if len(runs) == 2 == len(loaded) and runs[0].task == runs[1].task:
+        from looplab.report.render.span_diff import span_diff_table
+        from looplab.report.views.span_diff import span_diff
+
+        a, b = runs if index == 0 else runs[::-1]
+        console.print(span_diff_table(span_diff(a, b)))
 
 
 def _baseline_index(baseline: str, specs: list[str], labels: list[str]) -> int:

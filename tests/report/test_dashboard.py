@@ -89,6 +89,10 @@ def test_compare_refuses_overlaps_and_flags_unlike_inputs(root: Path) -> None:
         query = urlencode({"a": "quick#slow-80", "b": "quick#fast-750"})
         status, body = _get(server.url + "compare?" + query)
         assert status == 200 and 'id="sxs-b"' in body and body.count('data-task="') == 3
+        query = urlencode({"a": "quick#slow-80", "b": "quick#fast-750", "c": "quick", "base": "2"})
+        status, body = _get(server.url + "compare?" + query)  # three sides, C the baseline
+        assert status == 200 and 'id="sxs-a"' in body and 'id="sxs-b"' in body
+        assert 'id="sxs-c"' not in body and body.count("make baseline") == 2
         status, body = _get(server.url + "compare?" + urlencode({"a": "quick", "b": "known"}))
         # quick runs on the virtual clock, known on the wall clock: flagged, per task
         assert status == 200 and "Unlike inputs" in body and "Different clocks" in body

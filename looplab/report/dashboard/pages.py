@@ -24,12 +24,14 @@ from looplab.report.data.records import RunRecord
 from looplab.report.render.diff import diff_section
 from looplab.report.render.gantt import flame_chart, gantt_chart
 from looplab.report.render.page import page_data, set_aside_notice, shell
+from looplab.report.render.span_diff import span_diff_html
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.transcript import transcript_html
 from looplab.report.render.tree import tree_chart
 from looplab.report.views.diff import diff_view
 from looplab.report.views.group import GroupView
 from looplab.report.views.report_model import build_model
+from looplab.report.views.span_diff import span_diff
 from looplab.report.views.transcript import transcript
 from looplab.traces.io import Trace
 
@@ -325,6 +327,7 @@ def diff_page(reports: Reports, a: RunRecord, b: RunRecord) -> str:
         f"<p><a href='/'>index</a> · "
         f"<a href='/task?{urlencode({'name': a.task})}'>all runs of {escape(a.task)}</a></p>"
         + diff_section(diff, hrefs=(run_url(reports, a), run_url(reports, b)), hidden=False)
+        + span_diff_html(span_diff(a, b))
     )
     script = f'<script type="application/json" id="report-data">{_json(data)}</script>'
     return shell(

@@ -32,6 +32,8 @@ class SubRunLane:
     characters cut to 8 and `…`)."""
     name: str
     """`<agent> <id>` without indentation and mark."""
+    agent: str | None
+    """The sub-agent's name or type, when declared."""
     order: int
     """Position in the run tree (1 = the first sub-run; 0 is the top-level run)."""
     depth: int
@@ -75,6 +77,7 @@ def subrun_lanes(events: list[TraceEvent]) -> list[SubRunLane]:
                 id=node.id,
                 label=INDENT * (depth - 1) + "└ " + name,
                 name=name,
+                agent=node.agent,
                 order=order[node.id],
                 depth=depth,
                 parent=parent,

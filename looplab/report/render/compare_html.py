@@ -65,7 +65,7 @@ def compare_body(
         f"<h1>Compare {len(view.sides)} sides</h1>"
         '<p class="sub">Per task: each side against the baseline (A). Medians over a side\'s '
         "runs of the task; success is the share solved. ▲ worse, ▼ better: a change over 5% "
-        "(success: any change); for time with 2+ paired repetitions, only when the paired 95% "
+        "(success: any change); for time with 3+ paired repetitions, only when the paired 95% "
         "interval excludes 0.</p>"
         f'<ul class="sides" id="sides">{sides}</ul>'
         f"{_form(view, specs, choices)}{tables}"

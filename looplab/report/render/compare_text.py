@@ -33,8 +33,8 @@ def fmt_metric(metric: Metric, value: float | None) -> str:
         return f"{value:.0%}"
     if metric.key == "cost_usd":
         return f"${value:.4f}"
-    if metric.key == "tokens" and abs(value) >= 10_000:
-        return f"{value / 1000:.1f}k"
+    if metric.key == "tokens":
+        return f"{value / 1000:.1f}k" if abs(value) >= 10_000 else f"{value:.0f}"
     return f"{value:.0f}" if value == int(value) else f"{value:.1f}"
 
 

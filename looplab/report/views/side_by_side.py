@@ -15,7 +15,7 @@ side's median task time against the baseline's, with the paired bootstrap 95% CI
 
 Marks: a metric's change is `worse` or `better` when it moves by more than `THRESHOLD`
 (relative; success: any change in rate) the wrong or the right way; for time, when the
-task has 2+ pairs, only when the paired interval also excludes 0 (noise is not a
+task has `MIN_PAIRS`+ pairs, only when the paired interval also excludes 0 (noise is not a
 regression). A task row is a `regression` when its time or success got worse, an
 `improvement` when something got better and nothing worse, `mixed` when both.
 """
@@ -34,6 +34,7 @@ from looplab.stats.intervals import bootstrap_speedup
 
 __all__ = [
     "MAX_SIDES",
+    "MIN_PAIRS",
     "THRESHOLD",
     "Pairwise",
     "Side",
@@ -43,6 +44,9 @@ __all__ = [
     "side_by_side",
 ]
 
+MIN_PAIRS = 3
+"""A time change is held to its paired interval from this many pairs on (with 2, one
+degree of freedom makes the 95% interval 12.7 standard errors wide: it says nothing)."""
 MAX_SIDES = 8
 """At most this many sides are compared at once."""
 THRESHOLD = 0.05
@@ -247,7 +251,7 @@ def _task_delta(
         x = a.value(metric.key) if a else None
         y = b.value(metric.key) if b else None
         delta[metric.key] = y - x if x is not None and y is not None else None
-        marks[metric.key] = _mark(metric, x, y, interval)
+        marks[metric.key] = _mark(metric, x, y, interval, len(diffs))
     if a is None or b is None:
         status = "only baseline" if b is None else "only side"
     else:
@@ -287,13 +291,17 @@ def _t_interval(diffs: list[float]) -> tuple[float, float] | None:
 
 
 def _mark(
-    metric: Metric, x: float | None, y: float | None, interval: tuple[float, float] | None
+    metric: Metric,
+    x: float | None,
+    y: float | None,
+    interval: tuple[float, float] | None,
+    pairs: int,
 ) -> str:
     """`worse`, `better` or "" for a change from `x` (baseline) to `y` (side)."""
     if x is None or y is None or x == y:
         return ""
     moved = metric.key == "success" or not x or abs(y - x) > THRESHOLD * abs(x)
-    if metric.key == "time_s" and interval is not None:
+    if metric.key == "time_s" and interval is not None and pairs >= MIN_PAIRS:
         moved = moved and (interval[0] > 0 or interval[1] < 0)
     if not moved:
         return ""
