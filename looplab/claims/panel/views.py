@@ -52,9 +52,9 @@ from looplab.claims.panel.rows import (
 from looplab.claims.verdicts import Verdict, band_text
 from looplab.errors import LooplabError
 from looplab.report.data.records import RunRecord
-from looplab.report.views.compare import keyed
 from looplab.report.views.observations import observation_rows
-from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup, median, quantile
+from looplab.report.views.speedup import paired_speedup
+from looplab.stats.intervals import MIN_PAIRED_N, median, quantile
 from looplab.tasks.references import is_trace_driven, parse_reference
 from looplab.workloads.model import load_workload
 
@@ -72,35 +72,13 @@ def _share(run: RunRecord) -> float | None:
     return ((run.decode_s or 0.0) + run.reasoning_s) / run.task_s
 
 
-def _cluster(run: RunRecord, key: tuple[str, int]) -> str:
-    """Bootstrap cluster: the task, or the cell for a workload's draws (a new task each)."""
-    reference = parse_reference(run.task)
-    return f"{key[0]}#{key[1]}" if reference and reference.kind == "model" else key[0]
-
-
 def _live_row(
     key: str, label: str, agent: str, slow: list[RunRecord], fast: list[RunRecord]
 ) -> tuple[ClaimRow, list[float]]:
-    """A live row over the cells both groups ran (unsolved runs left out)."""
-    slow_cells, fast_cells = keyed(slow), keyed(fast)
-    shared = sorted(set(slow_cells) & set(fast_cells))
-    a: dict[str, list[float]] = defaultdict(list)
-    b: dict[str, list[float]] = defaultdict(list)
-    shares: list[float] = []
-    for cell in shared:
-        left = [r for r in slow_cells[cell] if r.success is not False]
-        right = [r for r in fast_cells[cell] if r.success is not False]
-        if not left or not right:
-            continue
-        cluster = _cluster(left[0], cell)
-        a[cluster] += [r.task_s for r in left]
-        b[cluster] += [r.task_s for r in right]
-        shares += [s for r in left if (s := _share(r)) is not None]
-    slow_times = [t for v in a.values() for t in v]
-    fast_times = [t for v in b.values() for t in v]
-    speedup = None
-    if slow_times and fast_times and median(fast_times) > 0:
-        speedup = median(slow_times) / median(fast_times)
+    """A live row over the cells both groups ran (unsolved runs left out): the same
+    figure and interval as the bottom line (`report.views.speedup.paired_speedup`)."""
+    paired = paired_speedup(slow, fast)
+    shares = [s for r in paired.slow_runs if (s := _share(r)) is not None]
     clocks = {r.clock for r in slow + fast}
     kind = "live, virtual clock" if clocks == {"virtual"} else "live"
     row = make_row(
@@ -108,9 +86,9 @@ def _live_row(
         kind,
         label,
         agent,
-        n=len(a),
-        speedup=speedup,
-        ci=bca_speedup(dict(a), dict(b)) if speedup else None,
+        n=paired.n,
+        speedup=paired.speedup,
+        ci=paired.ci,
         decode_share=median(shares) if shares else None,
     )
     return row, shares

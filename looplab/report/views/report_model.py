@@ -37,6 +37,7 @@ from looplab.report.views.group import GroupView
 from looplab.report.views.money import CapsView, MoneyView, caps_view, money_view
 from looplab.report.views.nodes import NodeRow, node_rows
 from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
+from looplab.report.views.speedup import paired_speedup
 from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views.sweep import SweepView, sweep_view
 from looplab.report.views.time_split import (
@@ -50,7 +51,7 @@ from looplab.report.views.time_split import (
     task_breakdown,
 )
 from looplab.report.views.transcript import TranscriptView
-from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile
 
 __all__ = [
     "COMPONENTS",
@@ -302,25 +303,20 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
     views: list[GroupView] = []
     colors = _colors(by_group, order)
     firsts = {part[0]: part for part in _per_key(order, by_group)}
-    reference: dict[str, list[float]] = {}
+    reference: list[RunRecord] = []
     index = 0
     for label in order:
         if label in firsts:
-            reference, index = _times_by_task(_usable(by_group[label])), 0
+            reference, index = by_group[label], 0
         else:
             index += 1
         runs = by_group[label]
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
         checked = [r for r in runs if r.success is not None]
-        mine = _times_by_task(_usable(runs))
-        paired = sorted(set(reference) & set(mine))
-        slow = [t for task in paired for t in reference[task]]
-        fast = [t for task in paired for t in mine[task]]
-        speedup = median(slow) / median(fast) if paired and median(fast) > 0 else math.nan
-        ci = None
-        if index > 0 and paired:
-            ci = speedup_ci({t: reference[t] for t in paired}, {t: mine[t] for t in paired})
+        paired = paired_speedup(reference, runs)
+        speedup = paired.speedup if paired.speedup is not None else math.nan
+        ci = paired.ci if index > 0 else None
         rates = {r.decode_tps for r in runs}
         views.append(
             GroupView(
@@ -342,18 +338,13 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 reference=index == 0,
                 estimated=sorted({e for r in runs for e in r.estimated}),
                 clocks=sorted({r.clock for r in runs}),
-                paired_tasks=len(paired),
-                paired_runs=len(fast),
-                reference_runs=len(slow),
+                paired_tasks=paired.n,
+                paired_runs=len(paired.fast_runs),
+                reference_runs=len(paired.slow_runs),
                 comparison=comparison_key(runs[0]).label,
             )
         )
     return views
-
-
-def _usable(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """Runs not known to be unsolved (a failed check); runs without a verdict count."""
-    return [r for r in runs if r.success is not False]
 
 
 def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, str]:
@@ -366,13 +357,6 @@ def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str,
     for index, label in enumerate(g for g in order if g not in colors):
         colors[label] = free[index % len(free)] if free else PALETTE[index % len(PALETTE)]
     return colors
-
-
-def _times_by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = defaultdict(list)
-    for run in runs:
-        out[run.task].append(run.task_s)
-    return dict(out)
 
 
 def _notes(records: Sequence[RunRecord]) -> list[str]:
