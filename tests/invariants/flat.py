@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from looplab.report.data.records import RunRecord, record_from_trace
+from looplab.traces.identity import Clock, Replies, run_identity
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
     ModelCallEvent,
@@ -42,7 +43,7 @@ class RunSpec:
     """`set/name` (the task set is the part before `/`)."""
     profile: str
     repetition: int = 0
-    clock: str = "wall"
+    clock: Clock = "wall"
     model_s: float = 1.0
     """Model time per step."""
     tool_s: float = 0.5
@@ -52,6 +53,10 @@ class RunSpec:
     success: bool | None = True
     price: str | None = "default"
     """The price entry the profile names; `default` takes `PROFILES`'s."""
+    source: str = "looplab"
+    """The trace's source (`looplab`, `wrap`, `import:claude_code`, ...)."""
+    replies: Replies | None = None
+    """Where the replies came from (`recording`, `simulator`, `upstream`; identity)."""
 
 
 def flat_run(spec: RunSpec) -> RunRecord:
@@ -70,7 +75,17 @@ def flat_run(spec: RunSpec) -> RunRecord:
         task=spec.task,
         agent=spec.agent,
         profile=profile,
-        clock=spec.clock,  # type: ignore[arg-type]  # RunSpec keeps it a plain str
+        source=spec.source,
+        clock=spec.clock,
+        identity=run_identity(
+            agent=spec.agent,
+            task=spec.task,
+            tasks=spec.source if spec.source.startswith("import:") else None,
+            profile=spec.profile,
+            decode_tps=rate,
+            clock=spec.clock,
+            replies=spec.replies,
+        ),
     )
     events: list[TraceEvent] = [RunStartEvent(run_id=run_id, start=0.0, end=0.0, task=spec.task)]
     t = 0.0

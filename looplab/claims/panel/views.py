@@ -36,6 +36,7 @@ from pathlib import Path
 
 from looplab.claims.panel.click_views import click_rows
 from looplab.claims.panel.corpus import corpus_rows
+from looplab.claims.panel.labels import live_group, live_label
 from looplab.claims.panel.rows import (
     ClaimRow,
     ClaimView,
@@ -55,7 +56,7 @@ from looplab.report.data.records import RunRecord
 from looplab.report.views.observations import observation_rows
 from looplab.report.views.speedup import paired_speedup
 from looplab.stats.intervals import MIN_PAIRED_N, median, quantile
-from looplab.tasks.references import is_trace_driven, parse_reference
+from looplab.tasks.references import parse_reference
 from looplab.workloads.model import load_workload
 
 __all__ = ["DEFAULT_RATES", "claim_view"]
@@ -101,46 +102,11 @@ def _workload_name(task: str) -> str:
     return Path(task.partition(":")[2]).stem
 
 
-def _tasks_text(runs: Sequence[RunRecord]) -> str:
-    """`4 coding, 1 web`: distinct tasks per task kind (the id's first part)."""
-    kinds: dict[str, set[str]] = defaultdict(set)
-    for run in runs:
-        kinds[run.task.split("/")[0]].add(run.task)
-    return ", ".join(f"{len(tasks)} {kind}" for kind, tasks in sorted(kinds.items()))
-
-
-def _agents_text(runs: Sequence[RunRecord]) -> str:
-    """The agents found in the runs: looplab's own by kind, a wrapped one by its name."""
-    own = sorted({r.agent for r in runs if not _wrapped(r)})
-    parts = [f"looplab's {' and '.join(own)} agent{'s' if len(own) > 1 else ''}"] if own else []
-    parts += [f"the wrapped agent {n}" for n in sorted({r.agent for r in runs if _wrapped(r)})]
-    model = "simulated model" if all(r.profile_spec for r in runs) else "model as recorded"
-    return f"{', '.join(parts)} ({model})"
-
-
-def _wrapped(run: RunRecord) -> bool:
-    """A foreign agent run through `looplab wrap` (its trace's source says so)."""
-    return run.source == "wrap"
-
-
-def _group(run: RunRecord) -> str:
-    """The live row a run belongs to: its trace-driven task, its wrapped agent, or
-    `bundled` (looplab's own agents on bundled tasks)."""
-    if is_trace_driven(run.task):
-        return run.task
-    return f"wrapped:{run.agent}" if _wrapped(run) else "bundled"
-
-
 def _agent(group: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
-    """(label, what ran) of a live row, both from the runs."""
-    if group == "bundled" or group.startswith("wrapped:"):
-        tasks = _tasks_text(runs)
-        kinds = {r.task.split("/")[0] for r in runs}
-        what = f"{next(iter(kinds))} tasks" if len(kinds) == 1 else f"tasks ({tasks})"
-        label = f"bundled {what}"
-        if group.startswith("wrapped:"):
-            label = f"{group.removeprefix('wrapped:')} on {what}"
-        return label, f"{_agents_text(runs)} on bundled tasks: {tasks}"
+    """(label, what ran) of a live row, both from the runs' identity (`labels.py`)."""
+    named = live_label(group, runs)
+    if named is not None:
+        return named
     reference = parse_reference(group)
     if reference is not None and reference.kind == "model":
         try:
@@ -160,7 +126,7 @@ def _live_rows(
     kinds: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for side, group in ((0, slow), (1, fast)):
         for run in by_group.get(group, []):
-            kinds[_group(run)][side].append(run)
+            kinds[live_group(run)][side].append(run)
     rows: list[ClaimRow] = []
     shares: list[float] = []
     for task in sorted(kinds, key=lambda t: (t != "bundled", t)):

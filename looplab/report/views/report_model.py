@@ -37,7 +37,7 @@ from looplab.report.views.group import GroupView
 from looplab.report.views.money import CapsView, MoneyView, caps_view, money_view
 from looplab.report.views.nodes import NodeRow, node_rows
 from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
-from looplab.report.views.speedup import paired_speedup
+from looplab.report.views.speedup import ci_words, paired_speedup
 from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views.sweep import SweepView, sweep_view
 from looplab.report.views.time_split import (
@@ -277,7 +277,7 @@ def headline_sentence(groups: Sequence[GroupView]) -> str:
         )
     gain = fast.speedup
     less = 1 - 1 / gain if gain > 0 else math.nan
-    ci = f" [95% CI {fast.ci[0]:.2f}-{fast.ci[1]:.2f}x]" if fast.ci and _finite(fast.ci) else ""
+    ci = f" [{ci_words(fast.paired_tasks, fast.ci if fast.ci and _finite(fast.ci) else None)}]"
     tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
     basis = (
         f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
