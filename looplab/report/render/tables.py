@@ -76,12 +76,19 @@ def comparability_banner(model: ReportModel) -> str:
         return ""
     items = "".join(f"<li>{escape(issue)}</li>" for issue in compare.issues)
     cells = compare.matched_cells
-    basis = (
-        f"The headline uses only the {cells} cell{'s' if cells != 1 else ''} (task x "
-        "repetition) every group ran; the other sections show every run."
-        if cells
-        else "No cell is shared: no headline figure is computed."
-    )
+    if len(model.bottom_lines) > 1:  # several comparison groups: each its own figures
+        basis = (
+            "Each comparison group's bottom line and table row use only the cells (task x "
+            "repetition) all its profiles ran; a group with none shared gets no figure; the "
+            "other sections show every run."
+        )
+    elif cells:
+        basis = (
+            f"The headline uses only the {cells} cell{'s' if cells != 1 else ''} (task x "
+            "repetition) every group ran; the other sections show every run."
+        )
+    else:
+        basis = "No cell is shared: no headline figure is computed."
     return (
         f'<div class="warn" role="alert"><strong>Unlike inputs.</strong><ul>{items}</ul>'
         f"<p>{escape(basis)}</p></div>"

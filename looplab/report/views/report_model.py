@@ -23,7 +23,7 @@ from looplab.report.data.knobs import KnobRow, knob_rows
 from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
 from looplab.report.views.bottom_line import BottomLine, bottom_lines
-from looplab.report.views.compare import Comparability, comparability, keyed
+from looplab.report.views.compare import Comparability, comparability_per_key, keyed
 from looplab.report.views.detail import (
     TRANSCRIPTS,
     RunRow,
@@ -124,8 +124,11 @@ class ReportModel:
     """Success-under-cap curves: these runs and the corpus re-timed (`views/money.py`)."""
 
     def color(self, group: str) -> str:
-        """The colour of a group (the same in every view)."""
-        return next((g.color for g in self.groups if g.label == group), "#666666")
+        """The colour of a group (the same in every view); a bare profile name that is no
+        group's label (the corpus re-timed at slow-80 and fast-750) gets the mission
+        pair's fixed colour, else grey."""
+        fallback = FIXED_COLORS.get(group, "#666666")
+        return next((g.color for g in self.groups if g.label == group), fallback)
 
 
 def headline(records: Sequence[RunRecord]) -> list[GroupView]:
@@ -193,7 +196,9 @@ def build_model(
         transcript_limit: embed the transcripts of at most this many runs.
     """
     by_group, order = _grouped(records)
-    compare = comparability(by_group, order)
+    parts = _per_key(order, by_group)
+    labels = [comparison_key(by_group[part[0]][0]).label for part in parts]
+    compare = comparability_per_key(by_group, parts, labels)
     groups = _groups(_matched(by_group, order), order)
     lines = bottom_lines(records)
     timelines = [timeline(r) for r in records]
