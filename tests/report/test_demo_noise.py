@@ -10,13 +10,14 @@ from looplab.report.data.records import RunRecord
 from looplab.report.render.money import render_money
 from looplab.report.render.tables import comparability_banner
 from looplab.report.views.report_model import FIXED_COLORS, build_model
+from looplab.traces.identity import Clock
 from tests.invariants.flat import RunSpec, flat_run
 
 
 def _two_sets() -> list[RunRecord]:
     records = []
     for task in ("coding/a", "workload/mini-swe-agent-deepseek"):
-        clock = "virtual" if task.startswith("workload") else "wall"
+        clock: Clock = "virtual" if task.startswith("workload") else "wall"
         for profile, model_s in (("slow-80", 3.0), ("fast-750", 1.0)):
             spec = RunSpec(agent="agent", task=task, profile=profile, clock=clock)
             records.append(flat_run(RunSpec(**{**spec.__dict__, "model_s": model_s})))
