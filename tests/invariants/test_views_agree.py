@@ -143,8 +143,8 @@ def test_console_json_and_html_carry_the_same_figures(trace_set: TraceSet) -> No
         for row in model.money.waiting:
             assert row.verdict in section
     assert model.claim is not None
-    for row in model.claim.rows:
-        if row.key.startswith("live:") and row.speedup is not None:
-            assert (row.ci is None) or row.n >= MIN_PAIRED_N
-            if row.ci is None and row.n < MIN_PAIRED_N:
-                assert f"n={row.n}, under the {MIN_PAIRED_N} a 95% interval needs" in row.sentence
+    for claim_row in model.claim.rows:
+        if claim_row.key.startswith("live:") and claim_row.speedup is not None:
+            assert (claim_row.ci is None) or claim_row.n >= MIN_PAIRED_N
+            if claim_row.ci is None and claim_row.n < MIN_PAIRED_N:
+                assert f"n={claim_row.n}, under the {MIN_PAIRED_N} a 95% interval needs" in claim_row.sentence
