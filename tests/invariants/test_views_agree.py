@@ -147,4 +147,5 @@ def test_console_json_and_html_carry_the_same_figures(trace_set: TraceSet) -> No
         if claim_row.key.startswith("live:") and claim_row.speedup is not None:
             assert (claim_row.ci is None) or claim_row.n >= MIN_PAIRED_N
             if claim_row.ci is None and claim_row.n < MIN_PAIRED_N:
-                assert f"n={claim_row.n}, under the {MIN_PAIRED_N} a 95% interval needs" in claim_row.sentence
+                words = f"n={claim_row.n}, under the {MIN_PAIRED_N} a 95% interval needs"
+                assert words in claim_row.sentence
