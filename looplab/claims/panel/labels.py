@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from looplab.report.data.pairing import identity_of_record
 from looplab.report.data.records import RunRecord
 from looplab.tasks.references import is_trace_driven
+from looplab.traces.identity import task_set
 
 __all__ = ["REPLIES_WORDS", "live_group", "live_label"]
 
@@ -82,8 +83,9 @@ def _replies(run: RunRecord) -> str:
 
 
 def _task_sets(runs: Sequence[RunRecord]) -> str:
-    """`coding`, or `(4 coding, 1 web)` for several: the runs' task sets (identity)."""
-    sets = sorted({identity_of_record(r).tasks for r in runs})
+    """`coding`, or `(4 coding, 1 web)` for several: the runs' task sets (`task_set`, the
+    identity's rule for looplab's own and wrapped runs)."""
+    sets = sorted({task_set(r.task) for r in runs})
     return sets[0] if len(sets) == 1 else f"({_counts(runs)})"
 
 
@@ -91,5 +93,5 @@ def _counts(runs: Sequence[RunRecord]) -> str:
     """`4 coding, 1 web`: distinct tasks per task set."""
     kinds: dict[str, set[str]] = defaultdict(set)
     for run in runs:
-        kinds[identity_of_record(run).tasks].add(run.task)
+        kinds[task_set(run.task)].add(run.task)
     return ", ".join(f"{len(tasks)} {kind}" for kind, tasks in sorted(kinds.items()))
