@@ -146,3 +146,24 @@ def test_import_p_prices_its_runs(tmp_path: Path) -> None:
     header = json.loads(trace.read_text().splitlines()[0])
     assert header["profile"]["price"] == "openai-gpt-5.4-standard"
     assert header["identity"]["profile"] == "slow-80"
+
+
+@pytest.mark.parametrize(
+    "door",
+    [
+        ["serve"],
+        ["proxy", "--upstream", "http://127.0.0.1:9/v1"],
+        ["wrap"],
+    ],
+)
+def test_serve_proxy_and_wrap_refuse_an_unknown_price(door: list[str], tmp_path: Path) -> None:
+    """`--profile-set price=nope-entry` at serve, proxy and wrap: a config error naming the
+    entry before anything starts (wrap ran with exit 0 and renamed the profile)."""
+    args = [*door, "--profile-set", "price=nope-entry"]
+    if door[0] == "wrap":
+        args = ["wrap", "-o", str(tmp_path / "wrapped"), "--profile-set", "price=nope-entry"]
+        args += ["--", "true"]
+    result = CliRunner().invoke(app, args)
+    assert isinstance(result.exception, ConfigError), result.output
+    assert "unknown price entry 'nope-entry'" in str(result.exception)
+    assert not (tmp_path / "wrapped").exists()
