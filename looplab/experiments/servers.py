@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+import structlog
+
 from looplab.backends.client.client import EndpointConfig
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.lateness import behind_schedule_words
 from looplab.clock import VirtualClock
 from looplab.experiments.config import BackendSpec
 from looplab.experiments.matrix import Cell
@@ -22,6 +25,8 @@ from looplab.latency.profile import LatencyProfile
 from looplab.tasks.references import is_trace_driven
 
 __all__ = ["ServerPool"]
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,7 @@ class ServerPool:
         async with self._lock:
             if key not in self._servers:
                 server = SimulatorServer(profile, clock=VirtualClock() if virtual else None)
+                server.simulator.lateness.log_bursts = False  # one summary at `stop`
                 await asyncio.to_thread(server.start)
                 self._servers[key] = server
             return self._servers[key]
@@ -93,7 +99,11 @@ class ServerPool:
         return endpoint, server
 
     async def stop(self) -> None:
-        """Stop every server (idempotent)."""
+        """Stop every server (idempotent), then log one line on any release that fell
+        behind schedule, and what it means (`behind_schedule_words`)."""
         servers, self._servers = list(self._servers.values()), {}
+        words = behind_schedule_words([s.simulator.lateness for s in servers])
+        if words is not None:
+            log.warning("simulator.behind_schedule", summary=words)
         for server in servers:
             await asyncio.to_thread(server.stop)

@@ -10,6 +10,7 @@ where a publication gives only the decode rate, the rest are labelled assumption
 
 from __future__ import annotations
 
+import difflib
 import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ from looplab.config import apply_overrides, apply_values, load_yaml_mapping, val
 from looplab.errors import ConfigError
 from looplab.latency.profile import LatencyProfile
 
-__all__ = ["PRESET_DIR", "preset_names", "presets", "resolve_profile"]
+__all__ = ["PRESET_DIR", "preset_names", "presets", "resolve_profile", "served_profile"]
 
 PRESET_DIR = Path(__file__).with_name("preset_profiles")
 """Where the preset files live: `<name>.yaml`, the file name being the preset's name."""
@@ -85,12 +86,35 @@ def resolve_profile(
     profile = validate_model(LatencyProfile, data, source=source, lines=lines)
     preset = known.get(spec)
     if preset is not None and profile.name == preset.name and _changed(profile, preset):
-        # only a profile that differs from its preset is renamed: a seed is not a change
+        # only a profile whose timing differs from its preset is renamed (`_changed`)
         profile = profile.model_copy(update={"name": f"{spec}+custom"})
     return profile
 
 
+def served_profile(spec: str, flag: str) -> LatencyProfile:
+    """The profile recorded runs were served at, given with `flag` (`import -p`, `collect
+    -p`): a known preset or a profile YAML file, never a free name (a typo would make a
+    group that pairs with nothing, and leave the runs unpriced).
+
+    Raises:
+        ConfigError: naming `flag`, what was given and the nearest presets.
+    """
+    known = presets()
+    if spec in known or spec.endswith((".yaml", ".yml")) or Path(spec).is_file():
+        return resolve_profile(spec)
+    close = difflib.get_close_matches(spec, list(known), n=3, cutoff=0.0)
+    raise ConfigError(
+        f"{spec!r} is neither a latency preset nor a profile file; nearest presets: "
+        f"{', '.join(close)} (a file: a path ending in .yaml)",
+        field=flag,
+        allowed=preset_names(),
+    )
+
+
 def _changed(profile: LatencyProfile, preset: LatencyProfile) -> bool:
-    """Whether `profile` differs from `preset` in anything but its name and seed."""
-    ignore = {"name", "seed"}
+    """Whether `profile` differs from `preset` in its timing: anything but its name, seed
+    and price entry. A price alone keeps the preset's name, so runs priced otherwise still
+    pair with the preset's other runs (the price is how a run is billed, not how fast it
+    is; the trace's profile keeps the entry it was priced at)."""
+    ignore = {"name", "seed", "price"}
     return profile.model_dump(exclude=ignore) != preset.model_dump(exclude=ignore)

@@ -8,26 +8,50 @@ function of its trace's token counts and that entry (`looplab.analysis.cost`), c
 where re-timing is and never stored in a trace.
 
 Loaded by the same validation as every other config: a bad file is a `ConfigError`
-naming the file, the line and the field.
+naming the file, the line and the field. Every dollar value must be a finite number (not a
+boolean: `true` is no price), at least 0 and at most `MAX_USD_PER_M`. A profile naming an
+entry is checked where the profile is made (`LatencyProfile.price`, by `check_price`): an
+unknown entry is an error naming it and the nearest names, and a bad file in the book is
+an error naming that file, never a silently unpriced run.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 from datetime import date as Date
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from looplab.config import StrictModel, load_yaml_mapping, validate_model
 from looplab.errors import ConfigError
 
-__all__ = ["PRICE_DIR", "PriceEntry", "load_price", "price_names", "prices", "resolve_price"]
+__all__ = [
+    "MAX_USD_PER_M",
+    "PRICE_DIR",
+    "PriceEntry",
+    "check_price",
+    "load_book",
+    "load_price",
+    "nearest_prices",
+    "price_names",
+    "prices",
+    "resolve_price",
+]
 
 PRICE_DIR = Path(__file__).with_name("prices")
 """Where the shipped entries live: `<name>.yaml`."""
 
 Dollars = float
+
+MAX_USD_PER_M = 10_000.0
+"""The largest dollars per million tokens an entry may say (a chosen bound, assumed: about
+65x the dearest shipped entry's $150/M): beyond it a value is a typo or junk (`1e308`
+made costs `$nan`), not a price."""
+
+_DOLLAR_FIELDS = ("input_per_m", "cached_input_per_m", "output_per_m", "reasoning_per_m")
 
 
 class PriceEntry(StrictModel):
@@ -65,6 +89,23 @@ class PriceEntry(StrictModel):
     assumptions: list[str] = Field(default_factory=list)
     """Which values are derived or guessed rather than published."""
 
+    @field_validator(*_DOLLAR_FIELDS, mode="before")
+    @classmethod
+    def _a_number(cls, value: Any) -> Any:
+        if isinstance(value, bool):  # YAML `true` would read as 1.0 $/M
+            raise ValueError(f"a price is a number of dollars, not a boolean (got {value})")
+        return value
+
+    @field_validator(*_DOLLAR_FIELDS)
+    @classmethod
+    def _bounded(cls, value: float | None) -> float | None:
+        if value is not None and value > MAX_USD_PER_M:
+            raise ValueError(
+                f"{value:g} dollars per million tokens is above the {MAX_USD_PER_M:,.0f} "
+                "bound: not a price (a typo?)"
+            )
+        return value
+
     @model_validator(mode="after")
     def _not_cheaper_cached(self) -> PriceEntry:
         if self.cached_input_per_m > self.input_per_m:
@@ -98,10 +139,24 @@ def load_price(path: Path) -> PriceEntry:
     return entry
 
 
+def load_book(directory: Path) -> dict[str, PriceEntry]:
+    """Every entry of a price book directory (`<name>.yaml` files) by name.
+
+    Raises:
+        ConfigError: the first bad file, named (never skipped: one bad file must not
+            leave every profile silently unpriced).
+    """
+    return {entry.name: entry for entry in map(load_price, sorted(directory.glob("*.yaml")))}
+
+
 @functools.cache
 def prices() -> dict[str, PriceEntry]:
-    """Every shipped entry by name, loaded once from `PRICE_DIR`."""
-    return {entry.name: entry for entry in map(load_price, sorted(PRICE_DIR.glob("*.yaml")))}
+    """Every shipped entry by name, loaded once from `PRICE_DIR` (`load_book`).
+
+    Raises:
+        ConfigError: a bad file in the book, named.
+    """
+    return load_book(PRICE_DIR)
 
 
 def price_names() -> list[str]:
@@ -118,8 +173,32 @@ def resolve_price(spec: str) -> PriceEntry:
     known = prices()
     if spec in known:
         return known[spec]
-    if spec.endswith((".yaml", ".yml")) or Path(spec).is_file():
+    if spec.endswith((".yaml", ".yml")) or Path(spec).exists():
         return load_price(Path(spec))
     raise ConfigError(
-        f"unknown price entry {spec!r}", field="price", allowed=price_names(), given=spec
+        f"unknown price entry {spec!r}; nearest: {', '.join(nearest_prices(spec))}",
+        field="price",
+        allowed=price_names(),
     )
+
+
+def nearest_prices(spec: str, n: int = 3) -> list[str]:
+    """The `n` shipped entry names closest to `spec` (at least one: the closest)."""
+    names = price_names()
+    close = difflib.get_close_matches(spec, names, n=n, cutoff=0.0)
+    return close or names[:n]
+
+
+def check_price(spec: str) -> None:
+    """Check that a profile's `price` resolves: a shipped entry or a readable price file.
+
+    Raises:
+        ValueError: unknown entry (naming it and the nearest names), a bad price file, or a
+            bad file in the price book (naming that file): for a pydantic validator, which
+            turns it into the config's own error.
+    """
+    try:
+        resolve_price(spec)
+    except ConfigError as exc:
+        unknown = exc.field == "price" and exc.source is None
+        raise ValueError(exc.message if unknown else str(exc)) from None

@@ -37,13 +37,21 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from looplab.config import StrictModel
 from looplab.distributions import Distribution, Fixed
+from looplab.latency.prices import check_price
 from looplab.latency.vision import DEFAULT_VISION_RULE, VISION_RULES
 
-__all__ = ["FaultConfig", "LatencyProfile"]
+__all__ = ["RECORDED", "RECORDED_KEY", "FaultConfig", "LatencyProfile"]
+
+RECORDED_KEY = "recorded"
+RECORDED = {RECORDED_KEY: True}
+"""Validation context for a profile read back from a trace
+(`LatencyProfile.model_validate(spec, context=RECORDED)`): its price entry is what the run
+named when it ran, not checked again (an entry since removed leaves the cost unpriced,
+with the reason, in `report.views.cost`; the timing is still the run's)."""
 
 
 class FaultConfig(StrictModel):
@@ -77,8 +85,10 @@ class LatencyProfile(StrictModel):
     """Which values are guesses rather than published figures."""
     price: str | None = None
     """The price entry this speed is sold at (`looplab.latency.prices`, e.g.
-    `openai-gpt-5.4-standard`): what a run at this profile costs per token. None: not
-    priced (cost views say so)."""
+    `openai-gpt-5.4-standard`, or a price YAML file): what a run at this profile costs per
+    token. None: not priced (cost views say so). Checked when the profile is made: an
+    unknown entry or a bad price file is an error (`prices.check_price`), except where a
+    recorded trace's profile is read back (`RECORDED`)."""
 
     decode_tps: float = Field(gt=0, le=1_000_000)
     """Output tokens per second per stream, hidden reasoning tokens included: the rate of
@@ -162,6 +172,14 @@ class LatencyProfile(StrictModel):
     """Seed of every random draw (jitter, lengths, reasoning) this profile makes."""
     faults: FaultConfig = Field(default_factory=FaultConfig)
     """Injected errors and dropped streams (off by default)."""
+
+    @field_validator("price")
+    @classmethod
+    def _known_price(cls, price: str | None, info: ValidationInfo) -> str | None:
+        recorded = isinstance(info.context, dict) and info.context.get(RECORDED_KEY)
+        if price is not None and not recorded:
+            check_price(price)
+        return price
 
     @field_validator("vision_tokens")
     @classmethod

@@ -17,7 +17,6 @@ from statistics import NormalDist
 from looplab.stats.order import median, quantile
 
 __all__ = [
-    "MIN_CI_N",
     "MIN_PAIRED_N",
     "CurvePoint",
     "band",
@@ -30,10 +29,6 @@ __all__ = [
     "quantile",
     "speedup_ci",
 ]
-
-MIN_CI_N = 3
-"""A speedup gets a confidence interval only over at least this many paired tasks, or (not
-paired) this many runs on each side: fewer say nothing about the spread."""
 
 
 def bootstrap_speedup(
@@ -84,16 +79,11 @@ def bootstrap_speedup(
 def speedup_ci(
     slow: Mapping[str, Sequence[float]], fast: Mapping[str, Sequence[float]]
 ) -> tuple[float, float] | None:
-    """`bootstrap_speedup` where n allows (`MIN_CI_N`), else None; a degenerate interval
-    (low == high: every resample gave the same ratio) is None too."""
-    shared = set(slow) & set(fast)
-    runs = min(sum(len(v) for v in slow.values()), sum(len(v) for v in fast.values()))
-    if len(shared) < MIN_CI_N and (len(shared) >= 2 or runs < MIN_CI_N):
-        return None
-    low, high = bootstrap_speedup(slow, fast)
-    if not (math.isfinite(low) and math.isfinite(high)) or high - low <= 1e-12 * abs(high):
-        return None
-    return low, high
+    """The one rule for a speedup's 95% interval, in every view (bottom line, per-profile
+    table, knob table, claim panel): `bca_speedup` over the units both sides ran, None
+    under `MIN_PAIRED_N` of them (no distribution-free 95% interval exists there) or when
+    the bootstrap is degenerate."""
+    return bca_speedup(slow, fast)
 
 
 MIN_PAIRED_N = 6

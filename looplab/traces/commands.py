@@ -14,6 +14,7 @@ from rich.table import Table
 
 from looplab.console import out_console, write_output
 from looplab.errors import ConfigError
+from looplab.latency.presets import served_profile
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
@@ -37,8 +38,9 @@ ProfileOpt = Annotated[
     typer.Option(
         "--profile",
         "-p",
-        help="The latency profile the runs were served at (a preset such as slow-80 or "
-        "fast-750, or your name for it): the report compares runs of one agent by it.",
+        help="The latency profile the runs were served at: a preset (slow-80, fast-750, "
+        "...) or a profile YAML file. The report compares runs of one agent by it and "
+        "prices them at its price entry; a name that is neither is an error.",
         show_default=False,
     ),
 ]
@@ -66,10 +68,13 @@ def import_command(
     """
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
+    served = served_profile(profile, "--profile") if profile is not None else None
     used, runs = import_runs(fmt, path)
-    if profile is not None:
+    if served is not None:
+        dumped = served.model_dump(mode="json", by_alias=True)
         for run in runs:
-            assign_profile(run.header, profile, None, "given with looplab import -p")
+            how = "given with looplab import -p"
+            assign_profile(run.header, served.name, served.decode_tps, how, dumped)
     console = out_console()
     for run, target in zip(runs, write_runs(runs, output), strict=True):
         console.print(run_table(run, target))

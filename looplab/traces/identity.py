@@ -27,6 +27,7 @@ Fields:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal, Protocol
 
 from looplab.config import StrictModel
@@ -157,10 +158,20 @@ def retimed(
     )
 
 
-def assign_profile(header: TraceHeader, profile: str, decode_tps: float | None, how: str) -> None:
+def assign_profile(
+    header: TraceHeader,
+    profile: str,
+    decode_tps: float | None,
+    how: str,
+    spec: Mapping[str, Any] | None = None,
+) -> None:
     """Record that `header`'s run was served at `profile` (`looplab import -p`, `collect
     -p`, or the spans' `looplab.profile` attribute): its identity, and a note saying `how`
-    it is known. The header's `profile` dict (a full simulated profile) is left alone."""
+    it is known. `spec` (the served profile, dumped) becomes the header's `profile` dict
+    where it has none, so the run is priced at its entry; a header's own profile dict (a
+    full simulated profile) is left alone."""
+    if spec is not None and header.profile is None:
+        header.profile = dict(spec)
     base = identity_of(header)
     header.identity = run_identity(
         agent=base.agent,

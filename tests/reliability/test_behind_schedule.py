@@ -15,8 +15,10 @@ from collections.abc import AsyncIterator
 
 import httpx2
 import pytest
+import structlog.testing
 
 from looplab.backends.simulator.inprocess import SimulatorServer
+from looplab.backends.simulator.lateness import LatenessWatch, behind_schedule_words
 from looplab.backends.simulator.pacing import PacingRecord, Release, SchedulePacer
 from looplab.clock import Clock
 from looplab.latency.presets import resolve_profile
@@ -84,3 +86,25 @@ def test_an_unblocked_stream_counts_nothing() -> None:
         health = _health(server)
     assert float(str(health["worst_lateness_ms"])) < 1000 * BLOCK_S / 2, health
     assert health["lateness_threshold_ms"] == 5.0
+
+
+def test_an_experiment_logs_one_summary_saying_results_stand() -> None:
+    """Bursts are not logged one by one when the owner asked for a summary (`make demo`
+    printed 31 warnings among its progress lines); the summary counts them and says what
+    they mean for the results: negligible at 5.1 ms, understated speedups at 1.3 s."""
+    with SimulatorServer(resolve_profile("fast-750")) as server:
+        server.simulator.pacer = BlockingPacer()
+        watch = server.simulator.lateness
+        watch.log_bursts = False
+        with structlog.testing.capture_logs() as logs:
+            assert _stream(server) > 3
+    assert watch.late_releases >= 1 and watch.bursts == 1
+    assert not [e for e in logs if e["event"] == "simulator.behind_schedule"]
+    words = behind_schedule_words([watch])
+    assert words is not None and "task times include the delay" in words
+    assert "virtual-clock runs are unaffected" in words
+    small = LatenessWatch(late_releases=31, worst_s=0.0051, bursts=31)
+    assert "negligible" in (behind_schedule_words([small]) or "")
+    large = LatenessWatch(late_releases=9, worst_s=1.3, bursts=2)
+    assert "understate the speedup" in (behind_schedule_words([large]) or "")
+    assert behind_schedule_words([LatenessWatch()]) is None

@@ -110,7 +110,7 @@ def test_bottom_line_gives_the_point_estimate_when_n_is_too_small(
         shutil.copy(path, one / "traces" / path.name)
     (line,) = bottom_lines(load_records([one]))
     assert line.speedup is not None and line.speedup > 1.0 and line.ci is None
-    assert "too few runs for a CI (2 runs over 1 task)" in line.text
+    assert "x, n=1, under the 6 a 95% interval needs: no CI)" in line.text
     assert f"({line.speedup:.2f}x" in line.text
     assert line.slow_s is not None and line.fast_s is not None
     assert f"takes {line.fast_s:.2f} s instead of {line.slow_s:.2f} s" in line.text

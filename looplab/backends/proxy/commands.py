@@ -235,7 +235,14 @@ def wrap_command(
     agent: Annotated[
         str | None, typer.Option(help="The agent's name in the trace (default: the program).")
     ] = None,
-    task: Annotated[str | None, typer.Option(help="A task label for the trace.")] = None,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            help="A task label for the trace. Its part before the first '/' is the task "
+            "set (app/login -> app; lookup -> lookup): runs are compared only within one "
+            "agent, task set and clock."
+        ),
+    ] = None,
 ) -> None:
     """Run any agent command against the pacing proxy and write a looplab trace of it.
 

@@ -41,6 +41,7 @@ __all__ = [
     "TolerantReplay",
     "compare",
     "conversation",
+    "first_difference",
     "session_root",
 ]
 
@@ -169,22 +170,53 @@ class Divergence:
     """Tolerant: difflib ratio of the first difference (`Difference.similarity`)."""
     shared_prefix: float | None = None
     """Tolerant: shared conversation prefix fraction (`Difference.shared_prefix`)."""
+    first_difference: str | None = None
+    """Where the request first differs from the recorded step's, with the characters
+    around it on both sides (`first_difference`); None when there is no recorded step."""
 
     def describe(self) -> str:
         """One line for people."""
+        where_first = f"; first difference {self.first_difference}" if self.first_difference else ""
         if self.field is None and self.similarity is None:
             where = "recorded at another step" if self.recorded else "not in the recording"
-            return f"step {self.step}: expected {self.expected!r}, got {self.got!r} ({where})"
+            return (
+                f"step {self.step}: expected {self.expected!r}, got {self.got!r} ({where})"
+                + where_first
+            )
         what = self.field or "a field left out of the hash"
         return (
             f"step {self.step}: served recorded step {self.served} (session step "
             f"{self.session_step}); {what} differs (similarity {self.similarity:.3f}, shared "
-            f"prefix {self.shared_prefix or 0:.1%}); got {self.got!r}"
+            f"prefix {self.shared_prefix or 0:.1%}); got {self.got!r}" + where_first
         )
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
+
+
+DIFF_CONTEXT = 24
+"""Characters shown on each side of a first difference."""
+
+
+def first_difference(recorded: dict[str, Any], asked: dict[str, Any]) -> str | None:
+    """Where two canonical request bodies first differ, as `at character N: recorded
+    '...x' vs got '...y'` (their sorted-key JSON, `DIFF_CONTEXT` characters around it), so
+    two requests whose summaries look identical show what differs (a time, a temporary
+    path); None when they are equal."""
+    a = json.dumps(recorded, sort_keys=True, ensure_ascii=False)
+    b = json.dumps(asked, sort_keys=True, ensure_ascii=False)
+    if a == b:
+        return None
+    at = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
+    start = max(0, at - DIFF_CONTEXT)
+    lead = "..." if start else ""
+    return (
+        f"at character {at}: recorded {lead + a[start : at + DIFF_CONTEXT]!r} vs got "
+        f"{lead + b[start : at + DIFF_CONTEXT]!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -225,11 +257,13 @@ class StrictReplay:
 
     Args:
         steps: the recording's index entries (`hash`, `summary`), in step order.
-        load: not needed by this policy (the signature all policies share).
+        load: reads a recorded step's canonical request (for a divergence's first
+            difference only).
     """
 
     def __init__(self, steps: Sequence[dict[str, Any]], load: RequestLoader) -> None:
         self.steps = steps
+        self._load = load
         self._served: Counter[str] = Counter()
         self._position = 0
 
@@ -246,6 +280,9 @@ class StrictReplay:
                 expected["summary"] if expected else "end of recording",
                 asked.summary,
                 bool(matching),
+                first_difference=(
+                    first_difference(self._load(step), asked.body) if expected else None
+                ),
             )
         if not matching:
             return Choice(None, divergence)
@@ -299,6 +336,7 @@ class TolerantReplay:
             True,
             served=chosen,
             session_step=n,
+            first_difference=first_difference(self._load(chosen), asked.body),
             **asdict(difference),
         )
         return Choice(chosen, divergence)

@@ -23,7 +23,7 @@ from looplab.claims.groups import pooled_equal
 from looplab.claims.panel.rows import ClaimRow, make_row
 from looplab.errors import LooplabError
 from looplab.latency.presets import resolve_profile
-from looplab.latency.profile import LatencyProfile
+from looplab.latency.profile import RECORDED, LatencyProfile
 from looplab.stats.intervals import bca_speedup, median
 from looplab.traces.corpus import CorpusRun, list_corpus, load_corpus
 from looplab.traces.io import Trace
@@ -44,7 +44,7 @@ def corpus_traces() -> tuple[tuple[CorpusRun, Trace], ...]:
 def _profile(spec: Mapping[str, object] | None) -> LatencyProfile:
     if spec:
         try:
-            return LatencyProfile.model_validate(dict(spec))
+            return LatencyProfile.model_validate(dict(spec), context=RECORDED)
         except ValueError:
             pass
     return resolve_profile("slow-80", [])

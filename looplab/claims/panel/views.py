@@ -36,6 +36,7 @@ from pathlib import Path
 
 from looplab.claims.panel.click_views import click_rows
 from looplab.claims.panel.corpus import corpus_rows
+from looplab.claims.panel.labels import live_group, live_label
 from looplab.claims.panel.rows import (
     ClaimRow,
     ClaimView,
@@ -52,10 +53,10 @@ from looplab.claims.panel.rows import (
 from looplab.claims.verdicts import Verdict, band_text
 from looplab.errors import LooplabError
 from looplab.report.data.records import RunRecord
-from looplab.report.views.compare import keyed
 from looplab.report.views.observations import observation_rows
-from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup, median, quantile
-from looplab.tasks.references import is_trace_driven, parse_reference
+from looplab.report.views.speedup import paired_speedup
+from looplab.stats.intervals import MIN_PAIRED_N, median, quantile
+from looplab.tasks.references import parse_reference
 from looplab.workloads.model import load_workload
 
 __all__ = ["DEFAULT_RATES", "claim_view"]
@@ -72,35 +73,13 @@ def _share(run: RunRecord) -> float | None:
     return ((run.decode_s or 0.0) + run.reasoning_s) / run.task_s
 
 
-def _cluster(run: RunRecord, key: tuple[str, int]) -> str:
-    """Bootstrap cluster: the task, or the cell for a workload's draws (a new task each)."""
-    reference = parse_reference(run.task)
-    return f"{key[0]}#{key[1]}" if reference and reference.kind == "model" else key[0]
-
-
 def _live_row(
     key: str, label: str, agent: str, slow: list[RunRecord], fast: list[RunRecord]
 ) -> tuple[ClaimRow, list[float]]:
-    """A live row over the cells both groups ran (unsolved runs left out)."""
-    slow_cells, fast_cells = keyed(slow), keyed(fast)
-    shared = sorted(set(slow_cells) & set(fast_cells))
-    a: dict[str, list[float]] = defaultdict(list)
-    b: dict[str, list[float]] = defaultdict(list)
-    shares: list[float] = []
-    for cell in shared:
-        left = [r for r in slow_cells[cell] if r.success is not False]
-        right = [r for r in fast_cells[cell] if r.success is not False]
-        if not left or not right:
-            continue
-        cluster = _cluster(left[0], cell)
-        a[cluster] += [r.task_s for r in left]
-        b[cluster] += [r.task_s for r in right]
-        shares += [s for r in left if (s := _share(r)) is not None]
-    slow_times = [t for v in a.values() for t in v]
-    fast_times = [t for v in b.values() for t in v]
-    speedup = None
-    if slow_times and fast_times and median(fast_times) > 0:
-        speedup = median(slow_times) / median(fast_times)
+    """A live row over the cells both groups ran (unsolved runs left out): the same
+    figure and interval as the bottom line (`report.views.speedup.paired_speedup`)."""
+    paired = paired_speedup(slow, fast)
+    shares = [s for r in paired.slow_runs if (s := _share(r)) is not None]
     clocks = {r.clock for r in slow + fast}
     kind = "live, virtual clock" if clocks == {"virtual"} else "live"
     row = make_row(
@@ -108,9 +87,9 @@ def _live_row(
         kind,
         label,
         agent,
-        n=len(a),
-        speedup=speedup,
-        ci=bca_speedup(dict(a), dict(b)) if speedup else None,
+        n=paired.n,
+        speedup=paired.speedup,
+        ci=paired.ci,
         decode_share=median(shares) if shares else None,
     )
     return row, shares
@@ -123,46 +102,11 @@ def _workload_name(task: str) -> str:
     return Path(task.partition(":")[2]).stem
 
 
-def _tasks_text(runs: Sequence[RunRecord]) -> str:
-    """`4 coding, 1 web`: distinct tasks per task kind (the id's first part)."""
-    kinds: dict[str, set[str]] = defaultdict(set)
-    for run in runs:
-        kinds[run.task.split("/")[0]].add(run.task)
-    return ", ".join(f"{len(tasks)} {kind}" for kind, tasks in sorted(kinds.items()))
-
-
-def _agents_text(runs: Sequence[RunRecord]) -> str:
-    """The agents found in the runs: looplab's own by kind, a wrapped one by its name."""
-    own = sorted({r.agent for r in runs if not _wrapped(r)})
-    parts = [f"looplab's {' and '.join(own)} agent{'s' if len(own) > 1 else ''}"] if own else []
-    parts += [f"the wrapped agent {n}" for n in sorted({r.agent for r in runs if _wrapped(r)})]
-    model = "simulated model" if all(r.profile_spec for r in runs) else "model as recorded"
-    return f"{', '.join(parts)} ({model})"
-
-
-def _wrapped(run: RunRecord) -> bool:
-    """A foreign agent run through `looplab wrap` (its trace's source says so)."""
-    return run.source == "wrap"
-
-
-def _group(run: RunRecord) -> str:
-    """The live row a run belongs to: its trace-driven task, its wrapped agent, or
-    `bundled` (looplab's own agents on bundled tasks)."""
-    if is_trace_driven(run.task):
-        return run.task
-    return f"wrapped:{run.agent}" if _wrapped(run) else "bundled"
-
-
 def _agent(group: str, runs: Sequence[RunRecord]) -> tuple[str, str]:
-    """(label, what ran) of a live row, both from the runs."""
-    if group == "bundled" or group.startswith("wrapped:"):
-        tasks = _tasks_text(runs)
-        kinds = {r.task.split("/")[0] for r in runs}
-        what = f"{next(iter(kinds))} tasks" if len(kinds) == 1 else f"tasks ({tasks})"
-        label = f"bundled {what}"
-        if group.startswith("wrapped:"):
-            label = f"{group.removeprefix('wrapped:')} on {what}"
-        return label, f"{_agents_text(runs)} on bundled tasks: {tasks}"
+    """(label, what ran) of a live row, both from the runs' identity (`labels.py`)."""
+    named = live_label(group, runs)
+    if named is not None:
+        return named
     reference = parse_reference(group)
     if reference is not None and reference.kind == "model":
         try:
@@ -182,7 +126,7 @@ def _live_rows(
     kinds: dict[str, tuple[list[RunRecord], list[RunRecord]]] = defaultdict(lambda: ([], []))
     for side, group in ((0, slow), (1, fast)):
         for run in by_group.get(group, []):
-            kinds[_group(run)][side].append(run)
+            kinds[live_group(run)][side].append(run)
     rows: list[ClaimRow] = []
     shares: list[float] = []
     for task in sorted(kinds, key=lambda t: (t != "bundled", t)):

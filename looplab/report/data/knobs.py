@@ -7,7 +7,7 @@ by the axes where it differs from it (`streaming_dispatch`, `all-on` when it dif
 every axis) and compared over the tasks both ran:
 
 - saving per task: `1 - median(variant) / median(all-off)` of task times, its 95% CI from
-  the report's paired bootstrap (`report.stats.speedup_ci`, tasks as clusters);
+  the one CI rule (`stats.intervals.speedup_ci`: BCa, tasks as clusters, from 6 tasks);
 - saving end to end: the same on setup + task (`run_end.end_to_end_s`; task + sandbox
   start for older traces), where `eager_sandbox` shows (it overlaps the setup, which task
   time leaves out);

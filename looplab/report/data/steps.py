@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from looplab.latency.profile import LatencyProfile
+from looplab.latency.profile import RECORDED, LatencyProfile
 from looplab.latency.timing import TimingModel
 from looplab.report.data.records import RunRecord
 from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent
@@ -124,7 +124,9 @@ def _timing(record: RunRecord) -> TimingModel | None:
     if not record.profile_spec:
         return None
     try:
-        return TimingModel.from_profile(LatencyProfile.model_validate(record.profile_spec))
+        return TimingModel.from_profile(
+            LatencyProfile.model_validate(record.profile_spec, context=RECORDED)
+        )
     except ValueError:
         return None
 

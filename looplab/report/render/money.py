@@ -5,6 +5,7 @@ and success-under-cap curves (these runs; the corpus re-timed at slow-80 and fas
 
 from __future__ import annotations
 
+import re
 from html import escape
 from typing import Any
 
@@ -18,18 +19,19 @@ __all__ = ["money_tables", "render_money"]
 def _usd(value: float | None) -> str:
     if value is None:
         return "unpriced"
+    if value < 0:  # a saving: -$0.0036, never $-0.0036
+        return "-" + _usd(-value)
     return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
 
 
 def _cost_chart(model: ReportModel, agent: str, points: list[CostPoint]) -> str:
     priced = [p for p in points if p.cost_usd is not None]
     if not priced:  # nothing to draw: say so instead of an empty chart
-        return (
-            f'<p class="note">{escape(agent)}: no profile of these runs names a price entry '
-            "(`price:` in the profile, or `import -p PROFILE`), so no cost per task.</p>"
-        )
+        why = "; ".join(sorted({f"{p.group}: {p.unpriced}" for p in points if p.unpriced}))
+        return f'<p class="note">{escape(agent)}: no cost per task ({escape(why)}).</p>'
+
     chart = Chart(
-        f"cost-{agent}",
+        "cost-" + re.sub(r"[^a-z0-9]+", "-", agent.lower()).strip("-"),
         f"{agent}: task time vs cost per task",
         "median task time (s)",
         "median cost per task ($)",
@@ -107,28 +109,32 @@ def render_money(model: ReportModel) -> str:
             "<th>profile</th><th>price entry</th><th>runs</th><th>task time p50</th>"
             f"<th>cost per task p50</th></tr></thead><tbody>{rows}</tbody></table>"
         )
-        agents = sorted({p.agent for p in money.points})
+        comparisons = sorted({p.comparison or p.agent for p in money.points})
         parts.append(
             '<div class="grid c2">'
             + "".join(
-                _cost_chart(model, a, [p for p in money.points if p.agent == a]) for a in agents
+                _cost_chart(model, c, [p for p in money.points if (p.comparison or p.agent) == c])
+                for c in comparisons
             )
             + "</div>"
         )
         if money.waiting:
             rows = "".join(
-                f"<tr><td>{escape(w.agent)}</td><td>{escape(w.group)} vs {escape(w.reference)}</td>"
+                f"<tr><td>{escape(w.comparison or w.agent)}</td>"
+                f"<td>{escape(w.group)} vs {escape(w.reference)}</td>"
                 f"<td>{_usd(w.extra_usd_per_task)}</td><td>{fmt_s(w.saved_s_per_task)}</td>"
-                f"<td>{_usd(w.usd_per_hour_saved)}</td></tr>"
+                f"<td>{escape(w.verdict)}</td></tr>"
                 for w in money.waiting
             )
             parts.append(
-                '<p class="hint">Dollars per hour of waiting saved = the break-even hourly '
-                "value of the person waiting: the faster tier pays off when their hour is worth "
-                "more.</p>"
-                '<table class="sortable" data-export="waiting"><thead><tr><th>agent</th>'
+                '<p class="hint">Each faster profile against the slowest profile of the same '
+                "comparison group (agent, task set, clock), never another. Dollars per hour of "
+                "waiting saved = the break-even hourly value of the person waiting: the faster "
+                "tier pays off when their hour is worth more; a faster option that is also "
+                "cheaper dominates (no break-even).</p>"
+                '<table class="sortable" data-export="waiting"><thead><tr><th>group</th>'
                 "<th>profile</th><th>extra $ per task</th><th>waiting saved per task</th>"
-                f"<th>$ per hour saved (break-even)</th></tr></thead><tbody>{rows}</tbody></table>"
+                f"<th>break-even or dominance</th></tr></thead><tbody>{rows}</tbody></table>"
             )
         if money.timeouts:
             parts.append(
@@ -137,8 +143,9 @@ def render_money(model: ReportModel) -> str:
             )
         if money.unpriced:
             parts.append(
-                "<p>Unpriced (the profile names no price entry): "
-                f"{escape(', '.join(money.unpriced))}.</p>"
+                "<p>Unpriced, and why:</p><ul>"
+                + "".join(f"<li>{escape(u)}</li>" for u in money.unpriced)
+                + "</ul>"
             )
     if caps is not None:
         sources = [s for s in ("these runs", "corpus") if any(x == s for x, _ in caps.curves)]
@@ -184,23 +191,25 @@ def money_tables(model: ReportModel) -> dict[str, Any]:
             ],
         }
         tables["waiting"] = {
-            "title": "The price of waiting (against the agent's slowest profile)",
+            "title": "The price of waiting (against the same comparison group's slowest profile)",
             "columns": [
-                "agent",
+                "comparison",
                 "profile",
                 "reference",
                 "extra_usd_per_task",
                 "saved_s_per_task",
                 "usd_per_hour_saved",
+                "verdict",
             ],
             "rows": [
                 [
-                    w.agent,
+                    w.comparison,
                     w.group,
                     w.reference,
                     w.extra_usd_per_task,
                     w.saved_s_per_task,
                     w.usd_per_hour_saved,
+                    w.verdict,
                 ]
                 for w in model.money.waiting
             ],

@@ -13,8 +13,19 @@ from html import escape
 from looplab.report.render.svg import fmt_s
 from looplab.report.views.group import GroupView
 from looplab.report.views.report_model import ReportModel
+from looplab.report.views.speedup import ci_words
+from looplab.stats.intervals import MIN_PAIRED_N
 
-__all__ = ["comparability_banner", "headline_table", "runs_table", "task_table"]
+ESTIMATED_BY = {"wrap": "the wrap proxy (a tool's time is the gap between model calls)"}
+"""Who estimated a run's `est.` values, by its source (default: an importer)."""
+
+__all__ = [
+    "ESTIMATED_BY",
+    "comparability_banner",
+    "headline_table",
+    "runs_table",
+    "task_table",
+]
 
 _VERDICT = {True: "solved", False: "not solved", None: "not checked"}
 _HEADLINE_COLUMNS = (
@@ -65,12 +76,19 @@ def comparability_banner(model: ReportModel) -> str:
         return ""
     items = "".join(f"<li>{escape(issue)}</li>" for issue in compare.issues)
     cells = compare.matched_cells
-    basis = (
-        f"The headline uses only the {cells} cell{'s' if cells != 1 else ''} (task x "
-        "repetition) every group ran; the other sections show every run."
-        if cells
-        else "No cell is shared: no headline figure is computed."
-    )
+    if len(model.bottom_lines) > 1:  # several comparison groups: each its own figures
+        basis = (
+            "Each comparison group's bottom line and table row use only the cells (task x "
+            "repetition) all its profiles ran; a group with none shared gets no figure; the "
+            "other sections show every run."
+        )
+    elif cells:
+        basis = (
+            f"The headline uses only the {cells} cell{'s' if cells != 1 else ''} (task x "
+            "repetition) every group ran; the other sections show every run."
+        )
+    else:
+        basis = "No cell is shared: no headline figure is computed."
     return (
         f'<div class="warn" role="alert"><strong>Unlike inputs.</strong><ul>{items}</ul>'
         f"<p>{escape(basis)}</p></div>"
@@ -83,10 +101,13 @@ def headline_table(model: ReportModel) -> str:
     rows = "".join(_group_row(g) for g in model.groups)
     hints = []
     if any(g.estimated for g in model.groups):
+        who = sorted(
+            {ESTIMATED_BY.get(g.source, "an importer") for g in model.groups if g.estimated}
+        )
         hints.append(
             '<span class="est">est.</span> marks groups whose times are partly estimated by '
-            "an importer (see Definitions and provenance); estimated values are hatched or "
-            "dashed in the charts."
+            f"{escape(' or '.join(who))} (see Definitions and provenance); estimated values "
+            "are hatched or dashed in the charts."
         )
     clocks = {c for g in model.groups for c in g.clocks if c in BADGES}
     for clock in sorted(clocks):
@@ -94,8 +115,9 @@ def headline_table(model: ReportModel) -> str:
         hints.append(f'<span class="badge">{text}</span>: {escape(tip)}.')
     if any(not g.reference and g.ci is None for g in model.groups):
         hints.append(
-            "No CI where n is too small: a 95% interval needs at least 3 paired tasks "
-            "(or 3 runs on each side)."
+            f"No CI where n is too small: a 95% interval needs at least {MIN_PAIRED_N} paired "
+            "tasks (a workload's draws count one each), the rule of the bottom line and the "
+            "claim check alike."
         )
     legend = "".join(f'<p class="hint">{h}</p>' for h in hints)
     return (
@@ -113,11 +135,15 @@ def _group_row(group: GroupView) -> str:
     elif group.ci and all(math.isfinite(v) for v in group.ci):
         speedup = f"{group.speedup:.2f}x ({group.ci[0]:.2f}-{group.ci[1]:.2f})"
     else:
-        speedup = f"{group.speedup:.2f}x <span class='hint'>(too few runs for a CI)</span>"
+        words = escape(ci_words(group.paired_tasks, None))
+        speedup = f"{group.speedup:.2f}x <span class='hint'>({words})</span>"
     badges = ""
     if group.estimated:
         what = ", ".join(group.estimated)
-        badges += f' <span class="est" title="estimated by an importer: {escape(what)}">est.</span>'
+        who = ESTIMATED_BY.get(group.source, "an importer")
+        badges += (
+            f' <span class="est" title="estimated by {escape(who)}: {escape(what)}">est.</span>'
+        )
     for clock in group.clocks:
         if clock in BADGES:
             text, tip = BADGES[clock]

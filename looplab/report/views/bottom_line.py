@@ -9,24 +9,24 @@ ran (runs not known to be unsolved); `BottomLine.text` is the one rendering, use
 `looplab run`'s summary, `looplab report` (console and HTML, before the claim panel) and
 the dashboard. Where n is too small for a CI it says so and still gives the point
 estimate; a group with one profile, no paired task or no time says so in words (never
-NaN). Money: the median $ per task at each profile's price entry (`looplab.analysis.cost`;
-left out when a profile names none). Deadlines: the share of each profile's runs finishing
-under one cap (`cap_minutes`, `looplab.analysis.caps`).
+NaN). Money: the median $ per task at each profile's price entry (`views.cost.cost_figure`,
+as the money section; left out when a profile is unpriced). The speedup and its CI are
+`views.speedup.paired_speedup` (the claim panel's live rows too: one CI rule).
+Deadlines: the share of each profile's runs finishing under one cap (`cap_minutes`,
+`looplab.analysis.caps`).
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from looplab.analysis.caps import STOP_REASONS, share_under_cap
-from looplab.analysis.cost import price_of, trace_cost
-from looplab.errors import LooplabError
 from looplab.report.data.pairing import ComparisonKey, by_profile, comparison_groups
 from looplab.report.data.records import RunRecord
-from looplab.stats.intervals import median, speedup_ci
+from looplab.report.views.cost import cost_figure
+from looplab.report.views.speedup import ci_words, paired_speedup
+from looplab.stats.intervals import median
 
 __all__ = ["CAP_LADDER_MIN", "BottomLine", "bottom_line", "bottom_lines", "cap_minutes"]
 
@@ -80,15 +80,10 @@ class BottomLine:
         if self.missing is not None or self.speedup is None:
             return head + (self.missing or "no figure.")
         rate = f"{self.fast_tps:g} tok/s" if self.fast_tps else self.fast
-        ci = (
-            f", 95% CI {self.ci[0]:.2f}-{self.ci[1]:.2f}"
-            if self.ci
-            else f"; too few runs for a CI ({self.runs} runs over {self.paired_tasks} "
-            f"task{'s' if self.paired_tasks != 1 else ''})"
-        )
         text = (
             f"{head}at {rate} ({self.fast}) a task takes {self.fast_s:.2f} s instead of "
-            f"{self.slow_s:.2f} s at {self.slow} ({self.speedup:.2f}x{ci})"
+            f"{self.slow_s:.2f} s at {self.slow} "
+            f"({self.speedup:.2f}x, {ci_words(self.paired_tasks, self.ci)})"
         )
         if self.cost_slow is not None and self.cost_fast is not None:
             text += f", costs ${self.cost_fast:.4g} instead of ${self.cost_slow:.4g}"
@@ -130,25 +125,21 @@ def bottom_line(key: ComparisonKey, runs: Sequence[RunRecord]) -> BottomLine:
     if line.slow == line.fast:  # variants of one profile: their full labels
         line.slow, line.fast = labels[0], labels[-1]
     line.fast_tps = fast_runs[0].decode_tps
-    slow, fast = _by_task(slow_runs), _by_task(fast_runs)
-    paired = sorted(set(slow) & set(fast))
-    if not paired:
+    paired = paired_speedup(slow_runs, fast_runs)
+    if paired.slow_s is None:
         line.missing = (
             f"no task has usable (not unsolved) runs at both {line.slow} and {line.fast}; "
             "nothing to compare."
         )
         return line
-    slow_times = [t for task in paired for t in slow[task]]
-    fast_times = [t for task in paired for t in fast[task]]
-    line.slow_s, line.fast_s = median(slow_times), median(fast_times)
-    line.paired_tasks, line.runs = len(paired), len(slow_times) + len(fast_times)
-    if not line.fast_s or not math.isfinite(line.slow_s / line.fast_s):
+    line.slow_s, line.fast_s = paired.slow_s, paired.fast_s
+    line.paired_tasks, line.runs = paired.n, paired.runs
+    if paired.speedup is None:
         line.missing = f"no measured task time at {line.fast}; nothing to compare."
         return line
-    line.speedup = line.slow_s / line.fast_s
-    line.ci = speedup_ci({t: slow[t] for t in paired}, {t: fast[t] for t in paired})
+    line.speedup, line.ci = paired.speedup, paired.ci
     line.dominant, line.dominant_share = _dominant(fast_runs)
-    line.cost_slow, line.cost_fast = _cost(slow_runs), _cost(fast_runs)
+    line.cost_slow, line.cost_fast = cost_figure(slow_runs).usd, cost_figure(fast_runs).usd
     line.cap_minutes = cap_minutes(line.slow_s)
     line.finish_slow = share_under_cap(_finish_times(slow_runs), 60 * line.cap_minutes)
     line.finish_fast = share_under_cap(_finish_times(fast_runs), 60 * line.cap_minutes)
@@ -167,34 +158,8 @@ def _finish_times(runs: Sequence[RunRecord]) -> list[float | None]:
     return [None if r.success is False or r.end_reason in STOP_REASONS else r.task_s for r in runs]
 
 
-def _cost(runs: Sequence[RunRecord]) -> float | None:
-    """Median $ per task over the runs with a trace, at the price their profile names
-    (None: no price entry, or no call with token counts)."""
-    try:
-        price = price_of(runs[0].profile_spec)
-    except LooplabError:
-        return None
-    if price is None:
-        return None
-    costs = [
-        c.total_usd
-        for r in runs
-        if r.trace is not None and (c := trace_cost(r.trace, price)).priced_calls
-    ]
-    return median(costs) if costs else None
-
-
 def _runs(n: int) -> str:
     return f"{n} run{'s' if n != 1 else ''}"
-
-
-def _by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
-    """Task times of the runs not known to be unsolved, by task."""
-    out: dict[str, list[float]] = defaultdict(list)
-    for run in runs:
-        if run.success is not False:
-            out[run.task].append(run.task_s)
-    return dict(out)
 
 
 def _dominant(runs: Sequence[RunRecord]) -> tuple[str | None, float | None]:

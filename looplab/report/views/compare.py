@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from looplab.report.data.records import RunRecord
 
-__all__ = ["Comparability", "cell_key", "comparability", "keyed"]
+__all__ = ["Comparability", "cell_key", "comparability", "comparability_per_key", "keyed"]
 
 _CLOCKS = {
     "wall": "wall clock (measured)",
@@ -120,3 +120,42 @@ def _repetitions(cells: dict[tuple[str, int], list[RunRecord]], tasks: set[str])
         return "none"
     low, high = values[0], values[-1]
     return f"{low} per task" if low == high else f"{low}-{high} per task"
+
+
+def comparability_per_key(
+    by_group: dict[str, list[RunRecord]], parts: list[list[str]], labels: list[str]
+) -> Comparability:
+    """`comparability` within each comparison group (`parts`: each key's groups, `labels`:
+    each key's label), merged: what differs between two keys (their task sets, clocks,
+    sources) is by design and never pooled, so it is no issue, unless the inputs share no
+    key at all (two inputs compared side by side that cannot be) or a key has a single
+    profile (its counterpart fell into another key: what differs is said); what differs
+    between the profiles of one key is, prefixed with the key's label when there are
+    several."""
+    merged = Comparability(matched_tasks=[], matched_cells=0, cells={})
+    inputs: dict[str, set[str]] = defaultdict(set)
+    for part, label in zip(parts, labels, strict=True):
+        for group in part:
+            for run in by_group[group]:
+                inputs[run.input_name].add(label)
+    if len(inputs) > 1 and not set.intersection(*inputs.values()):
+        listed = "; ".join(f"{name}: {', '.join(sorted(ls))}" for name, ls in inputs.items())
+        merged.issues.append(
+            f"The inputs share no comparison group (agent, task set, clock): {listed}; each "
+            "is compared within itself, never pooled."
+        )
+    for part, label in zip(parts, labels, strict=True):
+        one = comparability(by_group, part)
+        merged.matched_tasks += one.matched_tasks
+        merged.matched_cells += one.matched_cells
+        merged.cells.update(one.cells)
+        merged.only.update(one.only)
+        prefix = f"{label}: " if len(parts) > 1 else ""
+        merged.issues += [prefix + issue for issue in one.issues]
+        if len(part) > 1 and one.matched_cells == 0 and len(parts) > 1:
+            merged.issues.append(f"{label}: no cell is shared: no figure for it.")
+    if len(parts) > 1 and any(len(part) < 2 for part in parts):
+        # a group with one profile: the profiles meant to be compared fell into different
+        # groups (another clock, task set or agent); say what differs between them
+        merged.issues += comparability(by_group, [g for part in parts for g in part]).issues
+    return merged

@@ -1,15 +1,19 @@
 """Money and deadlines per profile: cost per task, time vs cost, the price of waiting,
 and success under a task time cap.
 
-Cost per task is `looplab.analysis.cost` over each run's trace at the price entry its
-profile names (`profile.price`): runs whose profile names none are listed as unpriced,
-never given a price. Per agent and profile, a point (median task time, median cost per
-task) with BCa 95% intervals over tasks where n allows (`bca_median`, at least
-`MIN_PAIRED_N` tasks; else the point alone). Against the agent's slowest profile, each
-faster one costs `extra` dollars per task and saves `saved` seconds of waiting; `extra /
-saved hours` is the dollars paid per hour of waiting saved, which is also the break-even
-hourly value of the person waiting: the faster tier pays off when an hour of theirs is
-worth more.
+Cost per task is `views.cost.cost_figure` (the bottom line's too): each run's trace at
+the price entry its profile names; a profile left unpriced is listed with why, never
+given a price. Per comparison group (agent, task set, clock; `report/data/pairing.py`)
+and profile, a point (median task time, median cost per task) with BCa 95% intervals over
+tasks where n allows (`bca_median`, at least `MIN_PAIRED_N` tasks; else the point alone).
+
+The price of waiting (`waiting_rows`) compares a group only with the SAME group at its
+slowest profile, never another task set or agent: each faster profile costs `extra`
+dollars per task and saves `saved` seconds of waiting (the paired medians of
+`views.speedup.paired_speedup`, as the bottom line); `extra / saved hours` is the
+dollars paid per hour of waiting saved, which is also the break-even hourly value of the
+person waiting: the faster tier pays off when an hour of theirs is worth more. A faster
+profile that is also cheaper has no break-even: it dominates (`waiting_verdict`).
 
 Success under a cap (`looplab.analysis.caps`): per profile, the share of these runs that
 finish within t, as recorded; and the shipped corpus re-timed at slow-80 and fast-750.
@@ -23,11 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from looplab.analysis.caps import CapCurve, cap_grid, curve_from_times, task_times_at
-from looplab.analysis.cost import price_of, trace_cost
 from looplab.claims.panel.corpus import corpus_traces
-from looplab.errors import LooplabError
 from looplab.latency.presets import presets
+from looplab.report.data.pairing import ComparisonKey, comparison_groups, pooled_key
 from looplab.report.data.records import RunRecord
+from looplab.report.views.cost import cost_figure
+from looplab.report.views.speedup import paired_speedup
 from looplab.stats.intervals import bca_median
 from looplab.stats.order import median
 
@@ -39,6 +44,8 @@ __all__ = [
     "WaitingRow",
     "caps_view",
     "money_view",
+    "waiting_rows",
+    "waiting_verdict",
 ]
 
 CORPUS_PROFILES = ("slow-80", "fast-750")
@@ -47,7 +54,8 @@ CORPUS_PROFILES = ("slow-80", "fast-750")
 
 @dataclass(frozen=True)
 class CostPoint:
-    """One agent at one profile: median task time and cost per task."""
+    """One comparison group (agent, task set, clock) at one profile: median task time and
+    cost per task (`views.cost.cost_figure`)."""
 
     agent: str
     group: str
@@ -58,30 +66,42 @@ class CostPoint:
     task_ci: tuple[float, float] | None
     cost_usd: float | None
     cost_ci: tuple[float, float] | None
+    comparison: str = ""
+    """The comparison group it belongs to (`ComparisonKey.label`)."""
+    unpriced: str | None = None
+    """Why `cost_usd` is None, in words."""
 
 
 @dataclass(frozen=True)
 class WaitingRow:
-    """A faster profile against the agent's slowest: what an hour of waiting saved costs."""
+    """A faster profile against the slowest profile of the SAME comparison group (agent,
+    task set, clock): what an hour of waiting saved costs, or that it costs nothing."""
 
     agent: str
     group: str
     reference: str
-    extra_usd_per_task: float
+    extra_usd_per_task: float | None
+    """Cost per task here minus at the reference (None: either side unpriced)."""
     saved_s_per_task: float
+    """Median task time at the reference minus here, over the paired cells
+    (`views.speedup.paired_speedup`, as the bottom line)."""
     usd_per_hour_saved: float | None
     """Extra dollars per hour of waiting saved = the break-even hourly value of the person
-    waiting; None when no time is saved."""
+    waiting; set only when this profile is both faster and dearer."""
+    comparison: str = ""
+    """The comparison group both profiles belong to (`ComparisonKey.label`)."""
+    verdict: str = ""
+    """The row in words (`waiting_verdict`): a break-even, or which option dominates."""
 
 
 @dataclass
 class MoneyView:
-    """Cost per task per agent and profile, and the price of waiting."""
+    """Cost per task per comparison group and profile, and the price of waiting."""
 
     points: list[CostPoint]
     waiting: list[WaitingRow]
     unpriced: list[str] = field(default_factory=list)
-    """Groups whose profile names no price entry."""
+    """`group: why` for every profile left unpriced."""
     timeouts: int = 0
     """Runs that ended `timeout`: their task time is the cap, so the waiting a faster
     profile saves is a lower bound where they are in the reference."""
@@ -96,81 +116,93 @@ class CapsView:
     notes: list[str] = field(default_factory=list)
 
 
-def _key(record: RunRecord) -> str:
-    return record.task
-
-
 def money_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> MoneyView | None:
-    """Per agent and profile, cost and time per task; None when no run has a trace."""
+    """Per comparison group and profile, cost and time per task, and the price of waiting
+    within each comparison group; None when no run has a trace."""
     points: list[CostPoint] = []
-    unpriced: list[str] = []
+    parts: dict[ComparisonKey, list[tuple[str, list[RunRecord]]]] = defaultdict(list)
     for group in order:
-        by_agent: dict[str, list[RunRecord]] = defaultdict(list)
-        for record in by_group[group]:
-            if record.trace is not None:
-                by_agent[record.agent].append(record)
-        for agent, runs in sorted(by_agent.items()):
-            try:
-                price = price_of(runs[0].profile_spec)
-            except LooplabError:
-                price = None
-            if price is None and group not in unpriced:
-                unpriced.append(group)
+        for key, runs in comparison_groups(
+            [r for r in by_group[group] if r.trace is not None]
+        ).items():
+            parts[key].append((group, runs))
+            cost = cost_figure(runs)
             times: dict[str, list[float]] = defaultdict(list)
-            costs: dict[str, list[float]] = defaultdict(list)
             for record in runs:
-                times[_key(record)].append(record.task_s)
-                if price is not None and record.trace is not None:
-                    cost = trace_cost(record.trace, price)
-                    if cost.priced_calls:
-                        costs[_key(record)].append(cost.total_usd)
-            flat = [c for v in costs.values() for c in v]
+                times[record.task].append(record.task_s)
             points.append(
                 CostPoint(
-                    agent=agent,
+                    agent=key.agent,
                     group=group,
-                    price=price.name if price else None,
+                    price=cost.price,
                     runs=len(runs),
                     task_s=median([r.task_s for r in runs]),
                     task_ci=bca_median(times),
-                    cost_usd=median(flat) if flat else None,
-                    cost_ci=bca_median(costs) if flat else None,
+                    cost_usd=cost.usd,
+                    cost_ci=cost.ci,
+                    comparison=key.label,
+                    unpriced=cost.unpriced,
                 )
             )
     if not points:
         return None
     timeouts = sum(1 for g in order for r in by_group[g] if r.end_reason == "timeout")
-    return MoneyView(
-        points=points, waiting=_waiting(points, order), unpriced=unpriced, timeouts=timeouts
-    )
+    unpriced = [f"{p.group}: {p.unpriced}" for p in points if p.unpriced]
+    waiting = [row for key in sorted(parts) for row in waiting_rows(key, parts[key])]
+    return MoneyView(points=points, waiting=waiting, unpriced=unpriced, timeouts=timeouts)
 
 
-def _waiting(points: list[CostPoint], order: Sequence[str]) -> list[WaitingRow]:
+def waiting_rows(
+    key: ComparisonKey, profiles: Sequence[tuple[str, list[RunRecord]]]
+) -> list[WaitingRow]:
+    """Every faster profile of one comparison group against its slowest (the first of
+    `profiles`, slowest first); never across two groups (`pairing.pooled_key` guards).
+
+    Raises:
+        ValueError: the runs span two comparison keys.
+    """
+    pooled_key([r for _, runs in profiles for r in runs])
+    if len(profiles) < 2:
+        return []
+    reference, slow_runs = profiles[0]
+    slow_cost = cost_figure(slow_runs).usd
     rows: list[WaitingRow] = []
-    by_agent: dict[str, list[CostPoint]] = defaultdict(list)
-    for point in points:
-        by_agent[point.agent].append(point)
-    for agent, mine in by_agent.items():
-        mine.sort(key=lambda p: order.index(p.group))
-        reference = mine[0]
-        if reference.cost_usd is None:
+    for group, runs in profiles[1:]:
+        paired = paired_speedup(slow_runs, runs)
+        if paired.slow_s is None or paired.fast_s is None:
             continue
-        for point in mine[1:]:
-            if point.cost_usd is None:
-                continue
-            extra = point.cost_usd - reference.cost_usd
-            saved = reference.task_s - point.task_s
-            rows.append(
-                WaitingRow(
-                    agent=agent,
-                    group=point.group,
-                    reference=reference.group,
-                    extra_usd_per_task=extra,
-                    saved_s_per_task=saved,
-                    usd_per_hour_saved=extra / (saved / 3600) if saved > 0 else None,
-                )
+        saved = paired.slow_s - paired.fast_s
+        fast_cost = cost_figure(runs).usd
+        extra = None if slow_cost is None or fast_cost is None else fast_cost - slow_cost
+        faster_and_dearer = extra is not None and extra > 0 and saved > 0
+        breakeven = extra / (saved / 3600) if faster_and_dearer and extra else None
+        rows.append(
+            WaitingRow(
+                agent=key.agent,
+                group=group,
+                reference=reference,
+                extra_usd_per_task=extra,
+                saved_s_per_task=saved,
+                usd_per_hour_saved=breakeven,
+                comparison=key.label,
+                verdict=waiting_verdict(extra, saved, breakeven),
             )
+        )
     return rows
+
+
+def waiting_verdict(extra: float | None, saved: float, breakeven: float | None) -> str:
+    """The price of waiting in words; never a negative break-even: a faster option that
+    is also cheaper dominates."""
+    if extra is None:
+        return "unpriced: no break-even (see the unpriced profiles below)"
+    if saved > 0 and extra <= 0:
+        return "dominates: cheaper (or no dearer) and faster, at any value of waiting"
+    if saved <= 0 and extra >= 0:
+        return "dominated: no faster and no cheaper than the reference"
+    if saved <= 0:
+        return f"cheaper by ${-extra:.4g} per task but not faster: no waiting to buy"
+    return f"pays off when an hour of waiting is worth more than ${breakeven:,.2f}"
 
 
 def caps_view(

@@ -24,7 +24,7 @@ from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_
 from looplab.report.data.records import RunRecord
 from looplab.report.views.bottom_line import BottomLine, bottom_lines
 from looplab.report.views.choice import ChoiceView, choice_views
-from looplab.report.views.compare import Comparability, comparability, keyed
+from looplab.report.views.compare import Comparability, comparability_per_key, keyed
 from looplab.report.views.detail import (
     TRANSCRIPTS,
     RunRow,
@@ -38,6 +38,7 @@ from looplab.report.views.group import GroupView
 from looplab.report.views.money import CapsView, MoneyView, caps_view, money_view
 from looplab.report.views.nodes import NodeRow, node_rows
 from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
+from looplab.report.views.speedup import ci_words, paired_speedup
 from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
 from looplab.report.views.sweep import SweepView, sweep_view
 from looplab.report.views.time_split import (
@@ -51,7 +52,7 @@ from looplab.report.views.time_split import (
     task_breakdown,
 )
 from looplab.report.views.transcript import TranscriptView
-from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile, speedup_ci
+from looplab.stats.intervals import CurvePoint, cdf_points, median, quantile
 from looplab.traces.inputs import SetAside
 
 __all__ = [
@@ -130,8 +131,11 @@ class ReportModel:
     shift (`views/choice.py`)."""
 
     def color(self, group: str) -> str:
-        """The colour of a group (the same in every view)."""
-        return next((g.color for g in self.groups if g.label == group), "#666666")
+        """The colour of a group (the same in every view); a bare profile name that is no
+        group's label (the corpus re-timed at slow-80 and fast-750) gets the mission
+        pair's fixed colour, else grey."""
+        fallback = FIXED_COLORS.get(group, "#666666")
+        return next((g.color for g in self.groups if g.label == group), fallback)
 
 
 def headline(records: Sequence[RunRecord]) -> list[GroupView]:
@@ -199,7 +203,9 @@ def build_model(
         transcript_limit: embed the transcripts of at most this many runs.
     """
     by_group, order = _grouped(records)
-    compare = comparability(by_group, order)
+    parts = _per_key(order, by_group)
+    labels = [comparison_key(by_group[part[0]][0]).label for part in parts]
+    compare = comparability_per_key(by_group, parts, labels)
     groups = _groups(_matched(by_group, order), order)
     lines = bottom_lines(records)
     timelines = [timeline(r) for r in records]
@@ -284,7 +290,7 @@ def headline_sentence(groups: Sequence[GroupView]) -> str:
         )
     gain = fast.speedup
     less = 1 - 1 / gain if gain > 0 else math.nan
-    ci = f" [95% CI {fast.ci[0]:.2f}-{fast.ci[1]:.2f}x]" if fast.ci and _finite(fast.ci) else ""
+    ci = f" [{ci_words(fast.paired_tasks, fast.ci if fast.ci and _finite(fast.ci) else None)}]"
     tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
     basis = (
         f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
@@ -310,25 +316,20 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
     views: list[GroupView] = []
     colors = _colors(by_group, order)
     firsts = {part[0]: part for part in _per_key(order, by_group)}
-    reference: dict[str, list[float]] = {}
+    reference: list[RunRecord] = []
     index = 0
     for label in order:
         if label in firsts:
-            reference, index = _times_by_task(_usable(by_group[label])), 0
+            reference, index = by_group[label], 0
         else:
             index += 1
         runs = by_group[label]
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
         checked = [r for r in runs if r.success is not None]
-        mine = _times_by_task(_usable(runs))
-        paired = sorted(set(reference) & set(mine))
-        slow = [t for task in paired for t in reference[task]]
-        fast = [t for task in paired for t in mine[task]]
-        speedup = median(slow) / median(fast) if paired and median(fast) > 0 else math.nan
-        ci = None
-        if index > 0 and paired:
-            ci = speedup_ci({t: reference[t] for t in paired}, {t: mine[t] for t in paired})
+        paired = paired_speedup(reference, runs)
+        speedup = paired.speedup if paired.speedup is not None else math.nan
+        ci = paired.ci if index > 0 else None
         rates = {r.decode_tps for r in runs}
         views.append(
             GroupView(
@@ -350,18 +351,13 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 reference=index == 0,
                 estimated=sorted({e for r in runs for e in r.estimated}),
                 clocks=sorted({r.clock for r in runs}),
-                paired_tasks=len(paired),
-                paired_runs=len(fast),
-                reference_runs=len(slow),
+                paired_tasks=paired.n,
+                paired_runs=len(paired.fast_runs),
+                reference_runs=len(paired.slow_runs),
                 comparison=comparison_key(runs[0]).label,
             )
         )
     return views
-
-
-def _usable(runs: Sequence[RunRecord]) -> list[RunRecord]:
-    """Runs not known to be unsolved (a failed check); runs without a verdict count."""
-    return [r for r in runs if r.success is not False]
 
 
 def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, str]:
@@ -374,13 +370,6 @@ def _colors(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str,
     for index, label in enumerate(g for g in order if g not in colors):
         colors[label] = free[index % len(free)] if free else PALETTE[index % len(PALETTE)]
     return colors
-
-
-def _times_by_task(runs: Sequence[RunRecord]) -> dict[str, list[float]]:
-    out: dict[str, list[float]] = defaultdict(list)
-    for run in runs:
-        out[run.task].append(run.task_s)
-    return dict(out)
 
 
 def _notes(records: Sequence[RunRecord]) -> list[str]:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from looplab.analysis.retime import sweep_trace
 from looplab.latency.presets import resolve_profile
-from looplab.latency.profile import LatencyProfile
+from looplab.latency.profile import RECORDED, LatencyProfile
 from looplab.latency.spec import profile_ttft
 from looplab.report.data.records import RunRecord
 from looplab.report.views.group import GroupView
@@ -49,7 +49,7 @@ def run_profile(runs: Sequence[RunRecord]) -> tuple[LatencyProfile, list[str]]:
     for run in runs:
         if run.profile_spec:
             try:
-                return LatencyProfile.model_validate(run.profile_spec), []
+                return LatencyProfile.model_validate(run.profile_spec, context=RECORDED), []
             except ValueError:
                 break
     note = (

@@ -26,6 +26,8 @@ from rich.markup import escape
 from looplab.console import err_console, out_console
 from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
+from looplab.latency.presets import presets, served_profile
+from looplab.latency.profile import LatencyProfile
 from looplab.traces.collect.conventions import PROFILE_ATTRIBUTE
 from looplab.traces.collect.journal import Journal, clean_stale_temporaries
 from looplab.traces.collect.metrics import MetricsCollector
@@ -147,6 +149,7 @@ def collect_command(
     _require_proto()
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")
+    served = served_profile(profile, "--profile") if profile is not None else None
     collector = _collector(output, settle_s, max_trace_spans, max_spans)
     events = EventCollector(settle_s=collector.stale_s, max_events=max_spans)
     metrics = MetricsCollector()
@@ -157,7 +160,7 @@ def collect_command(
     )
     if port_file is not None:
         port_file.write_text(str(server.port))
-    tally = _Tally(profile)
+    tally = _Tally(served)
     tally.events = events
     try:
         _serve(collector, output, until_idle, max_runs, tally)
@@ -235,7 +238,7 @@ def _start(
 class _Tally:
     """Runs written and runs that could not be."""
 
-    def __init__(self, profile: str | None = None) -> None:
+    def __init__(self, profile: LatencyProfile | None = None) -> None:
         self.profile = profile
         """The profile given with -p (a span's `looplab.profile` wins over it)."""
         self.written = 0
@@ -320,7 +323,10 @@ def _write_events(finished: list[FinishedEvents], output: Path, tally: _Tally) -
         try:
             run = build_events(group.source, group.key, group.records, group.part)
             if tally.profile is not None:
-                assign_profile(run.header, tally.profile, None, "given with looplab collect -p")
+                given = tally.profile
+                dumped = given.model_dump(mode="json", by_alias=True)
+                how = "given with looplab collect -p"
+                assign_profile(run.header, given.name, given.decode_tps, how, dumped)
             (target,) = write_runs([run], output)
         except (BadValue, TraceError, OSError, ValueError) as exc:
             err_console().print(
@@ -350,13 +356,21 @@ def _write_workloads(metrics: MetricsCollector, output: Path) -> None:
         )
 
 
-def _assign_profile(header: TraceHeader, trace: FinishedTrace, given: str | None) -> None:
-    """The profile that served the calls: the spans' `looplab.profile`, else `-p`."""
+def _assign_profile(
+    header: TraceHeader, trace: FinishedTrace, given: LatencyProfile | None
+) -> None:
+    """The profile that served the calls: the spans' `looplab.profile` (its preset's
+    dump when it names one, so the run is priced), else `-p`'s."""
     said = _said_profile(trace)
     if said is not None:
-        assign_profile(header, said, None, "the spans' looplab.profile attribute")
+        preset = presets().get(said)
+        dumped = preset.model_dump(mode="json", by_alias=True) if preset else None
+        rate = preset.decode_tps if preset else None
+        assign_profile(header, said, rate, "the spans' looplab.profile attribute", dumped)
     elif given is not None:
-        assign_profile(header, given, None, "given with looplab collect -p")
+        dumped = given.model_dump(mode="json", by_alias=True)
+        how = "given with looplab collect -p"
+        assign_profile(header, given.name, given.decode_tps, how, dumped)
 
 
 def _said_profile(trace: FinishedTrace) -> str | None:

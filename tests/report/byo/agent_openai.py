@@ -2,12 +2,15 @@
 # (a stand-in for user code, typed as users write it; not looplab code)
 """A plain openai-client agent: call the model, run its `lookup` tool calls, repeat until
 it answers. With LOOPLAB_OTLP set (an OTLP/HTTP traces endpoint) it also emits its own
-OpenTelemetry GenAI spans (invoke_agent / chat / execute_tool) there."""
+OpenTelemetry GenAI spans (invoke_agent / chat / execute_tool) there. With
+BYO_VOLATILE_TOOLS=1 its tool prints what real tools print: a time and a temporary path,
+different on every run."""
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 import time
 from contextlib import nullcontext
 
@@ -101,6 +104,9 @@ def main() -> None:
                 ):
                     time.sleep(0.3)  # the tool's work
                     result = f"fact about {json.loads(c['arguments'])['q']}"
+                    if os.environ.get("BYO_VOLATILE_TOOLS"):
+                        with tempfile.NamedTemporaryFile(prefix="lookup-") as scratch:
+                            result += f" in {time.perf_counter() % 1:.3f}s ({scratch.name})"
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": result})
     print(content[:40])
     if provider is not None:
