@@ -68,6 +68,35 @@ ApiKeyEnvOpt = Annotated[
         show_default=False,
     ),
 ]
+PortFileOpt = Annotated[
+    Path | None,
+    typer.Option(help="Write the bound port to this file once serving.", show_default=False),
+]
+UpstreamTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.001,
+        help="Seconds to wait for any one read from the upstream; then the client gets "
+        "504 upstream_timeout.",
+    ),
+]
+UpstreamDeadlineOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.001,
+        help="Seconds a request may take upstream in all, its reply's last byte "
+        "included (an upstream trickling a byte per read is cut here); then 504 "
+        "upstream_timeout.",
+    ),
+]
+MaxReplyMbOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.001,
+        help="Largest upstream reply taken, in MiB; a larger one is cut and answered "
+        "502 upstream_reply_too_large.",
+    ),
+]
 
 
 def _check(
@@ -120,35 +149,10 @@ def proxy_command(
     api_key_env: ApiKeyEnvOpt = None,
     host: HostOpt = "127.0.0.1",
     port: PortOpt = 8751,
-    port_file: Annotated[
-        Path | None,
-        typer.Option(help="Write the bound port to this file once serving.", show_default=False),
-    ] = None,
-    upstream_timeout: Annotated[
-        float,
-        typer.Option(
-            min=0.001,
-            help="Seconds to wait for any one read from the upstream; then the client gets "
-            "504 upstream_timeout.",
-        ),
-    ] = 600.0,
-    upstream_deadline: Annotated[
-        float,
-        typer.Option(
-            min=0.001,
-            help="Seconds a request may take upstream in all, its reply's last byte "
-            "included (an upstream trickling a byte per read is cut here); then 504 "
-            "upstream_timeout.",
-        ),
-    ] = 1800.0,
-    max_reply_mb: Annotated[
-        float,
-        typer.Option(
-            min=0.001,
-            help="Largest upstream reply taken, in MiB; a larger one is cut and answered "
-            "502 upstream_reply_too_large.",
-        ),
-    ] = 64.0,
+    port_file: PortFileOpt = None,
+    upstream_timeout: UpstreamTimeoutOpt = 600.0,
+    upstream_deadline: UpstreamDeadlineOpt = 1800.0,
+    max_reply_mb: MaxReplyMbOpt = 64.0,
     drain_s: DrainOpt = 5.0,
 ) -> None:
     """Serve an OpenAI-compatible endpoint that paces any upstream to a latency profile.

@@ -17,8 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +37,7 @@ from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.redact import body_secrets
 from looplab.backends.proxy.replies import (
     Cursor,
+    Reply,
     body_message,
     prepend,
     streams_reasoning,
@@ -73,16 +73,6 @@ from looplab.urls import url_problem
 __all__ = ["Proxy", "Reply"]
 
 
-@dataclass
-class Reply:
-    """What goes back to the client: status, headers, and a body or a byte stream."""
-
-    status: int
-    headers: dict[str, str]
-    content: bytes = b""
-    stream: AsyncIterator[bytes] | None = None
-
-
 class Proxy:
     """The pacing proxy (see the module docstring).
 
@@ -99,12 +89,12 @@ class Proxy:
             byte included (then a 504; `upstream.UPSTREAM_DEADLINE_S` by default).
         max_reply_bytes: largest upstream reply taken (then a 502
             `upstream_reply_too_large`; `upstream.MAX_REPLY_BYTES` by default).
+        tokenizer: prompt and reply token counter (default: the simulator's).
 
     Raises:
         ConfigError: `upstream` is not an http(s) API root, or holds credentials
             (`looplab.urls.url_problem`); `replay` is not a recording; an unknown
             `replay_policy`.
-        tokenizer: prompt and reply token counter (default: the simulator's).
     """
 
     def __init__(
@@ -213,7 +203,7 @@ class Proxy:
                 await source.close()
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self.history.add(call)
-            headers = {**error.headers, **self._headers(call)}
+            headers = {**error.headers, **reply_headers(call, self.profile.name)}
             return Reply(error.status, headers, json.dumps(error.body()).encode())
 
     def _source(
@@ -264,8 +254,8 @@ class Proxy:
         call.error = str(body["error"].get("message"))[:500]
         call.end = self.clock.now()
         self.history.add(call)
-        self._record(exchange, source, body=body)
-        headers = {**source.headers, **self._headers(call)}
+        record_exchange(self.recorder, exchange, source, body)
+        headers = {**source.headers, **reply_headers(call, self.profile.name)}
         return Reply(source.status, headers, json.dumps(body).encode())
 
     async def _complete(self, exchange: Exchange, source: Source) -> Reply:
@@ -295,8 +285,12 @@ class Proxy:
         finally:
             self.active -= 1
         self.history.add(call)
-        self._record(exchange, source, body=body)
-        headers = {**source.headers, **self._headers(call), "content-type": "application/json"}
+        record_exchange(self.recorder, exchange, source, body)
+        headers = {
+            **source.headers,
+            **reply_headers(call, self.profile.name),
+            "content-type": "application/json",
+        }
         return Reply(call.status, headers, raw)
 
     async def _stream(self, exchange: Exchange, source: Source) -> Reply:
@@ -330,7 +324,7 @@ class Proxy:
         # fresh process) while it waits for the first token, not after it.
         headers = {
             **source.headers,
-            **self._headers(call),
+            **reply_headers(call, self.profile.name),
             "cache-control": "no-cache",
             "content-type": "text/event-stream; charset=utf-8",
         }
@@ -395,7 +389,7 @@ class Proxy:
         if record.arrivals:
             call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
         self.history.add(call)
-        self._record(exchange, source)
+        record_exchange(self.recorder, exchange, source, None)
 
     def _load_changed(self, now: float) -> None:
         """Streams joined or left: in-flight replies go on at the new per-token time (a
@@ -404,13 +398,3 @@ class Proxy:
             return
         for record in self._in_flight:
             record.replan(now, self.active)
-
-    # -- bookkeeping ---------------------------------------------------------------------
-
-    def _headers(self, call: CallRecord) -> dict[str, str]:
-        return reply_headers(call, self.profile.name)
-
-    def _record(
-        self, exchange: Exchange, source: Source, body: dict[str, Any] | None = None
-    ) -> None:
-        record_exchange(self.recorder, exchange, source, body)

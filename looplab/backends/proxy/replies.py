@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from looplab.backends.proxy.calls import responses_message
@@ -17,6 +18,7 @@ from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
     "Cursor",
+    "Reply",
     "body_message",
     "data_of",
     "is_reasoning",
@@ -26,6 +28,16 @@ __all__ = [
     "usage_of_body",
     "usage_of_events",
 ]
+
+
+@dataclass
+class Reply:
+    """What goes back to the client: status, headers, and a body or a byte stream."""
+
+    status: int
+    headers: dict[str, str]
+    content: bytes = b""
+    stream: AsyncIterator[bytes] | None = None
 
 
 class Cursor:
