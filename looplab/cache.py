@@ -7,7 +7,7 @@ packages for the image build (`debs/`) and `derived` values (`derived/`). It is
 `derived(name, compute, load, inputs)` keeps a JSON value that depends on nothing but
 looplab's own files and the `inputs` folders (e.g. the published claims re-timed on the
 workloads of `tasks/` or `LOOPLAB_TASKS_DIR`, which every report draws:
-`looplab.claims.panel.waterfall`, about a second of CPU per report written). Its key is the
+`looplab.report.claims.waterfall`, about a second of CPU per report written). Its key is the
 name, `package_digest()` (a SHA-256 of every file of the installed package) and the digest of
 every input folder, so a change to the code, the data or a re-calibrated workload computes
 it afresh; old files are left for the user to clear.

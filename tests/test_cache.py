@@ -223,7 +223,7 @@ def test_the_waterfall_refuses_a_field_of_another_type() -> None:
     missing field is refused (TypeError, so `derived` computes again) instead of crashing
     the report or drawing "xnan"."""
     from looplab.claims.model import claim_entries
-    from looplab.claims.panel import waterfall
+    from looplab.report.claims import waterfall
 
     part: dict[str, Any] = {
         "knob": "rate",

@@ -36,7 +36,8 @@ LAYERS: list[set[str]] = [
     {"analysis"},
     {"sandboxes", "tools"},
     {"agents"},
-    {"report", "claims"},
+    {"claims"},
+    {"report"},
     {"experiments"},
     {"bench"},
 ]

@@ -215,7 +215,7 @@ class TestPlan(StrictModel):
 
 
 class PanelText(StrictModel):
-    """How the report's claim panel words a claim it shows (`claims.panel.rows.panel_claims`);
+    """How the report's claim panel words a claim it shows (`report.claims.rows.panel_claims`);
     the panel reads its rows as percent shorter, so only a `shorter` claim has one."""
 
     label: str = Field(min_length=1)

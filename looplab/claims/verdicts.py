@@ -7,10 +7,10 @@ own word, so it compares equal to the string and prints, and dumps to JSON, as i
 - `looplab claims check` (`check.py`, `render.py`): an entry's prediction in the claim's
   own measure (`shorter`, `speedup`, `seconds`), against its band (a point claim is a band
   of one value; an "up to" claim; a best case from a bound);
-- the report's claim panel (`panel/rows.py`, `panel/views.py`): each row's speedup, read as
-  percent shorter, against the claim entries with a `panel` wording (the same rule, the
-  same words);
-- "Two minutes for a click?" (`panel/click_views.py`): the press line's two-minute wait
+- the report's claim panel (`report/claims/rows.py`, `report/claims/views.py`): each
+  row's speedup, read as percent shorter, against the claim entries with a `panel`
+  wording (the same rule, the same words);
+- "Two minutes for a click?" (`report/claims/click_views.py`): the press line's two-minute wait
   per action at the slow and the fast rate (`wait_verdict`).
 
 The rule of `verdict` (a larger gain, i.e. faster, is more; `seconds` count negatively):

@@ -133,7 +133,7 @@ def report_command(
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
     if result.model.claim is not None:
-        from looplab.claims.panel.panel import claim_panel
+        from looplab.report.claims.panel import claim_panel
 
         console.print(claim_panel(result.model.claim))
     if result.model.bottom_lines:  # the answer last, where the eye lands (issue 33)

@@ -10,9 +10,9 @@ import pytest
 from looplab.analysis.calltiming import model_timing
 from looplab.analysis.graph import CriticalPath, critical_path, run_tree
 from looplab.analysis.retime import profile_model_timing, sweep_trace
-from looplab.claims.panel.corpus import corpus_traces
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
+from looplab.report.claims.corpus import corpus_traces
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.registry import import_runs
 from looplab.traces.io import Trace

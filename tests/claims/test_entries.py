@@ -8,8 +8,8 @@ import pytest
 
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
-from looplab.claims.panel.rows import band, band_claim, panel_claims, panel_text
 from looplab.errors import ConfigError
+from looplab.report.claims.rows import band, band_claim, panel_claims, panel_text
 
 GOOD = """\
 name: good

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from looplab.claims.panel.rows import amdahl, make_row, required_share, row_verdict
 from looplab.claims.verdicts import TOO_FEW
 from looplab.report.build import build_model_for
+from looplab.report.claims.rows import amdahl, make_row, required_share, row_verdict
 from looplab.report.data.records import load_runs
 from looplab.stats.intervals import median
 from looplab.tasks.references import is_trace_driven

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from looplab.claims.panel.panel import claim_panel
-from looplab.claims.panel.rows import make_row
-from looplab.claims.panel.views import claim_view
 from looplab.claims.verdicts import TOO_FEW
+from looplab.report.claims.panel import claim_panel
+from looplab.report.claims.rows import make_row
+from looplab.report.claims.views import claim_view
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup
 from looplab.traces.io import read_trace

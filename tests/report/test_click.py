@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from looplab.claims.panel.click_views import click_json, click_rows
 from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.report.build import build_model_for
+from looplab.report.claims.click_views import click_json, click_rows
 from looplab.report.data.actions import PARTS, actions
 from looplab.report.data.records import load_runs, record_from_trace
 from looplab.report.views.observations import observation_rows

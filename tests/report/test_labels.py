@@ -4,8 +4,8 @@ user's own upstream is not "simulated model on bundled tasks", an imported sessi
 
 from __future__ import annotations
 
-from looplab.claims.panel.labels import live_group, live_label
 from looplab.report.build import assign_groups
+from looplab.report.claims.labels import live_group, live_label
 from looplab.report.render.tables import headline_table
 from looplab.report.views.report_model import build_model
 from tests.invariants.flat import RunSpec, flat_run

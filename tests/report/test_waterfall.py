@@ -10,8 +10,8 @@ import yaml
 
 from looplab.bundled import bundled_tasks_dir
 from looplab.claims.check import check_claim
-from looplab.claims.panel.waterfall import decomposed_claims, waterfall_tables
 from looplab.report.build import build_report
+from looplab.report.claims.waterfall import decomposed_claims, waterfall_tables
 
 
 def test_waterfall_section_in_the_page(known_pair: Path) -> None:

@@ -13,7 +13,7 @@ import math
 from dataclasses import asdict
 from typing import Any, TypeVar, cast
 
-from looplab.claims.panel.rows import claim_json
+from looplab.report.claims.rows import claim_json
 from looplab.report.data.steps import PHASES
 from looplab.report.render.gantt import lane_marks, lanes, row_label
 from looplab.report.views.choice import choice_json

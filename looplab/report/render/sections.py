@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from looplab.claims.panel.render import claim_tables, render_claim
-from looplab.claims.panel.waterfall import render_waterfall, waterfall_tables
+from looplab.report.claims.render import claim_tables, render_claim
+from looplab.report.claims.waterfall import render_waterfall, waterfall_tables
 from looplab.report.data import exports
 from looplab.report.render import charts
 from looplab.report.render import step_charts as charts_steps

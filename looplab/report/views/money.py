@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from looplab.analysis.caps import CapCurve, cap_grid, curve_from_times, task_times_at
-from looplab.claims.panel.corpus import corpus_traces
 from looplab.latency.presets import presets
+from looplab.report.claims.corpus import corpus_traces
 from looplab.report.data.pairing import ComparisonKey, comparison_groups, pooled_key
 from looplab.report.data.records import RunRecord
 from looplab.report.views.cost import cost_figure

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from looplab.backends.simulator.tokens import default_tokenizer
-from looplab.claims.panel.click_views import click_groups
 from looplab.errors import LooplabError
 from looplab.latency.vision import DEFAULT_VISION_RULE, image_tokens
+from looplab.report.claims.click_views import click_groups
 from looplab.report.data.records import RunRecord
 from looplab.stats.intervals import median, quantile
 from looplab.tasks.references import parse_reference

@@ -17,8 +17,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from looplab.claims.panel.rows import ClaimView
-from looplab.claims.panel.views import claim_view
+from looplab.report.claims.rows import ClaimView
+from looplab.report.claims.views import claim_view
 from looplab.report.data.knobs import KnobRow, knob_rows
 from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 
 from looplab.analysis.retime import sweep_trace
 from looplab.claims.groups import pooled_equal
-from looplab.claims.panel.rows import ClaimRow, make_row
 from looplab.errors import LooplabError
 from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import RECORDED, LatencyProfile
+from looplab.report.claims.rows import ClaimRow, make_row
 from looplab.stats.intervals import bca_speedup, median
 from looplab.traces.corpus import CorpusRun, list_corpus, load_corpus
 from looplab.traces.io import Trace

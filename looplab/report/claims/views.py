@@ -34,10 +34,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from looplab.claims.panel.click_views import click_rows
-from looplab.claims.panel.corpus import corpus_rows
-from looplab.claims.panel.labels import live_group, live_label
-from looplab.claims.panel.rows import (
+from looplab.claims.verdicts import Verdict, band_text
+from looplab.errors import LooplabError
+from looplab.report.claims.click_views import click_rows
+from looplab.report.claims.corpus import corpus_rows
+from looplab.report.claims.labels import live_group, live_label
+from looplab.report.claims.rows import (
     ClaimRow,
     ClaimView,
     amdahl,
@@ -50,8 +52,6 @@ from looplab.claims.panel.rows import (
     row_verdict,
     shorter,
 )
-from looplab.claims.verdicts import Verdict, band_text
-from looplab.errors import LooplabError
 from looplab.report.data.records import RunRecord
 from looplab.report.views.observations import observation_rows
 from looplab.report.views.speedup import paired_speedup

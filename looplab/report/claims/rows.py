@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.claims.model import ClaimEntry, PanelText, claim_entries
-from looplab.claims.panel.click_views import ClickRow, click_json
 from looplab.claims.verdicts import Verdict, phrase, verdict
+from looplab.report.claims.click_views import ClickRow, click_json
 from looplab.report.views.observations import ObservationRow, observation_json
 from looplab.stats.intervals import MIN_PAIRED_N
 

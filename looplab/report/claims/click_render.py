@@ -7,8 +7,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from looplab.claims.panel.click_views import CLICK_TITLE, CLICK_WAIT_S, ClickRow, ClickSide
-from looplab.claims.panel.rows import ClaimView
+from looplab.report.claims.click_views import CLICK_TITLE, CLICK_WAIT_S, ClickRow, ClickSide
+from looplab.report.claims.rows import ClaimView
 from looplab.report.data.actions import PARTS
 from looplab.report.views.observations import ObservationRow
 

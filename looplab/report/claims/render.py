@@ -7,9 +7,9 @@ import math
 from html import escape
 from typing import Any
 
-from looplab.claims.panel.click_render import click_tables, render_click
-from looplab.claims.panel.rows import SECTIONS, ClaimRow, ClaimView, band, band_claim, claim_json
 from looplab.claims.verdicts import band_text
+from looplab.report.claims.click_render import click_tables, render_click
+from looplab.report.claims.rows import SECTIONS, ClaimRow, ClaimView, band, band_claim, claim_json
 from looplab.report.render.svg import Chart
 from looplab.report.views.report_model import ReportModel
 from looplab.stats.intervals import MIN_PAIRED_N

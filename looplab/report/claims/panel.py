@@ -7,9 +7,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from looplab.claims.panel.click_views import CLICK_TITLE
-from looplab.claims.panel.render import ci_text, count_text, interval_text, shorter_text
-from looplab.claims.panel.rows import SECTIONS, ClaimRow, ClaimView
+from looplab.report.claims.click_views import CLICK_TITLE
+from looplab.report.claims.render import ci_text, count_text, interval_text, shorter_text
+from looplab.report.claims.rows import SECTIONS, ClaimRow, ClaimView
 from looplab.report.data.actions import PARTS
 
 __all__ = ["claim_panel"]
