@@ -98,3 +98,30 @@ def test_ten_thousand_subruns_in_bounded_time() -> None:
     began = time.process_time()
     rows, _ = run_sweep([trace], [80.0, 750.0], [base.ttft_s], base)
     assert len(rows) == 2 and time.process_time() - began < 20.0
+
+
+def test_import_and_replay_say_what_they_count(tmp_path: Path) -> None:
+    """`looplab import` of the sidechain session: main-agent steps, calls of all agents,
+    tool time on the critical path within the task time, total work on its own row;
+    `looplab replay` names main-agent steps and model calls of all agents apart."""
+    runner = CliRunner()
+    out = tmp_path / "imp"
+    done = runner.invoke(
+        app,
+        ["--no-log-file", "import", "claude-code", str(SESSION), "-o", str(out)],
+        terminal_width=200,
+    )
+    assert done.exit_code == 0, done.output
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip()
+        for line in done.output.splitlines()
+        if line.count("│") >= 3
+    }
+    assert rows["steps (main agent)"] == "3" and rows["model calls (all agents)"] == "10"
+    task = float(rows["task time (critical path)"].split()[0])
+    tool = float(rows["tool time (on the critical path)"].split()[0])
+    assert tool <= task and float(rows["total work (all agents summed)"].split()[0]) > task
+    replayed = runner.invoke(
+        app, ["--no-log-file", "replay", str(out), "-o", str(tmp_path / "r")], terminal_width=200
+    )
+    assert "main-agent steps" in replayed.output and "model calls (all" in replayed.output
