@@ -125,3 +125,19 @@ def test_import_and_replay_say_what_they_count(tmp_path: Path) -> None:
         app, ["--no-log-file", "replay", str(out), "-o", str(tmp_path / "r")], terminal_width=200
     )
     assert "main-agent steps" in replayed.output and "model calls (all" in replayed.output
+
+
+def test_bottom_line_says_total_work_apart() -> None:
+    """The bottom line of a run with sub-agents: its dominant share is of the critical path
+    (<= 100%) and total work is its own clause."""
+    from looplab.report.views.bottom_line import bottom_lines
+
+    session = _session()
+    records = []
+    for name in ("slow-80", "fast-750"):
+        replayed = replay_virtual(session, resolve_profile(name, []))
+        records.append(record_from_trace(replayed, name))
+    (line,) = bottom_lines(records)
+    assert line.dominant_share is not None and 0 < line.dominant_share <= 1
+    assert line.work_fast_s is not None and line.work_fast_s > (line.fast_s or 0)
+    assert "total work over parallel branches" in line.text
