@@ -141,3 +141,14 @@ def test_bottom_line_says_total_work_apart() -> None:
     assert line.dominant_share is not None and 0 < line.dominant_share <= 1
     assert line.work_fast_s is not None and line.work_fast_s > (line.fast_s or 0)
     assert "total work over parallel branches" in line.text
+
+
+def test_calibrate_shape_keeps_each_runs_own_tools() -> None:
+    """A shape of a tree: each call gets its own run's tools (sub-runs number their steps
+    from 0 too; keyed by step alone, every step-0 call got every run's tools: 51 x 101)."""
+    from looplab.workloads.shape import CONTINUE_TOOL, shape_from_trace
+
+    trace = fan(50)
+    shape = shape_from_trace(trace)
+    played = [t for s in shape.steps for t in s.tools if t.name != CONTINUE_TOOL]
+    assert len(played) == len(trace.tool_calls()) == 101
