@@ -365,7 +365,7 @@ def critical_path(
         timing: the re-timing of one model call (`calltiming.model_timing`), None to
             keep its recorded timing.
         shifts: filled, when given, with each run's shift as (recorded time, shift from
-            then on) steps (`retime.retime_tree` places the events by them).
+            then on) steps (`placement.retime_tree` places the events by them).
     """
     walk = walk_tree(events, timing)
     if shifts is not None:

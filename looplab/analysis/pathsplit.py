@@ -114,7 +114,7 @@ def path_split(events: Sequence[TraceEvent], timing: TimingFn) -> PathSplit:
 
 def _pieces(events: Sequence[TraceEvent], walk: TreeWalk) -> dict[str | None, list[Piece]]:
     """Per run, its own re-timed time as non-overlapping pieces of one part each (placed
-    as `retime.place_tree` places the events, without copying them)."""
+    as `placement.place_tree` places the events, without copying them)."""
     marks: dict[str | None, list[tuple[float, int, int]]] = {}
     for event in events:
         steps = walk.shifts.get(event.subrun)

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from looplab.analysis.retime import profile_model_timing, retime_events, retime_tree
+from looplab.analysis.placement import retime_tree
+from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.clock import utc_now
 from looplab.latency.profile import LatencyProfile
 from looplab.traces.identity import retimed

@@ -65,16 +65,16 @@ def test_spawning_call_spans_its_subrun_and_summed_is_stable() -> None:
     """Re-timed, each Task call spans its sub-run; the replayed trace re-timed at the same
     profile gives the same critical path and total work as the original."""
     session = _session()
-    profile = resolve_profile("fast-750", [])
-    timing = model_timing(TimingModel.from_profile(profile))
-    replayed = replay_virtual(session, profile).events
+    replayed = replay_virtual(session, resolve_profile("fast-750", [])).events
     subs = {e.spawn_call_id: e for e in replayed if isinstance(e, SubRunEvent)}
     for call in (e for e in replayed if isinstance(e, ToolCallEvent) and e.call_id in subs):
         sub = subs[call.call_id]
         assert call.start <= sub.start + 1e-9 and call.end >= sub.end - 1e-9
-    first, again = critical_path(session.events, timing), critical_path(replayed, timing)
-    assert again.task_s == pytest.approx(first.task_s, abs=1e-6)
-    assert again.summed_s == pytest.approx(first.summed_s, abs=1e-6)
+    for name in ("slow-80", "fast-750"):  # both run pages show both profiles
+        timing = model_timing(TimingModel.from_profile(resolve_profile(name, [])))
+        first, again = critical_path(session.events, timing), critical_path(replayed, timing)
+        assert again.task_s == pytest.approx(first.task_s, abs=1e-6)
+        assert again.summed_s == pytest.approx(first.summed_s, abs=1e-6)
 
 
 @pytest.mark.parametrize("command", ["sweep", "replay", "report"])
@@ -98,3 +98,57 @@ def test_ten_thousand_subruns_in_bounded_time() -> None:
     began = time.process_time()
     rows, _ = run_sweep([trace], [80.0, 750.0], [base.ttft_s], base)
     assert len(rows) == 2 and time.process_time() - began < 20.0
+
+
+def test_import_and_replay_say_what_they_count(tmp_path: Path) -> None:
+    """`looplab import` of the sidechain session: main-agent steps, calls of all agents,
+    tool time on the critical path within the task time, total work on its own row;
+    `looplab replay` names main-agent steps and model calls of all agents apart."""
+    runner = CliRunner()
+    out = tmp_path / "imp"
+    done = runner.invoke(
+        app,
+        ["--no-log-file", "import", "claude-code", str(SESSION), "-o", str(out)],
+        terminal_width=200,
+    )
+    assert done.exit_code == 0, done.output
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[2].strip()
+        for line in done.output.splitlines()
+        if line.count("│") >= 3
+    }
+    assert rows["steps (main agent)"] == "3" and rows["model calls (all agents)"] == "10"
+    task = float(rows["task time (critical path)"].split()[0])
+    tool = float(rows["tool time (on the critical path)"].split()[0])
+    assert tool <= task and float(rows["total work (all agents summed)"].split()[0]) > task
+    replayed = runner.invoke(
+        app, ["--no-log-file", "replay", str(out), "-o", str(tmp_path / "r")], terminal_width=200
+    )
+    assert "main-agent steps" in replayed.output and "model calls (all" in replayed.output
+
+
+def test_bottom_line_says_total_work_apart() -> None:
+    """The bottom line of a run with sub-agents: its dominant share is of the critical path
+    (<= 100%) and total work is its own clause."""
+    from looplab.report.views.bottom_line import bottom_lines
+
+    session = _session()
+    records = []
+    for name in ("slow-80", "fast-750"):
+        replayed = replay_virtual(session, resolve_profile(name, []))
+        records.append(record_from_trace(replayed, name))
+    (line,) = bottom_lines(records)
+    assert line.dominant_share is not None and 0 < line.dominant_share <= 1
+    assert line.work_fast_s is not None and line.work_fast_s > (line.fast_s or 0)
+    assert "total work over parallel branches" in line.text
+
+
+def test_calibrate_shape_keeps_each_runs_own_tools() -> None:
+    """A shape of a tree: each call gets its own run's tools (sub-runs number their steps
+    from 0 too; keyed by step alone, every step-0 call got every run's tools: 51 x 101)."""
+    from looplab.workloads.shape import CONTINUE_TOOL, shape_from_trace
+
+    trace = fan(50)
+    shape = shape_from_trace(trace)
+    played = [t for s in shape.steps for t in s.tools if t.name != CONTINUE_TOOL]
+    assert len(played) == len(trace.tool_calls()) == 101

@@ -17,6 +17,7 @@ decode (`reasoning`, when the trace knows it), visible decode (`decode`).
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -347,13 +348,19 @@ def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set
             bars.append(
                 Bar("model", "model", call.start, call.end, f"{label} model call", estimated)
             )
-    lane_ends: list[float] = []
+    # each tool on the lowest lane free at its start; heaps keep it linear-logarithmic
+    # in the tools (10,000 parallel sub-agent tools: a scan of every lane was quadratic)
+    busy: list[tuple[float, int]] = []  # (end, lane)
+    free: list[int] = []
+    lanes = 0
     for tool in sorted(tools, key=lambda t: t.start):
-        lane = next((i for i, e in enumerate(lane_ends) if e <= tool.start + 1e-9), None)
-        if lane is None:
-            lane = len(lane_ends)
-            lane_ends.append(tool.end)
-        lane_ends[lane] = tool.end
+        while busy and busy[0][0] <= tool.start + 1e-9:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            lane = heapq.heappop(free)
+        else:
+            lane, lanes = lanes, lanes + 1
+        heapq.heappush(busy, (tool.end, lane))
         name = "tools" if lane == 0 else f"tools {lane + 1}"
         bars.extend(_tool_bars(name, tool))
     return bars

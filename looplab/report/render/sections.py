@@ -28,6 +28,7 @@ from looplab.report.render import step_charts as charts_steps
 from looplab.report.render.choice import choice_tables, render_choice
 from looplab.report.render.gantt import gantt_chart
 from looplab.report.render.money import money_tables, render_money
+from looplab.report.render.svg import fmt_s
 from looplab.report.render.tables import (
     comparability_banner,
     headline_table,
@@ -149,7 +150,19 @@ def _compounding(model: ReportModel) -> str:
 
 def _time(model: ReportModel) -> str:
     body = grid([charts.breakdown_chart(model, per_task=p) for p in (False, True)])
-    return body + _planning(model)
+    return body + _total_work(model) + _planning(model)
+
+
+def _total_work(model: ReportModel) -> str:
+    """For runs with sub-agents: the bars are the critical path; total work apart."""
+    if not model.total_work:
+        return ""
+    parts = ", ".join(f"{escape(g)} {fmt_s(s)}" for g, s in model.total_work.items())
+    return (
+        '<p class="hint">Runs with sub-agents: the bars split the critical path (the task '
+        "time) by what is on it, so they add up to it. Total work, every agent's own time "
+        f"summed over parallel branches, is a figure of its own (mean per run): {parts}.</p>"
+    )
 
 
 def _planning(model: ReportModel) -> str:

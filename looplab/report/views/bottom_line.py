@@ -72,6 +72,9 @@ class BottomLine:
     finish_slow: float | None = None
     """Share of runs finishing within the cap at `slow` (0..1)."""
     finish_fast: float | None = None
+    work_fast_s: float | None = None
+    """Runs with sub-agents at `fast`: median total work (every agent's own time summed
+    over parallel branches); said beside the critical-path shares, never one of them."""
 
     @property
     def text(self) -> str:
@@ -95,6 +98,11 @@ class BottomLine:
         if self.dominant:
             text += f"; after the change, {self.dominant} dominates"
             text += f" ({self.dominant_share:.0%} of task time)" if self.dominant_share else ""
+        if self.work_fast_s is not None:
+            text += (
+                f"; with sub-agents, task time is the critical path (total work over parallel "
+                f"branches: {self.work_fast_s:.2f} s)"
+            )
         return text + "."
 
 
@@ -139,6 +147,8 @@ def bottom_line(key: ComparisonKey, runs: Sequence[RunRecord]) -> BottomLine:
         return line
     line.speedup, line.ci = paired.speedup, paired.ci
     line.dominant, line.dominant_share = _dominant(fast_runs)
+    work = [r.work_s for r in fast_runs if r.work_s is not None]
+    line.work_fast_s = median(work) if work else None
     line.cost_slow, line.cost_fast = cost_figure(slow_runs).usd, cost_figure(fast_runs).usd
     line.cap_minutes = cap_minutes(line.slow_s)
     line.finish_slow = share_under_cap(_finish_times(slow_runs), 60 * line.cap_minutes)

@@ -89,6 +89,7 @@ class ReportModel:
     length_points: dict[str, list[tuple[float, float, str]]]
     """Per group: (steps, task s, task) of every run (task time vs task length)."""
     breakdown_groups: dict[str, dict[str, float]]
+    """Mean seconds per run by component; for runs with sub-agents, of the critical path."""
     breakdown_tasks: list[tuple[str, str, dict[str, float]]]
     sweep: SweepView | None
     step_latency: StepLatencyView | None
@@ -123,6 +124,9 @@ class ReportModel:
     money: MoneyView | None = None
     """Cost per task per agent and profile, the price of waiting (`views/money.py`)."""
     caps: CapsView | None = None
+    total_work: dict[str, float] = field(default_factory=dict)
+    """Per group with runs that have sub-agents: their mean total work per run (every
+    branch's own time summed; `RunRecord.work_s`), shown beside the critical-path split."""
     """Success-under-cap curves: these runs and the corpus re-timed (`views/money.py`)."""
     set_aside: list[SetAside] = field(default_factory=list)
     """Trace files found but not counted, and why (named in every view of the report)."""
@@ -224,6 +228,7 @@ def build_model(
         families=families(by_group, order),
         length_points={g: [(float(r.steps), r.task_s, r.task) for r in by_group[g]] for g in order},
         breakdown_groups={g: mean_components(by_group[g]) for g in order},
+        total_work=_total_work(by_group, order),
         breakdown_tasks=task_breakdown(by_group, order),
         sweep=sweep_view(by_group, groups),
         step_latency=step_latency(by_group, order),
@@ -383,3 +388,13 @@ def _notes(records: Sequence[RunRecord]) -> list[str]:
         notes.append(f"{record.source} ({record.group}): absent in the source: {absent}.")
         notes.extend(f"{record.source}: {note}" for note in record.notes)
     return notes
+
+
+def _total_work(by_group: dict[str, list[RunRecord]], order: list[str]) -> dict[str, float]:
+    """Mean total work per run of each group's runs with sub-agents (groups without none)."""
+    out: dict[str, float] = {}
+    for group in order:
+        work = [r.work_s for r in by_group[group] if r.work_s is not None]
+        if work:
+            out[group] = sum(work) / len(work)
+    return out
