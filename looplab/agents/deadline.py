@@ -25,7 +25,13 @@ from looplab.agents.config import AgentConfig
 from looplab.backends.policies.models import time_left_text
 from looplab.tools.base import ToolResult
 
-__all__ = ["told_time", "within_deadline"]
+__all__ = ["run_deadline", "told_time", "within_deadline"]
+
+
+def run_deadline(config: AgentConfig, started: float) -> float | None:
+    """When the run's wall-time budget ends (`perf_counter` time), or None without one."""
+    budget = config.wall_time_budget_s
+    return None if budget is None else started + budget
 
 
 def told_time(

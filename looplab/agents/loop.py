@@ -40,7 +40,7 @@ from typing import Any, TypedDict
 from langgraph.graph import END, START, StateGraph
 
 from looplab.agents.config import AgentConfig
-from looplab.agents.deadline import told_time, within_deadline
+from looplab.agents.deadline import run_deadline, told_time, within_deadline
 from looplab.agents.deliberation import due, side_call
 from looplab.agents.dispatch import StepDispatcher
 from looplab.agents.fanout import Delegation
@@ -373,8 +373,7 @@ class AgentLoop:
         arguments = str(function.get("arguments") or "")
         context = await self._context()
         started = time.perf_counter()
-        budget = self.config.wall_time_budget_s
-        deadline = None if budget is None else self._started + budget
+        deadline = run_deadline(self.config, self._started)
         result, cut = await within_deadline(deadline, self.toolbox.call(name, arguments, context))
         ended = time.perf_counter()
         error = result.content[:500] if result.content.startswith("ERROR:") else None

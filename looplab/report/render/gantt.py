@@ -98,6 +98,15 @@ CRITICAL = "#CC79A7"
 """The band behind a critical sub-run's lanes."""
 
 
+def _bars_by_lane(timelines: Sequence[TimelineView]) -> dict[tuple[int, str], list[Bar]]:
+    """Each timeline's bars by lane, in one pass (lanes x bars was quadratic)."""
+    by_lane: dict[tuple[int, str], list[Bar]] = {}
+    for timeline in timelines:
+        for bar in timeline.bars:
+            by_lane.setdefault((id(timeline), bar.lane), []).append(bar)
+    return by_lane
+
+
 def gantt_chart(
     model: ReportModel,
     timelines: Sequence[TimelineView],
@@ -131,10 +140,7 @@ def gantt_chart(
     chart.row_labels([r[0] for r in rows])
     kinds: set[str] = set()
     hatched_any = _tree_marks(chart, timelines)
-    by_lane: dict[tuple[int, str], list[Bar]] = {}  # one pass: lanes x bars was quadratic
-    for timeline in timelines:
-        for bar in timeline.bars:
-            by_lane.setdefault((id(timeline), bar.lane), []).append(bar)
+    by_lane = _bars_by_lane(timelines)
     for index, (_, timeline, lane) in enumerate(rows):
         chart.parts.append(
             f'<rect x="4" y="{chart.y(index) - 6:.1f}" width="6" height="12" '

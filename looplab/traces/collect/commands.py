@@ -26,9 +26,8 @@ from rich.markup import escape
 from looplab.console import err_console, out_console
 from looplab.errors import ConfigError, TraceError
 from looplab.extras import missing_extra_error
-from looplab.latency.presets import presets, served_profile
+from looplab.latency.presets import served_profile
 from looplab.latency.profile import LatencyProfile
-from looplab.traces.collect.conventions import PROFILE_ATTRIBUTE
 from looplab.traces.collect.journal import Journal, clean_stale_temporaries
 from looplab.traces.collect.metrics import MetricsCollector
 from looplab.traces.collect.receiver import (
@@ -38,16 +37,15 @@ from looplab.traces.collect.receiver import (
     FinishedTrace,
     receiver_app,
 )
+from looplab.traces.collect.runs import assign_served_profile
 from looplab.traces.collect.telemetry.events import EventCollector, FinishedEvents
 from looplab.traces.collect.telemetry.registry import build_events
 from looplab.traces.collect.telemetry.traces import draft_trace
 from looplab.traces.commands import ProfileOpt, run_table
-from looplab.traces.identity import assign_profile
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.source import BadValue
-from looplab.traces.schema import TraceHeader
 from looplab.workloads.metrics import metric_workloads
 from looplab.workloads.model import dump_workload
 
@@ -293,7 +291,7 @@ def _write(traces: list[FinishedTrace], output: Path, collector: Collector, tall
         try:
             if id(trace) not in tally.unmarked:
                 run = build_run(draft_trace(trace.trace_id, trace.spans, trace.part))
-                _assign_profile(run.header, trace, tally.profile)
+                assign_served_profile(run.header, trace, tally.profile)
                 (target,) = write_runs([run], output)
                 tally.unmarked[id(trace)] = (run, target)
             run, target = tally.unmarked[id(trace)]
@@ -323,10 +321,7 @@ def _write_events(finished: list[FinishedEvents], output: Path, tally: _Tally) -
         try:
             run = build_events(group.source, group.key, group.records, group.part)
             if tally.profile is not None:
-                given = tally.profile
-                dumped = given.model_dump(mode="json", by_alias=True)
-                how = "given with looplab collect -p"
-                assign_profile(run.header, given.name, given.decode_tps, how, dumped)
+                assign_served_profile(run.header, None, tally.profile)
             (target,) = write_runs([run], output)
         except (BadValue, TraceError, OSError, ValueError) as exc:
             err_console().print(
@@ -354,33 +349,6 @@ def _write_workloads(metrics: MetricsCollector, output: Path) -> None:
             f"metrics -> {target} (observes {', '.join(observed) or 'no parameter'}; "
             f"{len(model.notes)} other metric(s) in its notes)"
         )
-
-
-def _assign_profile(
-    header: TraceHeader, trace: FinishedTrace, given: LatencyProfile | None
-) -> None:
-    """The profile that served the calls: the spans' `looplab.profile` (its preset's
-    dump when it names one, so the run is priced), else `-p`'s."""
-    said = _said_profile(trace)
-    if said is not None:
-        preset = presets().get(said)
-        dumped = preset.model_dump(mode="json", by_alias=True) if preset else None
-        rate = preset.decode_tps if preset else None
-        assign_profile(header, said, rate, "the spans' looplab.profile attribute", dumped)
-    elif given is not None:
-        dumped = given.model_dump(mode="json", by_alias=True)
-        how = "given with looplab collect -p"
-        assign_profile(header, given.name, given.decode_tps, how, dumped)
-
-
-def _said_profile(trace: FinishedTrace) -> str | None:
-    """The profile the spans name (`looplab.profile`, on a span or its resource)."""
-    for span in trace.spans:
-        for attributes in (span.attributes, span.resource):
-            value = attributes.get(PROFILE_ATTRIBUTE)
-            if isinstance(value, str) and value:
-                return value
-    return None
 
 
 def _mark(collector: Collector, trace: FinishedTrace, ids: set[str]) -> None:

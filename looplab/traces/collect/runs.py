@@ -18,15 +18,27 @@ import math
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from looplab.traces.collect.conventions import FIRST_TOKEN_EVENTS, Role, first_value, role_of
+from looplab.latency.presets import presets
+from looplab.latency.profile import LatencyProfile
+from looplab.traces.collect.conventions import (
+    FIRST_TOKEN_EVENTS,
+    PROFILE_ATTRIBUTE,
+    Role,
+    first_value,
+    role_of,
+)
 from looplab.traces.collect.spans import STATUS_ERROR, Span
 from looplab.traces.collect.subruns import owners, subrun_drafts
+from looplab.traces.identity import assign_profile
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
-from looplab.traces.schema import MAX_TOKENS
+from looplab.traces.schema import MAX_TOKENS, TraceHeader
 
-__all__ = ["FORMAT", "draft_run"]
+if TYPE_CHECKING:
+    from looplab.traces.collect.receiver import FinishedTrace
+
+__all__ = ["FORMAT", "assign_served_profile", "draft_run"]
 
 FORMAT = "otlp"
 """The `fmt` of collected runs: their traces' source is `import:otlp`."""
@@ -281,3 +293,30 @@ def _count(value: Any) -> int | None:
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def assign_served_profile(
+    header: TraceHeader, trace: FinishedTrace | None, given: LatencyProfile | None
+) -> None:
+    """The profile that served the calls: the spans' `looplab.profile` (its preset's
+    dump when it names one, so the run is priced), else `-p`'s."""
+    said = None if trace is None else _said_profile(trace)
+    if said is not None:
+        preset = presets().get(said)
+        dumped = preset.model_dump(mode="json", by_alias=True) if preset else None
+        rate = preset.decode_tps if preset else None
+        assign_profile(header, said, rate, "the spans' looplab.profile attribute", dumped)
+    elif given is not None:
+        dumped = given.model_dump(mode="json", by_alias=True)
+        how = "given with looplab collect -p"
+        assign_profile(header, given.name, given.decode_tps, how, dumped)
+
+
+def _said_profile(trace: FinishedTrace) -> str | None:
+    """The profile the spans name (`looplab.profile`, on a span or its resource)."""
+    for span in trace.spans:
+        for attributes in (span.attributes, span.resource):
+            value = attributes.get(PROFILE_ATTRIBUTE)
+            if isinstance(value, str) and value:
+                return value
+    return None
