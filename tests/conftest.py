@@ -5,10 +5,12 @@ prerequisite is missing is skipped with the reason (a Docker engine without the 
 image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip into a
 failure (CI sets them, so a broken CI machine cannot pass by skipping).
 
-Marks by need, given here by directory, file and name (`_NEEDS`), so test files stay
-free of scheduling: `timing` (asserts on wall-clock pacing or latency: run serially, on
-their own), `integration` (starts subprocesses or servers; its hang guard is
-`INTEGRATION_TIMEOUT_S`, not the 120 s of the rest), `reliability` (tests/reliability).
+Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
+serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
+the reason above it), so a test moved keeps its mark; `_NEEDS` gives marks by directory
+(`reliability`: tests/reliability) and the few node ids still waiting to move;
+`integration` (starts subprocesses or servers; its hang guard is `INTEGRATION_TIMEOUT_S`,
+not the 120 s of the rest) is read off the module's text.
 `make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
 """
 
@@ -110,55 +112,11 @@ _TIERS = {
 _NEEDS: dict[str, tuple[str, ...]] = {
     # wall-clock pacing and latency asserts: a loaded machine makes them late
     "timing": (
-        "tests/backends/test_pacing.py",
-        "tests/backends/test_arrival.py",
-        "tests/backends/test_precise_timers.py",
-        "tests/backends/test_responses_ws.py",
-        "tests/backends/test_client.py",
-        "tests/backends/proxy/test_proxy.py",
-        "tests/backends/proxy/test_proxy_websocket.py",
-        "tests/tools/test_synthetic.py",
-        "tests/experiments/test_transport_axis.py",
-        "tests/backends/test_errors.py::test_queued_request_waits_and_counts_in_ttft",
-        "tests/conformance/test_sandbox_conformance.py::test_concurrent_execs_overlap",
-        "tests/experiments/test_reasoning_phase.py::test_trace_splits_ttft_reasoning_and_decode",
-        # a click's three phases against its wall time within 20 ms: CI read 56 ms of gap
-        # between them beside two other xdist workers
-        "tests/experiments/test_browser_phases.py::test_browser_phases_reach_trace_report_and_retiming",
-        # a web run's steps against its wall time: browser work under parallel load drifts
-        "tests/tasks/test_web_tasks.py::test_the_steps_hold_the_web_runs_time",
-        "tests/backends/test_serving_model.py::test_wall_clock_streams_follow_a_changing_load",
-        "tests/backends/test_client_websocket.py::test_websocket_ttft_pays_the_websocket_overhead",
-        # the client's measured rate at 1.6-2.2 ms per token within 8%: read 527 of 625 tok/s
-        # when the timing group once ran beside the rest of the suite
-        "tests/backends/test_client_websocket.py::"
-        "test_each_transport_streams_at_its_per_token_framing",
-        "tests/experiments/test_knobs_clock.py::"
-        "test_virtual_clock_agrees_with_the_wall_on_streamed_tool_time",
-        # a wall-clock run re-timed at its own profile: a late release makes the wall longer
-        "tests/experiments/test_replay.py::test_virtual_replay_at_own_profile_reproduces_task_time",
-        "tests/experiments/test_serving.py::"
-        "test_virtual_retiming_predicts_a_wall_clock_run_under_a_context_profile",
-        # the wall-clock run's model time within 2% of the virtual clock's: 9.15 s vs 8.86 s
-        # (3.2%) beside two other workers in CI
-        "tests/experiments/test_runner.py::test_virtual_clock_matches_wall_clock",
-        # the replayed stream's decode rate within 3% of 750 tok/s
-        "tests/backends/proxy/test_tolerant_replay.py::"
-        "test_clock_agent_strict_misses_tolerant_completes",
         # a wrapped agent's measured decode rate within 1-5% of its profile's (the proxy's
         # pacing, seen by the stock client): one fell to 655 of 750 tok/s beside 2 workers
         "tests/backends/proxy/test_wrap.py::test_foreign_agent_at_slow_80_and_fast_750",
         "tests/backends/proxy/test_wrap.py::test_recording_replays_the_agent_without_upstream",
         "tests/backends/proxy/test_wrap.py::test_wrap_without_upstream_runs_the_builtin_simulator",
-        "tests/experiments/test_wrapped.py::test_matrix_runs_a_wrapped_agent_at_two_profiles",
-        # the faster profile's wall-clock model time below the slower's (5,000 vs 2,000 tok/s:
-        # 0.97 s vs 0.92 s beside two other workers, the order reversed)
-        "tests/experiments/test_runner.py::test_experiment_writes_complete_traces_and_index",
-        # no release past 5 ms: two busy neighbours delay a release by more
-        "tests/reliability/test_behind_schedule.py::test_an_unblocked_stream_counts_nothing",
-        # the eager setup's start within 50 ms of the first request: 0.26 s beside two workers
-        "tests/experiments/test_eager_clock.py::"
-        "test_the_first_tool_starts_when_both_the_virtual_call_and_the_real_setup_are_done",
     ),
     "reliability": ("tests/reliability/",),
 }

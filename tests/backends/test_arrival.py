@@ -18,6 +18,8 @@ from looplab.backends.simulator.server import create_app
 from looplab.latency.presets import resolve_profile
 from looplab.serving.appserver import AppServer
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 TTFT_S = 0.5
 HELD_S = 0.3
 PROFILE = [f"ttft_s={TTFT_S}", "decode_tps=2000", "prefill_tps=null", "output_tokens=20"]

@@ -15,6 +15,8 @@ from looplab.clock import VirtualClock
 from looplab.errors import BackendError, ConfigError
 from looplab.latency.presets import resolve_profile
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 USER = [{"role": "user", "content": "Fix the bug."}]
 
 

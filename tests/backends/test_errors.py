@@ -122,6 +122,7 @@ def test_full_queue_is_429_with_retry_after() -> None:
             assert _error(refused)["code"] == "rate_limit_exceeded"
 
 
+@pytest.mark.timing
 def test_queued_request_waits_and_counts_in_ttft() -> None:
     """With one slot and a queue, the second request waits for the first to finish."""
     profile = resolve_profile(

@@ -13,6 +13,8 @@ from looplab.backends.simulator.pacing import NaivePacer, PacingRecord, Release,
 from looplab.clock import VirtualClock, WallClock
 from looplab.latency.presets import resolve_profile
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 
 async def _releases(
     pacer: SchedulePacer | NaivePacer, record: PacingRecord, clock: object

@@ -9,10 +9,13 @@ import time
 
 import httpx2
 import openai
+import pytest
 
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
 from looplab.serving.timers import PreciseSelector, has_precise_timers, precise_loop
+
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
 
 
 async def _lateness_s(delay: float, times: int) -> list[float]:

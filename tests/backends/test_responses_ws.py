@@ -15,6 +15,8 @@ from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallTokens, TimingModel
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 OVERHEAD = ["request_overhead_s=0.25", "websocket_overhead_s=0.05"]
 PROFILE = ["decode_tps=400", "ttft_s=0", "prefill_tps=null", "output_tokens=20"]
 

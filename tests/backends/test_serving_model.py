@@ -98,6 +98,7 @@ async def test_virtual_schedule_follows_the_context_curve_exactly() -> None:
     assert record["decode_s"] == pytest.approx(model.plan(tokens).decode_s)
 
 
+@pytest.mark.timing
 async def test_wall_clock_streams_follow_a_changing_load() -> None:
     """Through real HTTP, a stream that others join mid-reply slows down as planned and the
     client sees the intended (re-planned) rate. (TTFT 50 ms: with a TTFT under ~40 ms the

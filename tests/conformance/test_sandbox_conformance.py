@@ -162,6 +162,7 @@ async def test_symlinks_pointing_out_are_refused(sandbox: Sandbox) -> None:
         await sandbox.list_files("rootdir")
 
 
+@pytest.mark.timing
 async def test_concurrent_execs_overlap(sandbox: Sandbox) -> None:
     """Two commands in one sandbox run at the same time, not one after the other."""
     started = time.perf_counter()

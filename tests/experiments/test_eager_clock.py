@@ -37,6 +37,8 @@ async def _virtual_events(ttft_s: float) -> list[TraceEvent]:
         return compose_virtual_timeline(events, server.simulator.phases)
 
 
+# the eager setup's start within 50 ms of the first request: 0.26 s beside two workers
+@pytest.mark.timing
 @pytest.mark.parametrize("ttft_s", [5.0, 0.0])
 async def test_the_first_tool_starts_when_both_the_virtual_call_and_the_real_setup_are_done(
     ttft_s: float,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from looplab.agents.config import AgentConfig
 from looplab.agents.runner import run_task
 from looplab.analysis.retime import compose_virtual_timeline
@@ -55,6 +57,7 @@ async def _events(virtual: bool) -> list[TraceEvent]:
         return compose_virtual_timeline(events, server.simulator.phases) if virtual else events
 
 
+@pytest.mark.timing
 async def test_virtual_clock_agrees_with_the_wall_on_streamed_tool_time() -> None:
     """With streaming dispatch, the virtual timeline hides the streamed command's time
     behind the decode as the wall clock does: task times agree within 5% (+20 ms), and

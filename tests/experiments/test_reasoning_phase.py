@@ -39,6 +39,7 @@ def _run(tmp_path: Path, clock: str) -> Trace:
     return trace
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("clock", ["virtual", "wall"])
 def test_trace_splits_ttft_reasoning_and_decode(tmp_path: Path, clock: str) -> None:
     """fix-pager's first steps reason (60, 120 tokens at 1000 tok/s): the trace carries that

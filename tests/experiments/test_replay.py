@@ -27,6 +27,8 @@ def _record(config: dict[str, Any]) -> list[Trace]:
     return load_traces([result.directory])
 
 
+# a wall-clock run re-timed at its own profile: a late release makes the wall longer
+@pytest.mark.timing
 def test_virtual_replay_at_own_profile_reproduces_task_time(small_config: dict[str, Any]) -> None:
     """Re-timing a run at the profile it ran with gives back its task time (within 3%)."""
     small_config["backends"] = [

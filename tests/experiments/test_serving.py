@@ -66,6 +66,7 @@ def test_late_steps_slow_down_only_under_a_context_profile(tmp_path: Path) -> No
             assert late == pytest.approx(early, rel=1e-6)
 
 
+@pytest.mark.timing
 def test_virtual_retiming_predicts_a_wall_clock_run_under_a_context_profile(
     tmp_path: Path,
 ) -> None:

@@ -25,6 +25,8 @@ from looplab.tasks import load_task
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ModelCallEvent
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 REPO = Path(__file__).resolve().parents[2]
 OVERHEAD = {"request_overhead_s": 0.2, "websocket_overhead_s": 0.04}
 

@@ -41,6 +41,7 @@ def _config(tmp_path: Path, agents: list[str]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.timing
 async def test_matrix_runs_a_wrapped_agent_at_two_profiles(tmp_path: Path) -> None:
     """Each backend's cell runs the command through the proxy at that profile; traces indexed."""
     runner = ExperimentRunner(validate_model(ExperimentConfig, _config(tmp_path, ["one-call"])))

@@ -15,6 +15,8 @@ from looplab.tools.base import ToolContext
 from looplab.tools.registry import ToolBox
 from looplab.tools.synthetic import SyntheticWork, filler_text, synthetic_tools
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 
 @pytest.fixture
 async def sandbox_events() -> AsyncIterator[tuple[ToolContext, list[SandboxEvent]]]:

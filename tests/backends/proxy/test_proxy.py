@@ -15,6 +15,8 @@ from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 PACE = ["decode_tps=400", "ttft_s=0.15", "prefill_tps=null"]
 """The profile the proxy paces to: 400 tok/s after a 150 ms TTFT, no prefill."""
 

@@ -14,6 +14,8 @@ from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
 from looplab.traces.schema import ModelCallEvent
 
+pytestmark = [pytest.mark.timing]  # wall-clock pacing asserts: run serially (make test)
+
 PACE = ["decode_tps=400", "ttft_s=0.05", "prefill_tps=null"]
 OVERHEAD = ["request_overhead_s=0.2", "websocket_overhead_s=0.02"]
 _END = ("response.completed", "response.incomplete", "error")

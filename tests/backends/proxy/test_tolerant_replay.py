@@ -33,6 +33,8 @@ def long_answers() -> Iterator[SimulatorServer]:
         yield server
 
 
+# the replayed stream's decode rate within 3% of 750 tok/s
+@pytest.mark.timing
 def test_clock_agent_strict_misses_tolerant_completes(
     long_answers: SimulatorServer, tmp_path: Path
 ) -> None:
