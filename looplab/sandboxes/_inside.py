@@ -271,8 +271,12 @@ def confine(config: dict[str, object]) -> None:
 
 def load_seccomp(program: bytes) -> None:
     """Load a seccomp BPF program on this process (inherited by everything it starts);
-    stacked on any filter already there (Docker's profile), so it can only refuse more."""
-    import ctypes
+    stacked on any filter already there (Docker's profile), so it can only refuse more.
+    An image whose Python has no ctypes keeps Docker's profile alone."""
+    try:
+        import ctypes
+    except ImportError:
+        return
 
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
