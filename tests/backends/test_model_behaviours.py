@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import openai
 
 from looplab.backends.policies import POLICIES
-from looplab.backends.policies.models import BEHAVIOURS, GAVE_UP_SUMMARY
+from looplab.backends.policies.models import BEHAVIOURS, GAVE_UP_SUMMARY, ModelBehaviour
 from looplab.backends.policies.scripted import ScriptedPolicy
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
@@ -23,9 +25,12 @@ def _plans(behaviour: str, task_id: str, values: dict[str, str], seeds: int) -> 
 
 
 def test_every_parameter_names_its_source_or_says_assumed() -> None:
-    """Each behaviour's four parameters have a source line; both are served policies."""
+    """Each behaviour parameter (every field but its name, description and sources) has a
+    source line; both behaviours are served policies."""
+    parameters = {f.name for f in fields(ModelBehaviour)} - {"name", "description", "sources"}
+    assert parameters >= {"detours", "reply_scale", "reasoning_tokens", "give_up"}
     for name, behaviour in BEHAVIOURS.items():
-        assert set(behaviour.sources) == {"detours", "reply_scale", "reasoning_tokens", "give_up"}
+        assert set(behaviour.sources) == parameters
         assert all(text.strip() for text in behaviour.sources.values())
         assert name in POLICIES
 

@@ -47,17 +47,23 @@ SWAPPER = (
     "import ctypes, os, time\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
     "end = time.monotonic() + 120\n"
+    "libc.renameat2(-100, b'sub', -100, b'lnk', 2)\n"  # AT_FDCWD, RENAME_EXCHANGE
+    "open('.swapping', 'w').close()\n"
     "while time.monotonic() < end:\n"
-    "    libc.renameat2(-100, b'sub', -100, b'lnk', 2)\n"  # AT_FDCWD, RENAME_EXCHANGE
+    "    libc.renameat2(-100, b'sub', -100, b'lnk', 2)\n"
 )
 
 
 def swapper_command(host_dir: Path) -> str:
-    """The shell command that makes `sub` and `lnk -> host_dir` and swaps them forever."""
+    """The shell command that makes `sub` and `lnk -> host_dir`, starts swapping them (for
+    two minutes, detached) and returns once the first swap is done (a loaded machine can
+    take seconds to start Python), printing `started`."""
     quoted = SWAPPER.replace("'", "'\"'\"'")
     return (
         f"mkdir -p sub && ln -sfn {host_dir} lnk && "
-        f"(setsid python3 -c '{quoted}' >/dev/null 2>&1 &) && echo started"
+        f"(setsid python3 -c '{quoted}' >/dev/null 2>&1 &) && "
+        "for i in $(seq 600); do [ -e .swapping ] && break; sleep 0.05; done && "
+        "[ -e .swapping ] && echo started"
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import random
 
-from looplab.stats.intervals import MIN_CI_N, bootstrap_speedup, speedup_ci
+from looplab.stats.intervals import MIN_PAIRED_N, bootstrap_speedup, speedup_ci
 from looplab.stats.order import ks_two_sample, median, quantile
 
 
@@ -27,8 +27,8 @@ def test_paired_speedup_interval_brackets_a_known_ratio() -> None:
 
 
 def test_no_interval_below_the_minimum_pairing() -> None:
-    """Fewer paired tasks than MIN_CI_N (and too few runs) give no interval at all."""
-    slow = {f"t{i}": [10.0] for i in range(MIN_CI_N - 1)}
+    """Fewer paired tasks than MIN_PAIRED_N (and too few runs) give no interval at all."""
+    slow = {f"t{i}": [10.0 + i] for i in range(MIN_PAIRED_N - 1)}
     fast = {task: [5.0] for task in slow}
     assert speedup_ci(slow, fast) is None
 
