@@ -18,8 +18,8 @@ upstream (the agent picks its model id, e.g. `looplab-lorem`), or the wrapped ag
 through profile). The command runs on this host in a fresh copy of the task's workspace
 (`{workspace}`), with `{task}` and `{prompt}` replaced in its arguments and also given as
 `LOOPLAB_TASK` / `LOOPLAB_TASK_PROMPT`. The task's check is not run (a wrapped agent
-works outside looplab's sandboxes): the trace's `success` stays unknown and its
-`exit_code` says how the command ended.
+works outside looplab's sandboxes): the command's exit code is the verdict (0 = solved,
+`verdict_by: exit code`; `looplab.backends.proxy.verdict`).
 """
 
 from __future__ import annotations

@@ -47,6 +47,7 @@ __all__ = [
     "MAX_SECONDS",
     "READ_FORMATS",
     "TRACE_FORMAT",
+    "VERDICT_SOURCES",
     "Attempt",
     "ModelCallEvent",
     "RunEndEvent",
@@ -64,6 +65,9 @@ TRACE_FORMAT = "looplab-2"
 """The current trace format tag (what writers stamp)."""
 READ_FORMATS = ("looplab-1", "looplab-2")
 """Format tags readers accept: `looplab-1` traces are flat `looplab-2` traces."""
+
+VERDICT_SOURCES = ("check", "check command", "exit code", "span", "harness")
+"""Who may decide a run's `success` (`RunEndEvent.verdict_by`)."""
 
 MAX_SECONDS = 1e9
 """Largest magnitude of any time or duration in a trace (about 31 years): beyond it a value
@@ -354,7 +358,15 @@ class RunEndEvent(_Event):
     experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
     `error`, or what an imported source said."""
     success: bool | None = None
-    """The task's checker verdict (None: not checked / unknown)."""
+    """Whether the task was solved (None: not checked / unknown); `verdict_by` says who
+    decided. Read with `looplab.analysis.outcomes.outcome`: a stop or a non-zero exit is
+    a failure whatever this says."""
+    verdict_by: str | None = None
+    """Who decided `success` (`VERDICT_SOURCES`): `check` (the task's checker, `looplab
+    run`), `check command` (`looplab wrap --check CMD`), `exit code` (a wrapped agent's
+    exit status, without `--check`), `span` (a collected run's `looplab.success` attribute
+    or its agent span's status), `harness` (an imported record's own verdict: a resolved
+    flag, a score, a browser agent's `is_done`/`success`). None: not recorded."""
     check_output: str | None = None
     """What the checker printed (cut)."""
     steps: int

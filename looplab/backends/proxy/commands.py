@@ -203,6 +203,12 @@ def _print_divergences(recording: Recording | None) -> None:
         console.print(f"[yellow]replay divergence[/] {divergence.describe()}")
 
 
+def _verdict_words(verdict: object) -> str:
+    """`solved (check command)` / `failed (exit code)`: the run's verdict for the summary."""
+    success, by = getattr(verdict, "success", None), getattr(verdict, "by", "?")
+    return f"{'solved' if success else 'failed'} ({by})" if success is not None else "unknown"
+
+
 def wrap_command(
     command: Annotated[list[str], typer.Argument(help="The agent command, after --.")],
     profile: ProfileOpt = "fast-750",
@@ -217,6 +223,15 @@ def wrap_command(
         str | None, typer.Option(help="The agent's name in the trace (default: the program).")
     ] = None,
     task: Annotated[str | None, typer.Option(help="A task label for the trace.")] = None,
+    check: Annotated[
+        str | None,
+        typer.Option(
+            "--check",
+            help="A shell command run after the agent exits that judges the task: exit 0 = "
+            "solved (recorded in the trace with its output). Without it the agent's exit "
+            "code decides (0 = solved).",
+        ),
+    ] = None,
 ) -> None:
     """Run any agent command against the pacing proxy and write a looplab trace of it.
 
@@ -228,7 +243,9 @@ def wrap_command(
     at each profile (--replay DIR -p slow-80, then -p fast-750).
     Model calls are measured at the proxy; the gaps between them are the agent's time
     (its tools + harness after a reply with tool calls, its harness alone otherwise;
-    estimated). Exits with the command's exit code.
+    estimated). The verdict: --check CMD's exit status (0 = solved; an agent exiting
+    non-zero failed whatever the check says), else the agent's exit code (0 = solved).
+    Exits with the command's exit code.
     Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
     from looplab.backends.proxy.wrap import run_wrapped
@@ -254,12 +271,14 @@ def wrap_command(
         api_key=_api_key(api_key_env),
         agent=agent,
         task=task,
+        check=check,
     )
     console = err_console()
     summary = result.summary
     console.print(
         f"[bold]looplab wrap[/] {result.calls} model call(s) at {resolved.name}, exit code "
-        f"{result.exit_code}; upstream slower on {summary.get('upstream_slower', 0)} call(s); "
+        f"{result.exit_code}, {_verdict_words(result.verdict)}; upstream slower on "
+        f"{summary.get('upstream_slower', 0)} call(s); "
         f"trace: {result.trace}"
     )
     if result.simulated_replies:
