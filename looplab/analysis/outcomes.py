@@ -11,7 +11,12 @@ can count a failed run as finished or an unknown one as solved:
 - `unknown`: no verdict (`success` None): an imported session without a harness verdict,
   a collected run without a success attribute. Unknown is said, never counted as solved.
 
-`verdict_by` says who decided (`RunEndEvent.verdict_by`): the report names it.
+`RunEndEvent.verdict_by` says who decided, one of `VERDICT_SOURCES`: `check` (the task's
+checker, `looplab run`), `check command` (`looplab wrap --check CMD`), `exit code` (a
+wrapped agent's exit status, without `--check`), `span` (a collected run's
+`looplab.success` attribute or its agent span's status), `harness` (an imported record's
+own verdict: a resolved flag, a score, a browser agent's `is_done`/`success`). The report
+names it per arm.
 """
 
 from __future__ import annotations
@@ -20,9 +25,12 @@ from typing import Literal
 
 from looplab.traces.schema import RunEndEvent
 
-__all__ = ["STOP_REASONS", "Outcome", "outcome", "outcome_of"]
+__all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of"]
 
 Outcome = Literal["solved", "failed", "unknown"]
+
+VERDICT_SOURCES = ("check", "check command", "exit code", "span", "harness")
+"""Who may decide a run's `success` (`RunEndEvent.verdict_by`; module doc)."""
 
 STOP_REASONS = frozenset(
     {

@@ -47,7 +47,6 @@ __all__ = [
     "MAX_SECONDS",
     "READ_FORMATS",
     "TRACE_FORMAT",
-    "VERDICT_SOURCES",
     "Attempt",
     "ModelCallEvent",
     "RunEndEvent",
@@ -65,9 +64,6 @@ TRACE_FORMAT = "looplab-2"
 """The current trace format tag (what writers stamp)."""
 READ_FORMATS = ("looplab-1", "looplab-2")
 """Format tags readers accept: `looplab-1` traces are flat `looplab-2` traces."""
-
-VERDICT_SOURCES = ("check", "check command", "exit code", "span", "harness")
-"""Who may decide a run's `success` (`RunEndEvent.verdict_by`)."""
 
 MAX_SECONDS = 1e9
 """Largest magnitude of any time or duration in a trace (about 31 years): beyond it a value
@@ -358,15 +354,9 @@ class RunEndEvent(_Event):
     experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
     `error`, or what an imported source said."""
     success: bool | None = None
-    """Whether the task was solved (None: not checked / unknown); `verdict_by` says who
-    decided. Read with `looplab.analysis.outcomes.outcome`: a stop or a non-zero exit is
-    a failure whatever this says."""
+    """Solved? (None: unknown; a stop or non-zero exit fails anyway: `analysis/outcomes.py`)."""
     verdict_by: str | None = None
-    """Who decided `success` (`VERDICT_SOURCES`): `check` (the task's checker, `looplab
-    run`), `check command` (`looplab wrap --check CMD`), `exit code` (a wrapped agent's
-    exit status, without `--check`), `span` (a collected run's `looplab.success` attribute
-    or its agent span's status), `harness` (an imported record's own verdict: a resolved
-    flag, a score, a browser agent's `is_done`/`success`). None: not recorded."""
+    """Who decided `success` (`analysis/outcomes.py` lists the values; None: unknown)."""
     check_output: str | None = None
     """What the checker printed (cut)."""
     steps: int
@@ -380,15 +370,13 @@ class RunEndEvent(_Event):
     sandbox_start_s: Seconds | None = None
     """Time to start the sandbox (and its services), excluded from task time."""
     end_to_end_s: Seconds | None = None
-    """Setup (sandbox, services, browser) + task: from the setup's start to the run's end.
-    Task time excludes the setup; this does not, so `eager_sandbox` (setup overlapping
-    the first model call) shows here. None: not recorded."""
+    """Setup (sandbox, services, browser) + task, from the setup's start to the run's end:
+    `eager_sandbox` (setup overlapping the first model call) shows here. None: unknown."""
     prompt: str | None = None
     """The task prompt as the agent got it (known only once services had their addresses,
     hence here and not in run_start)."""
     loop_lag_p99_ms: float | None = None
-    """Event-loop lag (p99) measured during the run: high values mean the harness machine
-    was saturated and timings are suspect."""
+    """Event-loop lag (p99) during the run: high = the harness machine was saturated."""
     exit_code: int | None = None
     """Exit status of a wrapped agent command (`looplab wrap`; 128 + N for signal N)."""
     knobs: dict[str, Any] = Field(default_factory=dict)

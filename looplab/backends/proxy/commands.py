@@ -26,6 +26,8 @@ from looplab.urls import public_url, url_problem
 
 if TYPE_CHECKING:
     from looplab.backends.proxy.store import Recording
+    from looplab.backends.proxy.verdict import WrapVerdict
+    from looplab.backends.proxy.wrap import WrapResult
 
 __all__ = ["proxy_command", "wrap_command"]
 
@@ -203,10 +205,11 @@ def _print_divergences(recording: Recording | None) -> None:
         console.print(f"[yellow]replay divergence[/] {divergence.describe()}")
 
 
-def _verdict_words(verdict: object) -> str:
+def _verdict_words(verdict: WrapVerdict | None) -> str:
     """`solved (check command)` / `failed (exit code)`: the run's verdict for the summary."""
-    success, by = getattr(verdict, "success", None), getattr(verdict, "by", "?")
-    return f"{'solved' if success else 'failed'} ({by})" if success is not None else "unknown"
+    if verdict is None:
+        return "verdict unknown"
+    return f"{'solved' if verdict.success else 'failed'} ({verdict.by})"
 
 
 def wrap_command(
@@ -273,10 +276,16 @@ def wrap_command(
         task=task,
         check=check,
     )
+    _print_wrapped(result, resolved.name, replay)
+    raise typer.Exit(result.exit_code)
+
+
+def _print_wrapped(result: WrapResult, profile: str, replay: Path | None) -> None:
+    """The wrapped run's summary: calls, exit code, verdict, trace, and replay divergences."""
     console = err_console()
     summary = result.summary
     console.print(
-        f"[bold]looplab wrap[/] {result.calls} model call(s) at {resolved.name}, exit code "
+        f"[bold]looplab wrap[/] {result.calls} model call(s) at {profile}, exit code "
         f"{result.exit_code}, {_verdict_words(result.verdict)}; upstream slower on "
         f"{summary.get('upstream_slower', 0)} call(s); "
         f"trace: {result.trace}"
@@ -290,6 +299,5 @@ def wrap_command(
         assert isinstance(found, list)
         line = _replay_summary(summary["replay_policy"], len(found), replay)
         console.print(f"[bold]looplab wrap[/] {line}")
-    for line in summary.get("divergences") or []:  # type: ignore[attr-defined]
+    for line in summary.get("divergences") or []:  # type: ignore[attr-defined]  # list of str
         console.print(f"[yellow]replay divergence[/] {line}")
-    raise typer.Exit(result.exit_code)

@@ -74,7 +74,7 @@ def finish_run(result: Any) -> None:
     assign_groups(records)  # one group per backend, and per variant when there are axes
     _print_summary(headline(records))
     _print_knobs(records)
-    _print_bottom_lines(records)
+    _print_bottom_lines(records, result.directory)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     _write_report(result.directory)
@@ -141,7 +141,7 @@ def _print_transport(records: list[Any]) -> None:
 
 
 def _print_summary(groups: list[Any]) -> None:
-    from looplab.report.views.report_model import headline_sentence
+    from looplab.report.views.group import headline_sentence
 
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
@@ -186,9 +186,11 @@ def _speedup_cell(group: Any, ci: str) -> str:
     return "no paired task"
 
 
-def _print_bottom_lines(records: list[Any]) -> None:
-    """One sentence per comparison group (agent, task set, clock): `views/bottom_line.py`."""
+def _print_bottom_lines(records: list[Any], directory: Path) -> None:
+    """One sentence per comparison group (agent, task set, clock): `views/bottom_line.py`,
+    under the config's `deadline_s` when it sets one."""
+    from looplab.report.build import configured_deadline
     from looplab.report.views.bottom_line import bottom_lines
 
-    for line in bottom_lines(records):
+    for line in bottom_lines(records, configured_deadline([directory])):
         out_console().print(f"[bold]Bottom line[/] {line.text}", highlight=False)

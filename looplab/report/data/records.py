@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from looplab.analysis.outcomes import Outcome, outcome_of
 from looplab.errors import TraceError
 from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import read_traces
@@ -105,6 +106,19 @@ class RunRecord:
     identity: RunIdentity | None = None
     """What it is compared by (agent, task set, profile, clock: `traces/identity.py`);
     `report/data/pairing.py` groups by it. None only for records built by hand."""
+    model: str | None = None
+    """The model the run talked to (the identity's; None: unknown)."""
+    exit_code: int | None = None
+    """A wrapped agent's exit status (`run_end.exit_code`; None: not a command)."""
+    verdict_by: str | None = None
+    """Who decided `success` (`run_end.verdict_by`: check, check command, exit code, span,
+    harness; None: not recorded)."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """`solved`, `failed` or `unknown` (`looplab.analysis.outcomes`): a stop, a non-zero
+        exit or a failed verdict is failed; no verdict is unknown, never solved."""
+        return outcome_of(self.end_reason, self.success, self.exit_code)
 
     @property
     def anchor(self) -> str:
@@ -195,6 +209,9 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         group=profile,
         node=_node_label(header.node),
         identity=identity,
+        model=identity.model,
+        exit_code=end.exit_code,
+        verdict_by=end.verdict_by,
     )
 
 

@@ -1,0 +1,133 @@
+"""The "Success: solved, by which model, by when, for how much" section: per arm (agent,
+model, profile) on tasks paired across arms, the success rate with its Wilson interval,
+$ per task and per solved task, expected time and $ to a solved task with retries,
+success under the deadline and the area under success vs time budget, and the three
+repetition shares (`views/success.py`)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from looplab.report.views.report_model import ReportModel
+from looplab.report.views.success import ArmSuccess, SuccessView
+
+__all__ = ["render_success", "success_tables"]
+
+COLUMNS = [
+    "comparison group",
+    "arm",
+    "model",
+    "profile",
+    "tasks",
+    "runs",
+    "solved",
+    "failed",
+    "unknown",
+    "success (95% CI)",
+    "task s p50",
+    "$ a task",
+    "$ per solved task",
+    "s to a solved task (retries)",
+    "$ to a solved task (retries)",
+    "under the deadline",
+    "AUC to the deadline",
+    "always / mean / ever",
+    "verdict by",
+]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _usd(value: float | None) -> str:
+    return "-" if value is None else f"${value:.4g}"
+
+
+def _row(arm: ArmSuccess) -> list[str]:
+    """One arm's cells, in `COLUMNS` order (words where a figure is unknown)."""
+    rate = "unknown (no verdict)"
+    if arm.rate is not None:
+        rate = _pct(arm.rate)
+        if arm.interval:
+            rate += f" ({arm.interval[0]:.0%}-{arm.interval[1]:.0%})"
+    repeated = (
+        f"{_pct(arm.always)} / {_pct(arm.mean)} / {_pct(arm.ever)}"
+        if arm.mean is not None
+        else "one run a task"
+    )
+    return [
+        arm.key.label,
+        arm.arm,
+        arm.model or "?",
+        arm.profile,
+        str(arm.tasks),
+        str(arm.runs),
+        str(arm.solved),
+        str(arm.failed),
+        str(arm.unknown),
+        rate,
+        f"{arm.task_s:.2f}",
+        _usd(arm.cost_per_task),
+        _usd(arm.cost_per_solved),
+        "-" if arm.time_to_solved_s is None else f"{arm.time_to_solved_s:.2f}",
+        _usd(arm.cost_to_solved),
+        _pct(arm.under_deadline),
+        "-" if arm.auc is None else f"{arm.auc:.2f}",
+        repeated,
+        ", ".join(f"{k} {n}" for k, n in sorted(arm.verdicts.items())),
+    ]
+
+
+def _deadline_words(view: SuccessView) -> str:
+    if view.deadline_s is None:
+        return "no deadline"
+    minutes = f"{view.deadline_s / 60:g}-minute"
+    if view.deadline_yours:
+        return f"your {minutes} deadline"
+    return f"a {minutes} cap picked from the slowest arm's median (set yours: --deadline)"
+
+
+def render_success(model: ReportModel) -> str:
+    """The section's static HTML: the hint, the table, the notes."""
+    view = model.success
+    if view is None or not view.arms:
+        return '<p class="note">No arm to judge.</p>'
+    head = "".join(f"<th>{escape(c)}</th>" for c in COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in _row(arm)) + "</tr>"
+        for arm in view.arms
+    )
+    hint = (
+        "Per arm (a model at a profile) on the tasks every arm of its comparison group ran. "
+        "Solved / failed / unknown: a failed check, a non-zero exit or a stop is failed; a "
+        "run without a verdict is unknown, said and never counted as solved (give one: "
+        "`looplab wrap --check CMD`, the `looplab.success` span attribute). Success: solved "
+        "of the runs with a verdict, Wilson 95% interval. $ per solved task: every run's "
+        f"cost over the solved ones. Retries: up to {view.arms[0].retries} tries, each "
+        "solving with the task's own solved share in these runs, failed tries' time and "
+        f"money counted. Under the deadline ({escape(_deadline_words(view))}): the share of "
+        "runs solved within it; AUC: the area under that share from 0 to the deadline "
+        "(1 = all solved at once). Always / mean / ever: over tasks run twice or more."
+    )
+    notes = "".join(f"<li>{escape(n)}</li>" for n in view.notes)
+    return (
+        f'<p class="hint">{hint}</p>'
+        f'<table class="sortable" data-export="success"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>" + (f"<ul>{notes}</ul>" if notes else "")
+    )
+
+
+def success_tables(model: ReportModel) -> dict[str, Any]:
+    """The section's export table (`success`)."""
+    view = model.success
+    if view is None:
+        return {}
+    return {
+        "success": {
+            "title": f"success per arm ({_deadline_words(view)})",
+            "columns": COLUMNS,
+            "rows": [_row(arm) for arm in view.arms],
+        }
+    }
