@@ -323,5 +323,7 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "claim": claim_json(model.claim) if model.claim else None,
         "money": asdict(model.money) if model.money else None,
         "caps": asdict(model.caps) if model.caps else None,
+        "success": asdict(model.success) if model.success else None,
+        "bottom_lines": [{"text": line.text, **asdict(line)} for line in model.bottom_lines],
     }
     return finite(data)

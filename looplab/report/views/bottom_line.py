@@ -261,8 +261,8 @@ def bottom_line(
     fast_times = [t for task in paired for t in fast[task]]
     line.slow_s, line.fast_s = median(slow_times), median(fast_times)
     line.paired_tasks, line.runs = len(paired), len(slow_times) + len(fast_times)
+    line.failed_left_out = sum(1 for r in (*slow_runs, *fast_runs) if r.outcome == "failed")
     both = [r for r in (*slow_runs, *fast_runs) if r.task in paired]
-    line.failed_left_out = sum(1 for r in both if r.outcome == "failed")
     line.unknown = sum(1 for r in both if r.outcome == "unknown")
     if not line.fast_s or not math.isfinite(line.slow_s / line.fast_s):
         line.missing = f"no measured task time at {line.fast}; nothing to compare."

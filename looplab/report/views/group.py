@@ -89,7 +89,9 @@ def headline_sentence(groups: Sequence[GroupView]) -> str:
     if fast.model != slow.model and fast.model and slow.model:
         return (
             f"Two models, not one model at two speeds: {fast.label} ({fast.model}) against "
-            f"{slow.label} ({slow.model}): tasks took {gain:.1f}x less time{ci}, by "
+            f"{slow.label} ({slow.model}): tasks took "
+            + (f"{gain:.1f}x less time" if gain >= 1 else f"{1 / gain:.1f}x more time")
+            + f"{ci}, by "
             + basis.removesuffix(".")
             + "; the bottom line gives each model's success and cost per solved task."
         )
