@@ -7,11 +7,13 @@ their records changed where a rule needs it."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from looplab.report.build import assign_groups, load_records
+from looplab.report.build import assign_groups, build_model_for, load_records
 from looplab.report.data.pairing import claim_groups
 from looplab.report.data.records import RunRecord
 from looplab.report.views.bottom_line import bottom_lines
@@ -146,3 +148,17 @@ def test_bad_durations_are_refused(text: str) -> None:
     """A duration that is not positive seconds, minutes or hours names the forms allowed."""
     with pytest.raises(ValueError, match="give seconds"):
         parse_duration(text)
+
+
+def test_the_configs_deadline_reaches_the_report(runs_root: Path, tmp_path: Path) -> None:
+    """An experiment's `deadline_s` (its stored config.json) is the report's deadline
+    unless `--deadline` gives another."""
+    copy = tmp_path / "quick"
+    shutil.copytree(runs_root / "quick", copy)
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "deadline_s": 120}))
+    model, _ = build_model_for([copy])
+    assert "under your 2-minute deadline" in model.bottom_lines[0].text
+    model, _ = build_model_for([copy], deadline_s=30.0)
+    assert "under your 0.5-minute deadline" in model.bottom_lines[0].text
+    assert model.success is not None and model.success.deadline_s == 30.0
