@@ -181,3 +181,15 @@ def test_ctrl_c_stops_the_dashboard_and_frees_the_port(root: Path) -> None:
         socket.create_connection(("127.0.0.1", port), timeout=2),
     ):
         pass
+
+
+def test_report_page_takes_the_users_deadline(root: Path) -> None:
+    """A report page has the deadline form; `?deadline=2m` judges success under it (the
+    bottom line and the Success section say "your"), and a bad value is a 422 naming it."""
+    with DashboardServer(root) as server:
+        status, plain = _get(server.url + "report/quick")
+        assert status == 200 and 'name="deadline"' in plain and 'id="success"' in plain
+        status, judged = _get(server.url + "report/quick?deadline=2m")
+        assert status == 200 and "under your 2-minute deadline" in judged
+        status, bad = _get(server.url + "report/quick?deadline=soon")
+        assert status == 400 and "deadline" in bad

@@ -2,17 +2,20 @@
 model, profile) on tasks paired across arms, the success rate with its Wilson interval,
 $ per task and per solved task, expected time and $ to a solved task with retries,
 success under the deadline and the area under success vs time budget, and the three
-repetition shares (`views/success.py`)."""
+repetition shares (`views/success.py`); and the dashboard's deadline form
+(`?deadline=2m` on a report page)."""
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any
 
+from looplab.errors import ConfigError
 from looplab.report.views.report_model import ReportModel
 from looplab.report.views.success import ArmSuccess, SuccessView
+from looplab.stats.durations import parse_duration
 
-__all__ = ["render_success", "success_tables"]
+__all__ = ["deadline_form", "deadline_s", "render_success", "success_tables"]
 
 COLUMNS = [
     "comparison group",
@@ -131,3 +134,25 @@ def success_tables(model: ReportModel) -> dict[str, Any]:
             "rows": [_row(arm) for arm in view.arms],
         }
     }
+
+
+def deadline_s(text: str) -> float:
+    """The `?deadline=` of a report page in seconds.
+
+    Raises:
+        ConfigError: not a duration (90s, 2m, 1.5h).
+    """
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="deadline") from None
+
+
+def deadline_form(value: str) -> str:
+    """A GET form that reloads the report judged under the user's deadline
+    (`?deadline=2m`: the bottom lines and the Success section use it)."""
+    return (
+        '<form class="deadline" method="get"><label>Your deadline for a task '
+        f'<input name="deadline" value="{escape(value)}" placeholder="2m" size="6"></label> '
+        '<button type="submit">judge success under it</button></form>'
+    )
