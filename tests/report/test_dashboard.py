@@ -192,4 +192,4 @@ def test_report_page_takes_the_users_deadline(root: Path) -> None:
         status, judged = _get(server.url + "report/quick?deadline=2m")
         assert status == 200 and "under your 2-minute deadline" in judged
         status, bad = _get(server.url + "report/quick?deadline=soon")
-        assert status == 400 and "deadline" in bad
+        assert status == 422 and "deadline" in bad
