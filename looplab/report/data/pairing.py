@@ -84,12 +84,11 @@ def arm_model(runs: Sequence[RunRecord]) -> str | None:
 
 
 def models_differ(a: Sequence[RunRecord], b: Sequence[RunRecord]) -> bool:
-    """Whether two arms ran different models (rule 5): both known and not the same, or
-    either arm mixing models. An unknown model on both sides is not a difference."""
+    """Whether two arms ran different models (rule 5): the sets of models they name differ
+    (one arm's runs re-timed at another profile keep their mix of models: the same set). A
+    side whose model is unknown is not a difference."""
     known_a, known_b = {r.model for r in a} - {None}, {r.model for r in b} - {None}
-    if not known_a or not known_b:
-        return False
-    return known_a != known_b or len(known_a) > 1
+    return bool(known_a and known_b) and known_a != known_b
 
 
 def comparison_groups(records: Sequence[RunRecord]) -> dict[ComparisonKey, list[RunRecord]]:
