@@ -75,7 +75,6 @@ def two_models(tmp_path: Path, upstream: str) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(300)
 def test_two_models_are_a_model_comparison_with_success(two_models: Path) -> None:
     """The failed run is recorded as failed (exit code 1, verdict by exit code) with its
     model; the report's bottom line is a model comparison (each model's solved-of, time,
