@@ -149,6 +149,10 @@ def report_command(
         console.print(
             "[bold]Your answer, per agent and task set[/] (the report shows these first):"
         )
+    if result.model.success is not None and result.model.success.arms:
+        from looplab.report.render.success import success_table
+
+        console.print(success_table(result.model.success))
     for line in result.model.bottom_lines:
         console.print(f"[bold]Bottom line:[/] {line.text}", highlight=False)
 

@@ -162,3 +162,17 @@ def test_the_configs_deadline_reaches_the_report(runs_root: Path, tmp_path: Path
     model, _ = build_model_for([copy], deadline_s=30.0)
     assert "under your 0.5-minute deadline" in model.bottom_lines[0].text
     assert model.success is not None and model.success.deadline_s == 30.0
+
+
+def test_runs_summary_prints_success_per_arm(
+    runs_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`looplab run`'s summary: the success table per arm (solved, rate with its interval,
+    $ per solved task, time to a solved task) before the bottom lines."""
+    from looplab.experiments.summaries.finish import _print_bottom_lines
+
+    _print_bottom_lines(_records(runs_root), runs_root / "quick")
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "success per arm, on paired tasks" in printed and "$ per solved task" in printed
+    assert "3/3" in printed and "100% (44%-100%)" in printed
+    assert "Bottom line For coding on coding (virtual clock)" in printed

@@ -94,6 +94,7 @@ def test_two_models_are_a_model_comparison_with_success(two_models: Path) -> Non
     line = bottom.text
     print(line)  # the notes quote it
     assert f"Bottom line: {line}" in said
+    assert "success per arm, on paired tasks (your 2-minute deadline)" in said
     assert line.startswith("For my-agent on lookup (wall clock): two models, compared as models")
     assert bottom.model_comparison and (bottom.slow_model, bottom.fast_model) == tuple(ARMS)
     assert model.success is not None

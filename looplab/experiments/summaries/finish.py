@@ -187,10 +187,19 @@ def _speedup_cell(group: Any, ci: str) -> str:
 
 
 def _print_bottom_lines(records: list[Any], directory: Path) -> None:
-    """One sentence per comparison group (agent, task set, clock): `views/bottom_line.py`,
-    under the config's `deadline_s` when it sets one."""
+    """The success table per arm (`views/success.py`), then one sentence per comparison
+    group (agent, task set, clock): `views/bottom_line.py`, under the config's
+    `deadline_s` when it sets one."""
     from looplab.report.build import configured_deadline
+    from looplab.report.render.success import success_table
     from looplab.report.views.bottom_line import bottom_lines
+    from looplab.report.views.success import success_view
 
-    for line in bottom_lines(records, configured_deadline([directory])):
+    deadline = configured_deadline([directory])
+    lines = bottom_lines(records, deadline)
+    picked = next((60 * line.cap_minutes for line in lines if line.cap_minutes), None)
+    view = success_view(records, deadline or picked, yours=deadline is not None)
+    if view.arms:
+        out_console().print(success_table(view))
+    for line in lines:
         out_console().print(f"[bold]Bottom line[/] {line.text}", highlight=False)

@@ -10,12 +10,15 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from rich.table import Table
+
 from looplab.errors import ConfigError
 from looplab.report.views.report_model import ReportModel
 from looplab.report.views.success import ArmSuccess, SuccessView
 from looplab.stats.durations import parse_duration
 
-__all__ = ["deadline_form", "deadline_s", "render_success", "success_tables"]
+__all__ = ["CONSOLE_COLUMNS", "deadline_form", "deadline_s", "render_success", "success_table"]
+__all__ += ["success_tables"]
 
 COLUMNS = [
     "comparison group",
@@ -134,6 +137,32 @@ def success_tables(model: ReportModel) -> dict[str, Any]:
             "rows": [_row(arm) for arm in view.arms],
         }
     }
+
+
+CONSOLE_COLUMNS = {
+    "arm": 1,
+    "solved": 6,
+    "success (95% CI)": 9,
+    "$ per solved task": 12,
+    "s to a solved task (retries)": 13,
+    "under the deadline": 15,
+}
+"""The columns `looplab run` and `looplab report` print (header -> index in `COLUMNS`)."""
+
+
+def success_table(view: SuccessView) -> Table:
+    """The console's success table: per arm, solved of judged, the rate with its interval,
+    $ per solved task, time to a solved task with retries, the share under the deadline."""
+    table = Table(title=f"success per arm, on paired tasks ({_deadline_words(view)})")
+    for header in CONSOLE_COLUMNS:
+        table.add_column(header, justify="right")
+    for arm in view.arms:
+        cells = _row(arm)
+        cells[6] = f"{arm.solved}/{arm.solved + arm.failed}" + (
+            f" ({arm.unknown} unknown)" if arm.unknown else ""
+        )
+        table.add_row(*(cells[i] for i in CONSOLE_COLUMNS.values()))
+    return table
 
 
 def deadline_s(text: str) -> float:
