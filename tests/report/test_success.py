@@ -86,6 +86,11 @@ def test_two_models_are_never_headlined_as_one_model_at_two_speeds(runs_root: Pa
     assert "faster decode" not in model.sentence and model.sentence.startswith("Two models")
     by_group = {g: [r for r in records if r.group == g] for g in ("slow-80", "fast-750")}
     assert claim_groups(by_group, ["slow-80", "fast-750"]) == ({}, [])
+    for record in records:  # no verdicts: said per model, never "0% vs 0%"
+        record.success = None
+    (line,) = bottom_lines(records, deadline_s=120.0)
+    assert "small-fast (fast-750) (success unknown) in" in line.text
+    assert "under your 2-minute deadline success is unknown" in line.text
     for record in records:  # one model again: the speed comparison, as before
         record.model = "same"
     (line,) = bottom_lines(records)

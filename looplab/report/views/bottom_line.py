@@ -208,7 +208,8 @@ def _arm_text(arm: ArmSuccess, *, first: bool) -> str:
     task)`; the second arm without the verb."""
     name = f"{arm.model or '?'} ({arm.profile})"
     solves = "solves " if first else ""
-    text = f"{name} {solves}{_of(arm)} in {arm.task_s:.3g} s"
+    judged = f"{solves}{_of(arm)}" if arm.verdicts_known else "(success unknown)"
+    text = f"{name} {judged} in {arm.task_s:.3g} s"
     if arm.cost_per_task is not None:
         text += f" for ${arm.cost_per_task:.2g} a task"
         if arm.cost_per_solved is not None:
