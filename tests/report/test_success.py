@@ -53,6 +53,7 @@ def test_one_failed_run_is_left_out_and_said(runs_root: Path) -> None:
     (line,) = bottom_lines(records, deadline_s=600.0)
     assert "1 run failed, left out" in line.text
     assert "solves 2 of 3 instead of 3 of 3" in line.text
+    assert "per solved task instead of" in line.text and "every run's cost counted" in line.text
     assert "under your 10-minute deadline solves 67% instead of 100%" in line.text
 
 

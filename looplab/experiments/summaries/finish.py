@@ -192,13 +192,12 @@ def _print_bottom_lines(records: list[Any], directory: Path) -> None:
     `deadline_s` when it sets one."""
     from looplab.report.build import configured_deadline
     from looplab.report.render.success import success_table
-    from looplab.report.views.bottom_line import bottom_lines
+    from looplab.report.views.bottom_line import bottom_lines, picked_caps
     from looplab.report.views.success import success_view
 
     deadline = configured_deadline([directory])
     lines = bottom_lines(records, deadline)
-    picked = next((60 * line.cap_minutes for line in lines if line.cap_minutes), None)
-    view = success_view(records, deadline or picked, yours=deadline is not None)
+    view = success_view(records, deadline, picked=picked_caps(lines))
     if view.arms:
         out_console().print(success_table(view))
     for line in lines:

@@ -51,6 +51,13 @@ def _usd(value: float | None) -> str:
     return "-" if value is None else f"${value:.4g}"
 
 
+def _under(arm: ArmSuccess) -> str:
+    """`75% (2 min)`: the share solved under the arm's deadline, and the deadline."""
+    if arm.under_deadline is None or arm.deadline_s is None:
+        return "-"
+    return f"{_pct(arm.under_deadline)} ({arm.deadline_s / 60:g} min)"
+
+
 def _row(arm: ArmSuccess) -> list[str]:
     """One arm's cells, in `COLUMNS` order (words where a figure is unknown)."""
     rate = "unknown (no verdict)"
@@ -79,7 +86,7 @@ def _row(arm: ArmSuccess) -> list[str]:
         _usd(arm.cost_per_solved),
         "-" if arm.time_to_solved_s is None else f"{arm.time_to_solved_s:.2f}",
         _usd(arm.cost_to_solved),
-        _pct(arm.under_deadline),
+        _under(arm),
         "-" if arm.auc is None else f"{arm.auc:.2f}",
         repeated,
         ", ".join(f"{k} {n}" for k, n in sorted(arm.verdicts.items())),
@@ -87,12 +94,9 @@ def _row(arm: ArmSuccess) -> list[str]:
 
 
 def _deadline_words(view: SuccessView) -> str:
-    if view.deadline_s is None:
-        return "no deadline"
-    minutes = f"{view.deadline_s / 60:g}-minute"
-    if view.deadline_yours:
-        return f"your {minutes} deadline"
-    return f"a {minutes} cap picked from the slowest arm's median (set yours: --deadline)"
+    if view.deadline_s is not None:
+        return f"your {view.deadline_s / 60:g}-minute deadline"
+    return "each group's cap picked from its slowest arm's median (set yours: --deadline)"
 
 
 def render_success(model: ReportModel) -> str:

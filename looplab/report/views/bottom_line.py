@@ -49,7 +49,14 @@ from looplab.report.data.records import RunRecord
 from looplab.report.views.success import ArmSuccess, arm_success
 from looplab.stats.intervals import median, speedup_ci
 
-__all__ = ["CAP_LADDER_MIN", "BottomLine", "bottom_line", "bottom_lines", "cap_minutes"]
+__all__ = [
+    "CAP_LADDER_MIN",
+    "BottomLine",
+    "bottom_line",
+    "bottom_lines",
+    "cap_minutes",
+    "picked_caps",
+]
 
 CAP_LADDER_MIN = (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 90, 120, 240, 480)
 """Caps (minutes) the bottom line quotes: the largest one below the reference profile's
@@ -152,10 +159,12 @@ class BottomLine:
         if fast is None or slow is None or not (fast.verdicts_known or slow.verdicts_known):
             return ""
         text = f", solves {_of(fast)} instead of {_of(slow)}"
-        if fast.cost_per_solved is not None and slow.cost_per_solved is not None:
+        all_solved = fast.solved == fast.runs and slow.solved == slow.runs
+        if not all_solved and fast.cost_per_solved and slow.cost_per_solved:
+            # all runs' money over the solved runs: a mean, unlike the median $ a task above
             text += (
                 f" (${fast.cost_per_solved:.4g} per solved task instead of "
-                f"${slow.cost_per_solved:.4g})"
+                f"${slow.cost_per_solved:.4g}, every run's cost counted)"
             )
         return text
 
@@ -298,6 +307,16 @@ def _success(
         line.cap_minutes, line.deadline_yours = deadline_s / 60, True
         line.finish_slow = _solved_within(slow, deadline_s)
         line.finish_fast = _solved_within(fast, deadline_s)
+
+
+def picked_caps(lines: Sequence[BottomLine]) -> dict[ComparisonKey, float]:
+    """Each line's picked cap in seconds, by key (lines under the user's deadline, or
+    without a cap, left out): what the success view judges each group under."""
+    return {
+        line.key: 60 * line.cap_minutes
+        for line in lines
+        if line.cap_minutes is not None and not line.deadline_yours
+    }
 
 
 def cap_minutes(reference_s: float) -> float:

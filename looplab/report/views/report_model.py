@@ -22,7 +22,7 @@ from looplab.claims.panel.views import claim_view
 from looplab.report.data.knobs import KnobRow, knob_rows
 from looplab.report.data.pairing import ComparisonKey, arm_model, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
-from looplab.report.views.bottom_line import BottomLine, bottom_lines
+from looplab.report.views.bottom_line import BottomLine, bottom_lines, picked_caps
 from looplab.report.views.compare import Comparability, comparability, keyed
 from looplab.report.views.detail import (
     TRANSCRIPTS,
@@ -240,13 +240,8 @@ def build_model(
         planning=planning_by_group(by_group, order),
         money=money_view(by_group, order),
         caps=caps_view(by_group, order),
-        success=success_view(records, deadline_s or _picked(lines), yours=deadline_s is not None),
+        success=success_view(records, deadline_s, picked=picked_caps(lines)),
     )
-
-
-def _picked(lines: Sequence[BottomLine]) -> float | None:
-    """Without the user's deadline, the success view's: the first bottom line's picked cap."""
-    return next((60 * line.cap_minutes for line in lines if line.cap_minutes), None)
 
 
 def _sentence(

@@ -35,7 +35,7 @@ wins; without one the bottom line's cap picked from the reference median
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from looplab.analysis.cost import price_of, trace_cost
@@ -111,15 +111,20 @@ class SuccessView:
 
     arms: list[ArmSuccess]
     deadline_s: float | None
+    """The user's deadline (None: each arm's `deadline_s` is its group's picked cap)."""
     deadline_yours: bool
-    """True: the user's deadline; False: picked by the tool (or none)."""
+    """True: the user's deadline; False: picked by the tool per group (or none)."""
     notes: list[str] = field(default_factory=list)
 
 
 def success_view(
-    records: Sequence[RunRecord], deadline_s: float | None, *, yours: bool = True
+    records: Sequence[RunRecord],
+    deadline_s: float | None,
+    *,
+    picked: Mapping[ComparisonKey, float] | None = None,
 ) -> SuccessView:
-    """Every comparison key's arms on their paired tasks (module doc)."""
+    """Every comparison key's arms on their paired tasks (module doc), under the user's
+    `deadline_s`, else each key's `picked` cap (seconds; the bottom line's)."""
     arms: list[ArmSuccess] = []
     notes: list[str] = []
     for key, runs in comparison_groups(records).items():
@@ -130,7 +135,9 @@ def success_view(
             continue
         for label, arm in profiles.items():
             mine = [r for r in arm if r.task in paired]
-            arms.append(arm_success(key, label, mine, deadline_s))
+            cap = deadline_s if deadline_s is not None else (picked or {}).get(key)
+            arms.append(arm_success(key, label, mine, cap))
+    yours = deadline_s is not None
     return SuccessView(arms=arms, deadline_s=deadline_s, deadline_yours=yours, notes=notes)
 
 
