@@ -88,8 +88,8 @@ def _live_row(
     b: dict[str, list[float]] = defaultdict(list)
     shares: list[float] = []
     for cell in shared:
-        left = [r for r in slow_cells[cell] if r.success is not False]
-        right = [r for r in fast_cells[cell] if r.success is not False]
+        left = [r for r in slow_cells[cell] if r.outcome != "failed"]
+        right = [r for r in fast_cells[cell] if r.outcome != "failed"]
         if not left or not right:
             continue
         cluster = _cluster(left[0], cell)
