@@ -124,8 +124,8 @@ def render_success(model: ReportModel) -> str:
     notes = "".join(f"<li>{escape(n)}</li>" for n in view.notes)
     return (
         f'<p class="hint">{hint}</p>'
-        f'<table class="sortable" data-export="success"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>" + (f"<ul>{notes}</ul>" if notes else "")
+        f'<div class="scroll"><table class="sortable" data-export="success"><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>" + (f"<ul>{notes}</ul>" if notes else "")
     )
 
 
