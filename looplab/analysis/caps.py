@@ -1,11 +1,13 @@
 """Deadlines: which runs finish under a task time cap, at a profile.
 
-A run *finishes* when it has a `run_end` that is not a stop (`timeout`, the limits, a
-backend or harness error) and its checker did not say it failed (`success` False);
-its task time is `run_end.end` (seconds from the run origin). A run finishes under cap
-`t` when it finishes and its task time is at most `t`. At a profile, the task time is
-the trace re-timed there (`looplab.analysis.retime`: each model call recomputed from its
-tokens, tools and overhead as recorded), so live, imported and corpus runs share this.
+A run *finishes* when it did not fail (`looplab.analysis.outcomes`: a `run_end` that is
+not a stop, no non-zero exit, no verdict saying failed); a run of unknown outcome (no
+verdict: the corpus's sessions) finishes but is not solved, and the views drawing these
+curves say how many were unknown. Its task time is `run_end.end` (seconds from the run
+origin). A run finishes under cap `t` when it finishes and its task time is at most `t`.
+At a profile, the task time is the trace re-timed there (`looplab.analysis.retime`:
+each model call recomputed from its tokens, tools and overhead as recorded), so live,
+imported and corpus runs share this.
 
 `cap_events` is the runner's side: a run whose (wall or composed virtual) task time went
 past its cap is cut at the cap and ends `timeout`, unfinished.
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from looplab.analysis.outcomes import STOP_REASONS, outcome
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.latency.profile import LatencyProfile
 from looplab.traces.io import Trace
@@ -35,23 +38,13 @@ __all__ = [
     "under_cap_curves",
 ]
 
-STOP_REASONS = frozenset(
-    {
-        "timeout",
-        "step_limit",
-        "token_budget",
-        "wall_time_budget",
-        "backend_error",
-        "error",
-        "cancelled",
-    }
-)
-"""End reasons of runs that did not finish their task."""
-
 
 def finished(end: RunEndEvent | None) -> bool:
-    """Whether a run with this `run_end` finished (module doc)."""
-    return end is not None and end.end_reason not in STOP_REASONS and end.success is not False
+    """Whether a run with this `run_end` finished: it did not fail
+    (`looplab.analysis.outcomes`: a stop, a non-zero exit, a failed verdict). A run of
+    unknown outcome finishes here but is never solved: views over runs with verdicts use
+    `looplab.report.views.success`, which counts solved runs only."""
+    return outcome(end) != "failed"
 
 
 def task_times_at(traces: Iterable[Trace], profile: LatencyProfile | None) -> list[float | None]:

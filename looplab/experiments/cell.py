@@ -275,6 +275,7 @@ def _header(
             profile=cell.backend.name,
             decode_tps=profile.decode_tps if profile else None,
             clock=cell_clock(config, cell.task),
+            model=endpoint.model,
         ),
         notes=[f"trace-driven: {shape.source}", *shape.notes] if shape else [],
     )
@@ -297,4 +298,4 @@ async def _run_wrapped(context: CellContext, cell: Cell, path: Path, run_id: str
         experiment=config.name,
         cell=cell.describe(),
     )
-    return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=None)
+    return CellOutcome(cell, "done", path, task_s=end.end, steps=end.steps, success=end.success)

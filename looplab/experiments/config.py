@@ -192,6 +192,12 @@ class ExperimentConfig(StrictModel):
     harness-time emulation."""
     concurrency: int = Field(default=1, ge=1, le=64)
     """Runs in flight at once."""
+    deadline_s: float | None = Field(default=None, gt=0)
+    """Your deadline for a task, in seconds: `looplab run`'s bottom lines and the report
+    give each arm's share of runs solved within it and the area under success vs time
+    budget up to it (`looplab report --deadline` overrides it). Unlike
+    `budgets.task_timeout_s` it stops nothing. None: a cap picked from the slowest arm's
+    median task time."""
     clock: Literal["wall", "virtual"] = "wall"
     """`wall`: the simulator really waits; `virtual`: model time computed from the profile,
     tools run for real, the timeline composed from both."""

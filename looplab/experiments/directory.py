@@ -19,7 +19,12 @@ from looplab.errors import ConfigError, TraceError
 from looplab.layout import ExperimentDir, trace_path
 from looplab.traces.io import read_trace
 
-__all__ = ["is_complete", "prepare", "set_aside"]
+__all__ = ["REPORT_ONLY", "is_complete", "prepare", "set_aside"]
+
+
+REPORT_ONLY = frozenset({"deadline_s"})
+"""Config fields that change how results are read, not the runs: a resumed experiment may
+change them (the stored config takes the new value)."""
 
 
 def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
@@ -39,7 +44,11 @@ def prepare(directory: Path, config: dict[str, Any], *, fresh: bool) -> None:
         _empty(directory)
     if stored.exists():
         previous = _read_config(stored)
-        changed = sorted(k for k in set(previous) | set(config) if previous.get(k) != config.get(k))
+        changed = sorted(
+            k
+            for k in (set(previous) | set(config)) - REPORT_ONLY
+            if previous.get(k) != config.get(k)
+        )
         if changed:
             raise ConfigError(
                 f"{directory} holds a different experiment "

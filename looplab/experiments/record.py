@@ -61,6 +61,7 @@ def run_events(
         end_reason=result.end_reason,
         end_time=result.ended,
         success=run.check.passed,
+        verdict_by="check",
         check_output=run.check.output[-4000:],
         error=result.error,
         sandbox_start_s=run.sandbox_start_s,

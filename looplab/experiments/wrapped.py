@@ -18,8 +18,9 @@ upstream (the agent picks its model id, e.g. `looplab-lorem`), or the wrapped ag
 through profile). The command runs on this host in a fresh copy of the task's workspace
 (`{workspace}`), with `{task}` and `{prompt}` replaced in its arguments and also given as
 `LOOPLAB_TASK` / `LOOPLAB_TASK_PROMPT`. The task's check is not run (a wrapped agent
-works outside looplab's sandboxes): the trace's `success` stays unknown and its
-`exit_code` says how the command ended.
+works outside looplab's sandboxes): the agent's `check` command (run after it in the
+workspace, exit 0 = solved) or else the command's exit code is the verdict
+(`looplab.backends.proxy.verdict`).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ async def run_wrapped_cell(
             run_id=run_id,
             experiment=experiment,
             cell=cell,
+            check=_fill(agent.check, values) if agent.check else None,
         )
     )
     try:

@@ -33,5 +33,9 @@ class WrappedAgent(StrictModel):
     """More environment variables for the command."""
     timeout_s: float | None = Field(default=None, gt=0)
     """Stop the command after this long."""
+    check: str | None = None
+    """A shell command run in the task's workspace after the agent exits that judges the
+    task (exit 0 = solved; `{task}`, `{prompt}`, `{workspace}` filled in); None: the
+    command's exit code decides (`looplab.backends.proxy.verdict`)."""
 
     _is_api_root = field_validator("upstream")(api_root)

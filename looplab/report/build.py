@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from looplab.errors import ConfigError
+from looplab.layout import ExperimentDir
 from looplab.report.data.exports import report_json
 from looplab.report.data.knobs import variant_labels
 from looplab.report.data.pairing import ComparisonKey, comparison_key, group_prefix
@@ -27,6 +28,7 @@ __all__ = [
     "assign_groups",
     "build_model_for",
     "build_report",
+    "configured_deadline",
     "load_records",
     "write_report",
 ]
@@ -56,12 +58,17 @@ def assign_groups(
     `profile` groups by backend profile within each comparison group (agent, task set,
     clock: `report/data/pairing.py`, whose differing parts prefix the label when the runs
     hold several), and prefixes the input's name only where the same profile name of one
-    comparison group comes from several inputs (two experiments both at `slow-80`).
+    comparison group comes from several inputs (two experiments both at `slow-80`). Where
+    one comparison group holds runs of several models, the model comes before the profile
+    (`big-slow · slow-80`): an arm is a model at a profile.
     `input` always prefixes it (side-by-side comparison of inputs). Runs of an experiment
     with axes get their variant's label appended (`slow-80 · streaming_dispatch`).
     """
     keys = {r.run_id: comparison_key(r) for r in records}
     distinct = sorted(set(keys.values()))
+    models: dict[ComparisonKey, set[str | None]] = defaultdict(set)
+    for record in records:
+        models[keys[record.run_id]].add(record.model)
     inputs_of: dict[tuple[ComparisonKey, str], set[str]] = defaultdict(set)
     for record in records:
         inputs_of[keys[record.run_id], record.profile].add(record.input_name)
@@ -69,7 +76,8 @@ def assign_groups(
     for record in records:
         key = keys[record.run_id]
         clash = len(inputs_of[key, record.profile]) > 1
-        label = " · ".join(p for p in (group_prefix(key, distinct), record.profile) if p)
+        model = (record.model or "model ?") if len(models[key]) > 1 else ""
+        label = " · ".join(p for p in (group_prefix(key, distinct), model, record.profile) if p)
         if group_by == "input" or clash:
             record.group = f"{record.input_name} · {label}"
         else:
@@ -114,14 +122,21 @@ def build_model_for(
     title: str | None = None,
     group_by: Literal["profile", "input"] = "profile",
     transcripts: int = TRANSCRIPTS,
+    deadline_s: float | None = None,
 ) -> tuple[ReportModel, list[RunRecord]]:
-    """The model of a report over `inputs` and the run records it was computed from."""
+    """The model of a report over `inputs` and the run records it was computed from;
+    `deadline_s`: the user's deadline (None: the inputs' configs' `deadline_s`, else a cap
+    the bottom line picks)."""
     set_aside: list[SetAside] = []
     records = load_records(inputs, set_aside)
     assign_groups(records, group_by)
     names = [p.resolve().name for p in inputs]
     model = build_model(
-        records, title or _default_title(records, names), names, transcript_limit=transcripts
+        records,
+        title or _default_title(records, names),
+        names,
+        transcript_limit=transcripts,
+        deadline_s=deadline_s if deadline_s is not None else configured_deadline(inputs),
     )
     model.set_aside = set_aside
     return model, records
@@ -153,6 +168,7 @@ def write_report(
     group_by: Literal["profile", "input"] = "profile",
     transcripts: int = TRANSCRIPTS,
     format: str = "html",
+    deadline_s: float | None = None,
 ) -> ReportResult:
     """Write the report to `output` (atomically) and say how long it took.
 
@@ -162,13 +178,32 @@ def write_report(
     if format not in FORMATS:
         raise ConfigError(f"unknown format {format!r}", field="--format", allowed=list(FORMATS))
     started = time.perf_counter()
-    model, _ = build_model_for(inputs, title=title, group_by=group_by, transcripts=transcripts)
+    model, _ = build_model_for(
+        inputs, title=title, group_by=group_by, transcripts=transcripts, deadline_s=deadline_s
+    )
     text = FORMATS[format](model)
     output.parent.mkdir(parents=True, exist_ok=True)
     partial = output.with_name(f".{output.name}.tmp")
     partial.write_text(text, encoding="utf-8")
     partial.replace(output)
     return ReportResult(output, model.runs, time.perf_counter() - started, model)
+
+
+def configured_deadline(inputs: Sequence[Path]) -> float | None:
+    """The deadline an input experiment's stored config sets (`deadline_s` in
+    `config.json`; the smallest when several do); None: none sets one."""
+    found: list[float] = []
+    for path in inputs:
+        config = ExperimentDir(path).config if path.is_dir() else None
+        if config is None or not config.is_file():
+            continue
+        try:
+            value = json.loads(config.read_text(encoding="utf-8")).get("deadline_s")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            found.append(float(value))
+    return min(found) if found else None
 
 
 def _default_title(records: Sequence[RunRecord], names: Sequence[str]) -> str:

@@ -49,6 +49,16 @@ TranscriptsOpt = Annotated[
         help="Embed the transcripts of at most this many runs (the dashboard shows every run's).",
     ),
 ]
+DeadlineOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--deadline",
+        help="Your deadline for a task (90s, 2m, 1.5h): each arm's share solved within it, "
+        "the area under success vs time budget up to it (default: the experiment config's "
+        "deadline_s, else a cap picked from the slowest arm's median).",
+        show_default=False,
+    ),
+]
 ScreenshotOpt = Annotated[
     Path | None,
     typer.Option(
@@ -78,6 +88,7 @@ def report_command(
     screenshot: ScreenshotOpt = None,
     screenshot_height: ScreenshotHeightOpt = 2000,
     screenshot_at: ScreenshotAtOpt = "top",
+    deadline: DeadlineOpt = None,
 ) -> None:
     """Write one self-contained report comparing the profiles of recorded runs.
 
@@ -100,11 +111,12 @@ def report_command(
             field="--screenshot-at",
             allowed=list(SCREENSHOT_TARGETS),
         )
+    deadline_s = _deadline(deadline)
     if output is None:
         single = len(run_dirs) == 1 and run_dirs[0].is_dir()
         output = (run_dirs[0] if single else Path(".")) / f"report.{format}"
     if str(output) == "-":
-        _report_to_stdout(run_dirs, format, title, by_input, transcripts)
+        _report_to_stdout(run_dirs, format, title, by_input, transcripts, deadline_s)
         return
     if output.is_dir():
         raise ConfigError(f"{output} is a directory; give a file path", field="--output")
@@ -115,6 +127,7 @@ def report_command(
         group_by="input" if by_input else "profile",
         transcripts=transcripts,
         format=format,
+        deadline_s=deadline_s,
     )
     console = out_console()
     if result.model.sentence and len(result.model.bottom_lines) <= 1:
@@ -140,17 +153,46 @@ def report_command(
         console.print(
             "[bold]Your answer, per agent and task set[/] (the report shows these first):"
         )
+    if result.model.success is not None and result.model.success.arms:
+        from looplab.report.render.success import success_table
+
+        console.print(success_table(result.model.success))
     for line in result.model.bottom_lines:
         console.print(f"[bold]Bottom line:[/] {line.text}", highlight=False)
 
 
+def _deadline(text: str | None) -> float | None:
+    """`--deadline` in seconds (None: not given).
+
+    Raises:
+        ConfigError: not a duration.
+    """
+    if text is None:
+        return None
+    from looplab.stats.durations import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise ConfigError(str(exc), field="--deadline") from None
+
+
 def _report_to_stdout(
-    run_dirs: list[Path], format: str, title: str | None, by_input: bool, transcripts: int
+    run_dirs: list[Path],
+    format: str,
+    title: str | None,
+    by_input: bool,
+    transcripts: int,
+    deadline_s: float | None,
 ) -> None:
     from looplab.report.build import FORMATS, build_model_for
 
     model, _ = build_model_for(
-        run_dirs, title=title, group_by="input" if by_input else "profile", transcripts=transcripts
+        run_dirs,
+        title=title,
+        group_by="input" if by_input else "profile",
+        transcripts=transcripts,
+        deadline_s=deadline_s,
     )
     write_output(Path("-"), FORMATS[format](model))
 

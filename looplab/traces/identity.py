@@ -18,6 +18,10 @@ Fields:
   not known, e.g. a collected run without `-p`).
 - `clock`: `wall` (waited for), `virtual` (computed from the profile), `recorded` (taken
   from another harness's recording).
+- `model`: the model the run talked to (the request's model through `wrap`/the proxy,
+  `gen_ai.request.model` through `collect`, the harness's model on import, the backend's
+  on `run`; None: not known). Not part of the comparison key: within one key, arms of two
+  models make a model comparison, never a decode-rate change (`report/data/pairing.py`).
 - `replies`: where the model's replies came from when that is not the agent's own model:
   `simulator` (a `looplab wrap` without `--upstream`/`--replay`: the simulator's filler,
   so the agent's steps are not its own), `recording` (replayed), `upstream`; None: the
@@ -60,6 +64,7 @@ class TraceHeader(Protocol):
     source: str
     agent: str | None
     task: str | None
+    model: str | None
     clock: Literal["wall", "virtual", "recorded"]
     notes: list[str]
 
@@ -79,6 +84,8 @@ class RunIdentity(StrictModel):
     """How the model times were obtained."""
     replies: Replies | None = None
     """Where the replies came from, when notable (`simulator`: not the agent's own)."""
+    model: str | None = None
+    """The model the run talked to (None: unknown)."""
 
 
 def task_set(task: str | None) -> str:
@@ -103,6 +110,7 @@ def run_identity(
     decode_tps: float | None = None,
     clock: Clock = "wall",
     replies: Replies | None = None,
+    model: str | None = None,
 ) -> RunIdentity:
     """The one builder of a run's identity (`tasks` wins over the set derived from `task`)."""
     return RunIdentity(
@@ -112,6 +120,7 @@ def run_identity(
         decode_tps=float(decode_tps) if decode_tps else None,
         clock=clock,
         replies=replies,
+        model=model or None,
     )
 
 
@@ -120,6 +129,8 @@ def identity_of(header: TraceHeader) -> RunIdentity:
     re-timed at for replays (the `profile` dict; their `cell.backend` kept the original),
     else `cell.backend`, else the profile dict's name; the agent, else the source."""
     if header.identity is not None:
+        if header.identity.model is None and header.model:
+            return header.identity.model_copy(update={"model": header.model})
         return header.identity
     backend = header.cell.get("backend")
     if header.source.startswith("replay:"):
@@ -135,6 +146,7 @@ def identity_of(header: TraceHeader) -> RunIdentity:
         profile=str(name) if name else None,
         decode_tps=rate,
         clock=header.clock,
+        model=header.model,
     )
 
 
@@ -155,6 +167,7 @@ def retimed(
         decode_tps=decode_tps,
         clock=clock,
         replies=replies or base.replies,
+        model=base.model,
     )
 
 
@@ -180,5 +193,6 @@ def assign_profile(
         decode_tps=decode_tps,
         clock=base.clock,
         replies=base.replies,
+        model=base.model,
     )
     header.notes.append(f"profile {profile}: {how}")

@@ -354,7 +354,9 @@ class RunEndEvent(_Event):
     experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
     `error`, or what an imported source said."""
     success: bool | None = None
-    """The task's checker verdict (None: not checked / unknown)."""
+    """Solved? (None: unknown; a stop or non-zero exit fails anyway: `analysis/outcomes.py`)."""
+    verdict_by: str | None = None
+    """Who decided `success` (`analysis/outcomes.py` lists the values; None: unknown)."""
     check_output: str | None = None
     """What the checker printed (cut)."""
     steps: int
@@ -368,15 +370,13 @@ class RunEndEvent(_Event):
     sandbox_start_s: Seconds | None = None
     """Time to start the sandbox (and its services), excluded from task time."""
     end_to_end_s: Seconds | None = None
-    """Setup (sandbox, services, browser) + task: from the setup's start to the run's end.
-    Task time excludes the setup; this does not, so `eager_sandbox` (setup overlapping
-    the first model call) shows here. None: not recorded."""
+    """Setup (sandbox, services, browser) + task, from the setup's start to the run's end:
+    `eager_sandbox` (setup overlapping the first model call) shows here. None: unknown."""
     prompt: str | None = None
     """The task prompt as the agent got it (known only once services had their addresses,
     hence here and not in run_start)."""
     loop_lag_p99_ms: float | None = None
-    """Event-loop lag (p99) measured during the run: high values mean the harness machine
-    was saturated and timings are suspect."""
+    """Event-loop lag (p99) during the run: high = the harness machine was saturated."""
     exit_code: int | None = None
     """Exit status of a wrapped agent command (`looplab wrap`; 128 + N for signal N)."""
     knobs: dict[str, Any] = Field(default_factory=dict)

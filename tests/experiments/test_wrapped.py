@@ -68,3 +68,18 @@ def test_unknown_agent_is_named(tmp_path: Path) -> None:
     """An agent that is neither built in nor declared under `wrapped` is refused by name."""
     with pytest.raises(ConfigError, match="not-declared"):
         validate_model(ExperimentConfig, _config(tmp_path, ["not-declared"]))
+
+
+async def test_a_wrapped_agents_check_judges_its_runs(tmp_path: Path) -> None:
+    """`wrapped[].check` runs in the task's workspace after the agent (placeholders filled):
+    its exit status is the run's verdict, recorded with who gave it."""
+    config = _config(tmp_path, ["one-call"])
+    config["backends"] = config["backends"][1:]
+    config["wrapped"][0]["check"] = "test -f pager.py && test {task} = nothing"
+    runner = ExperimentRunner(validate_model(ExperimentConfig, config))
+    runner.prepare_directory(fresh=True)
+    (outcome,) = (await runner.run()).outcomes
+    end = read_trace(outcome.trace_path).end
+    assert end is not None and end.exit_code == 0
+    assert (end.success, end.verdict_by, outcome.success) == (False, "check command", False)
+    assert end.check_output is not None and "[check exited with status 1]" in end.check_output

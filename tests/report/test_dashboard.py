@@ -212,3 +212,15 @@ def test_run_lists_filter_by_url_and_search_transcripts(root: Path) -> None:
         _, task = _get(server.url + "task?" + urlencode({"name": "coding/known"}))
         # known-b took 4 steps to known-a's 3 and less time: B - A is negative, +1 step
         assert "+1 steps" in task and 'class="better"' in task
+
+
+def test_report_page_takes_the_users_deadline(root: Path) -> None:
+    """A report page has the deadline form; `?deadline=2m` judges success under it (the
+    bottom line and the Success section say "your"), and a bad value is a 422 naming it."""
+    with DashboardServer(root) as server:
+        status, plain = _get(server.url + "report/quick")
+        assert status == 200 and 'name="deadline"' in plain and 'id="success"' in plain
+        status, judged = _get(server.url + "report/quick?deadline=2m")
+        assert status == 200 and "under your 2-minute deadline" in judged
+        status, bad = _get(server.url + "report/quick?deadline=soon")
+        assert status == 422 and "deadline" in bad

@@ -26,6 +26,8 @@ from looplab.urls import public_url, url_problem
 
 if TYPE_CHECKING:
     from looplab.backends.proxy.store import Recording
+    from looplab.backends.proxy.verdict import WrapVerdict
+    from looplab.backends.proxy.wrap import WrapResult
 
 __all__ = ["proxy_command", "wrap_command"]
 
@@ -226,6 +228,13 @@ def _print_divergences(recording: Recording | None) -> None:
         console.print(f"[yellow]replay divergence[/] {divergence.describe()}")
 
 
+def _verdict_words(verdict: WrapVerdict | None) -> str:
+    """`solved (check command)` / `failed (exit code)`: the run's verdict for the summary."""
+    if verdict is None:
+        return "verdict unknown"
+    return f"{'solved' if verdict.success else 'failed'} ({verdict.by})"
+
+
 def wrap_command(
     command: Annotated[list[str], typer.Argument(help="The agent command, after --.")],
     profile: ProfileOpt = "fast-750",
@@ -247,6 +256,15 @@ def wrap_command(
             "agent, task set and clock."
         ),
     ] = None,
+    check: Annotated[
+        str | None,
+        typer.Option(
+            "--check",
+            help="A shell command run after the agent exits that judges the task: exit 0 = "
+            "solved (recorded in the trace with its output). Without it the agent's exit "
+            "code decides (0 = solved).",
+        ),
+    ] = None,
 ) -> None:
     """Run any agent command against the pacing proxy and write a looplab trace of it.
 
@@ -258,7 +276,9 @@ def wrap_command(
     at each profile (--replay DIR -p slow-80, then -p fast-750).
     Model calls are measured at the proxy; the gaps between them are the agent's time
     (its tools + harness after a reply with tool calls, its harness alone otherwise;
-    estimated). Exits with the command's exit code.
+    estimated). The verdict: --check CMD's exit status (0 = solved; an agent exiting
+    non-zero failed whatever the check says), else the agent's exit code (0 = solved).
+    Exits with the command's exit code.
     Example: looplab wrap -p slow-80 -o runs/wrap -- python agent.py
     """
     from looplab.backends.proxy.wrap import run_wrapped
@@ -284,12 +304,20 @@ def wrap_command(
         api_key=_api_key(api_key_env),
         agent=agent,
         task=task,
+        check=check,
     )
+    _print_wrapped(result, resolved.name, replay)
+    raise typer.Exit(result.exit_code)
+
+
+def _print_wrapped(result: WrapResult, profile: str, replay: Path | None) -> None:
+    """The wrapped run's summary: calls, exit code, verdict, trace, and replay divergences."""
     console = err_console()
     summary = result.summary
     console.print(
-        f"[bold]looplab wrap[/] {result.calls} model call(s) at {resolved.name}, exit code "
-        f"{result.exit_code}; upstream slower on {summary.get('upstream_slower', 0)} call(s); "
+        f"[bold]looplab wrap[/] {result.calls} model call(s) at {profile}, exit code "
+        f"{result.exit_code}, {_verdict_words(result.verdict)}; upstream slower on "
+        f"{summary.get('upstream_slower', 0)} call(s); "
         f"trace: {result.trace}"
     )
     if result.simulated_replies:
@@ -301,6 +329,5 @@ def wrap_command(
         assert isinstance(found, list)
         line = _replay_summary(summary["replay_policy"], len(found), replay)
         console.print(f"[bold]looplab wrap[/] {line}")
-    for line in summary.get("divergences") or []:  # type: ignore[attr-defined]
+    for line in summary.get("divergences") or []:  # type: ignore[attr-defined]  # list of str
         console.print(f"[yellow]replay divergence[/] {line}")
-    raise typer.Exit(result.exit_code)

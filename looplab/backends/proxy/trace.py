@@ -4,7 +4,8 @@
 trace builder (`looplab.traces.build`, which computes each step's split and the totals):
 
 - run axis zero = the first model request the proxy received; the run ends when the
-  command exited (`run_end.exit_code`);
+  command exited (`run_end.exit_code`); its verdict (`success`, `verdict_by`,
+  `check_output`) is the caller's (`wrap.py`: the exit code, or `--check CMD`);
 - one step per successful model call (`model_call`: sent = request received at the proxy,
   first/last token = first/last token released to the agent, end = response complete;
   tokens from the upstream's usage; the assembled message);
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from looplab.backends.proxy.calls import CallRecord
+from looplab.backends.proxy.verdict import WrapVerdict
 from looplab.traces.build.axis import RunAxis
 from looplab.traces.build.builder import EventBuilder
 from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
@@ -52,6 +54,7 @@ def wrap_events(
     task: str | None,
     prompt: str | None = None,
     profile: str | None = None,
+    verdict: WrapVerdict | None = None,
 ) -> list[TraceEvent]:
     """The events of one wrapped run (see the module docstring).
 
@@ -63,6 +66,7 @@ def wrap_events(
         task: a task label, if the caller gave one.
         prompt: the command line, for the record.
         profile: the profile name stamped on each model call.
+        verdict: whether the task was solved and who said so (None: unknown).
     """
     ordered = sorted(calls, key=lambda c: c.received)
     axis = RunAxis(
@@ -88,6 +92,9 @@ def wrap_events(
         end_time=exited,
         error=error,
         exit_code=exit_code,
+        success=verdict.success if verdict else None,
+        verdict_by=verdict.by if verdict else None,
+        check_output=verdict.output if verdict else None,
         estimated={"tool_s": GAP_NOTE},
     )
     events.append(builder.run_end(end_draft))

@@ -2,7 +2,8 @@
 
 `run_wrapped` starts a `ProxyServer` on a free loopback port, runs the command in its
 own process group with the conventional variables pointing at the proxy, waits for it,
-and writes a looplab trace (`trace.wrap_events`). Whatever ends it (the command exits,
+and writes a looplab trace (`trace.wrap_events`) with its verdict (`verdict.py`: the
+exit code, or a `--check` command run after the agent). Whatever ends it (the command exits,
 Ctrl-C, SIGTERM, an error), the command's whole process group is terminated (TERM, then
 KILL), the proxy stopped and its port closed before `run_wrapped` returns or raises.
 
@@ -38,6 +39,7 @@ from looplab.backends.proxy.app import ProxyServer, describe
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.store import Recording
 from looplab.backends.proxy.trace import wrap_events
+from looplab.backends.proxy.verdict import WrapVerdict, judge
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
@@ -98,6 +100,8 @@ class WrapResult:
     summary: dict[str, object] = field(default_factory=dict)
     simulated_replies: bool = False
     """True when the built-in simulator answered (`SIMULATED_REPLIES_NOTE`)."""
+    verdict: WrapVerdict | None = None
+    """Solved or not, and who decided (`verdict.py`)."""
 
 
 def proxy_env(base_url: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -133,6 +137,7 @@ def run_wrapped(
     run_id: str | None = None,
     experiment: str | None = None,
     cell: Mapping[str, object] | None = None,
+    check: str | None = None,
 ) -> WrapResult:
     """Run `command` against the proxy and write its trace to `output` (module doc).
 
@@ -149,6 +154,8 @@ def run_wrapped(
         stop: set it to end the command early (from another thread); the trace is still
             written.
         run_id, experiment, cell: the trace header's (an experiment cell's run).
+        check: a shell command run after the agent exits that judges the task (exit 0 =
+            solved; `verdict.py`); None: the agent's exit code decides.
 
     Raises:
         ConfigError: an empty command, or one that cannot be started.
@@ -160,8 +167,9 @@ def run_wrapped(
     server, builtin = _start(profile, upstream, record, (replay, replay_policy), api_key)
     gc.freeze()  # what start-up allocated is never scanned again: shorter GC pauses
     process: subprocess.Popen[bytes] | None = None
+    plain_env = {**os.environ, **(extra_env or {})}
     try:
-        env = proxy_env(server.base_url, {**os.environ, **(extra_env or {})})
+        env = proxy_env(server.base_url, plain_env)
         try:
             process = subprocess.Popen(list(command), env=env, cwd=cwd, start_new_session=True)
         except OSError as exc:
@@ -177,12 +185,14 @@ def run_wrapped(
         if builtin is not None:
             builtin.stop()
     exit_code = code if code >= 0 else 128 - code
+    verdict = judge(exit_code, check, cwd=cwd, env=plain_env)
     calls = list(server.proxy.history.calls)
     header = _header(
         run_id,
         profile,
         command,
         calls,
+        verdict,
         exit_code,
         agent=agent,
         task=task or agent,
@@ -196,13 +206,24 @@ def run_wrapped(
     if server.proxy.recording is not None:
         _note_replay(header, server.proxy.recording)
     events = wrap_events(
-        run_id, calls, exited=exited, exit_code=exit_code, task=task or agent, profile=profile.name
+        run_id,
+        calls,
+        exited=exited,
+        exit_code=exit_code,
+        task=task or agent,
+        profile=profile.name,
+        verdict=verdict,
     )
     path = output / f"{run_id}.jsonl" if output.is_dir() or not output.suffix else output
     path.parent.mkdir(parents=True, exist_ok=True)
     write_trace(path, header, events, scrubber=Scrubber())
     return WrapResult(
-        exit_code, path, len(calls), describe(server.proxy), simulated_replies=builtin is not None
+        exit_code,
+        path,
+        len(calls),
+        describe(server.proxy),
+        simulated_replies=builtin is not None,
+        verdict=verdict,
     )
 
 
@@ -239,6 +260,7 @@ def _header(
     profile: LatencyProfile,
     command: Sequence[str],
     calls: Sequence[CallRecord],
+    verdict: WrapVerdict,
     exit_code: int,
     *,
     agent: str,
@@ -249,6 +271,8 @@ def _header(
     cell: Mapping[str, object] | None,
 ) -> TraceHeader:
     """The wrapped run's trace header: the profile, the proxy, the command and its status."""
+    model = next((c.model for c in calls if c.model), None)
+    solved = "solved" if verdict.success else "failed"
     return TraceHeader(
         run_id=run_id,
         created=utc_now(),
@@ -257,7 +281,7 @@ def _header(
         cell=dict(cell) if cell else {"backend": profile.name, "agent": agent, "task": task},
         task=task,
         agent=agent,
-        model=next((c.model for c in calls if c.model), None),
+        model=model,
         profile=profile.model_dump(mode="json", by_alias=True),
         backend={
             "kind": "proxy",
@@ -272,6 +296,7 @@ def _header(
             profile=profile.name,
             decode_tps=profile.decode_tps,
             replies="recording" if replay else "upstream",
+            model=model,
         ),
         notes=[
             "model calls measured at the looplab proxy (looplab wrap): sent = request "
@@ -279,6 +304,7 @@ def _header(
             "tools + harness: the gaps between model calls (estimated, not separated)",
             f"command: {' '.join(command)[:300]}",
             f"exit code {exit_code}",
+            f"verdict: {solved}, by {verdict.by}",
         ],
     )
 

@@ -75,7 +75,7 @@ def finish_run(result: Any, choose: Any = None) -> None:
     assign_groups(records)  # one group per backend, and per variant when there are axes
     _print_summary(headline(records))
     _print_knobs(records)
-    _print_bottom_lines(records)
+    _print_bottom_lines(records, result.directory)
     console = out_console()
     console.print(f"results: {result.directory} (traces/, results.duckdb)")
     _write_report(result.directory)
@@ -144,7 +144,7 @@ def _print_transport(records: list[Any]) -> None:
 
 
 def _print_summary(groups: list[Any]) -> None:
-    from looplab.report.views.report_model import headline_sentence
+    from looplab.report.views.group import headline_sentence
 
     table = Table(title="per backend (median over runs; split = share of summed task time)")
     for column in (
@@ -189,11 +189,21 @@ def _speedup_cell(group: Any, ci: str) -> str:
     return "no paired task"
 
 
-def _print_bottom_lines(records: list[Any]) -> None:
-    """One sentence per comparison group (agent, task set, clock): `views/bottom_line.py`."""
-    from looplab.report.views.bottom_line import bottom_lines
+def _print_bottom_lines(records: list[Any], directory: Path) -> None:
+    """The success table per arm (`views/success.py`), then one sentence per comparison
+    group (agent, task set, clock): `views/bottom_line.py`, under the config's
+    `deadline_s` when it sets one."""
+    from looplab.report.build import configured_deadline
+    from looplab.report.render.success import success_table
+    from looplab.report.views.bottom_line import bottom_lines, picked_caps
+    from looplab.report.views.success import success_view
 
-    for line in bottom_lines(records):
+    deadline = configured_deadline([directory])
+    lines = bottom_lines(records, deadline)
+    view = success_view(records, deadline, picked=picked_caps(lines))
+    if view.arms:
+        out_console().print(success_table(view))
+    for line in lines:
         out_console().print(f"[bold]Bottom line[/] {line.text}", highlight=False)
 
 

@@ -141,7 +141,7 @@ def _pick(runs: Sequence[RunRecord], cells: set[tuple[str, int]]) -> dict[str, l
     found: dict[str, list[RunRecord]] = defaultdict(list)
     for cell, group in keyed(runs).items():
         if cell in cells:
-            found[_unit(group[0], cell)] += [r for r in group if r.success is not False]
+            found[_unit(group[0], cell)] += [r for r in group if r.outcome != "failed"]
     return {unit: group for unit, group in found.items() if group}
 
 

@@ -46,6 +46,7 @@ from looplab.report.dashboard.experiments import PathRefused, Reports, resolve_i
 from looplab.report.dashboard.list_pages import runs_page, task_page
 from looplab.report.data.records import RunRecord, record_from_trace
 from looplab.report.render.page import render_page
+from looplab.report.render.success import deadline_form, deadline_s
 from looplab.report.sides import split_spec
 from looplab.serving.appserver import AppServer
 from looplab.serving.hosts import HostGuard
@@ -139,6 +140,12 @@ class _Routes:
     def report(self, request: Request) -> Response:
         relative = request.path_params["path"]
         target = resolve_inside(self.reports.root, relative)
+        deadline = request.query_params.get("deadline", "").strip()
+        if deadline:  # the user's deadline: built for this request, never cached
+            model, records = build_model_for([target], deadline_s=deadline_s(deadline))
+            links = {r.run_id: pages.run_url(self.reports, r) for r in records}
+            form = deadline_form(deadline)
+            return HTMLResponse(render_page(model, run_pages=links, extra=form))
         if not target.is_dir():
             model, records = build_model_for([target])
             links = {r.run_id: pages.run_url(self.reports, r) for r in records}
@@ -151,8 +158,8 @@ class _Routes:
             raise ConfigError(experiment.error or "no report")
         if experiment.html is None:
             links = {r.run_id: pages.run_url(self.reports, r) for r in experiment.records}
-            live = pages.live(state)
-            experiment.html = render_page(experiment.model, run_pages=links, extra=live)
+            extra = pages.live(state) + deadline_form("")
+            experiment.html = render_page(experiment.model, run_pages=links, extra=extra)
         return HTMLResponse(experiment.html)
 
     def task(self, request: Request) -> Response:

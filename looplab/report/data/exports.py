@@ -330,5 +330,7 @@ def report_json(model: ReportModel) -> dict[str, Any]:
         "money": asdict(model.money) if model.money else None,
         "caps": asdict(model.caps) if model.caps else None,
         "choice": [choice_json(view) for view in model.choice],
+        "success": asdict(model.success) if model.success else None,
+        "bottom_lines": [{"text": line.text, **asdict(line)} for line in model.bottom_lines],
     }
     return finite(data)

@@ -135,9 +135,12 @@ def _rate(groups: Iterable[list[RunRecord]]) -> float:
 
 
 def _by_task(records: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
+    """Runs by task, failed ones left out (`RunRecord.outcome`): a failed or crashed run
+    never feeds a saving."""
     out: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
-        out[record.task].append(record)
+        if record.outcome != "failed":
+            out[record.task].append(record)
     return out
 
 

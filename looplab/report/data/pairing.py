@@ -10,7 +10,11 @@ a speedup computed. The rules, each pinned by `tests/report/test_pairing.py`:
 3. never judge one task set (kind of agent work) against another's (a key has one task
    set); the claim check sees each key's own slowest and fastest profile
    (`claim_groups`), and splits its rows by agent and task kind;
-4. every headline names the key it stands for (`ComparisonKey.label`).
+4. every headline names the key it stands for (`ComparisonKey.label`);
+5. an arm is (model, profile) within a key: two arms of one model at two profiles are a
+   speed comparison (a decode-rate change); two arms whose models differ are a model
+   comparison, never headlined as a decode-rate change and never fed to the claim check
+   as one (`models_differ`; the model prefixes the group label when a key holds two).
 
 `pooled_key` is the guard a pooled number calls: it raises when its runs span two keys.
 """
@@ -26,12 +30,14 @@ from looplab.traces.identity import RunIdentity, run_identity
 
 __all__ = [
     "ComparisonKey",
+    "arm_model",
     "by_profile",
     "claim_groups",
     "comparison_groups",
     "comparison_key",
     "group_prefix",
     "identity_of_record",
+    "models_differ",
     "pooled_key",
 ]
 
@@ -69,6 +75,20 @@ def comparison_key(record: RunRecord) -> ComparisonKey:
     """The key a run is compared within."""
     identity = identity_of_record(record)
     return ComparisonKey(identity.agent, identity.tasks, identity.clock)
+
+
+def arm_model(runs: Sequence[RunRecord]) -> str | None:
+    """The one model an arm's runs talked to (None: unknown, or several)."""
+    models = {r.model for r in runs}
+    return models.pop() if len(models) == 1 else None
+
+
+def models_differ(a: Sequence[RunRecord], b: Sequence[RunRecord]) -> bool:
+    """Whether two arms ran different models (rule 5): the sets of models they name differ
+    (one arm's runs re-timed at another profile keep their mix of models: the same set). A
+    side whose model is unknown is not a difference."""
+    known_a, known_b = {r.model for r in a} - {None}, {r.model for r in b} - {None}
+    return bool(known_a and known_b) and known_a != known_b
 
 
 def comparison_groups(records: Sequence[RunRecord]) -> dict[ComparisonKey, list[RunRecord]]:
@@ -131,8 +151,9 @@ def claim_groups(
     by_group: dict[str, list[RunRecord]], order: Sequence[str]
 ) -> tuple[dict[str, list[RunRecord]], list[str]]:
     """The two groups the claim check compares: every key's slowest profile's runs against
-    the same key's fastest (keys with one profile left out), so a slow run is never set
-    against another agent's fast one. Only keys at the most common pair of decode rates
+    the same key's fastest (keys with one profile left out, and keys whose two arms ran
+    different models: rule 5), so a slow run is never set against another agent's, or
+    another model's, fast one. Only keys at the most common pair of decode rates
     take part (one ratio per check); with one key, its slowest and fastest groups as they
     are.
     """
@@ -140,8 +161,14 @@ def claim_groups(
     for group in order:
         parts.setdefault(comparison_key(by_group[group][0]), []).append(group)
     if len(parts) <= 1:
+        if len(order) >= 2 and models_differ(by_group[order[0]], by_group[order[-1]]):
+            return {}, []
         return by_group, list(order)
-    pairs = [(p[0], p[-1]) for p in parts.values() if len(p) >= 2]
+    pairs = [
+        (p[0], p[-1])
+        for p in parts.values()
+        if len(p) >= 2 and not models_differ(by_group[p[0]], by_group[p[-1]])
+    ]
     if not pairs:
         return {}, []
     rates = [(by_group[s][0].decode_tps, by_group[f][0].decode_tps) for s, f in pairs]

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from looplab.analysis.outcomes import Outcome, outcome_of
 from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
 from looplab.report.data.lanes import SubRunLane, lane_name, subrun_lanes
@@ -122,6 +123,19 @@ class RunRecord:
     branches (its own figure, never a share of `task_s`); None for a flat run."""
     model_calls: int = 0
     """Model calls of every agent (main and sub-agents)."""
+    model: str | None = None
+    """The model the run talked to (the identity's; None: unknown)."""
+    exit_code: int | None = None
+    """A wrapped agent's exit status (`run_end.exit_code`; None: not a command)."""
+    verdict_by: str | None = None
+    """Who decided `success` (`run_end.verdict_by`: check, check command, exit code, span,
+    harness; None: not recorded)."""
+
+    @property
+    def outcome(self) -> Outcome:
+        """`solved`, `failed` or `unknown` (`looplab.analysis.outcomes`): a stop, a non-zero
+        exit or a failed verdict is failed; no verdict is unknown, never solved."""
+        return outcome_of(self.end_reason, self.success, self.exit_code)
 
     @property
     def anchor(self) -> str:
@@ -236,6 +250,9 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         identity=identity,
         work_s=work_s,
         model_calls=len(calls),
+        model=identity.model,
+        exit_code=end.exit_code,
+        verdict_by=end.verdict_by,
     )
 
 

@@ -28,6 +28,7 @@ from looplab.report.render import step_charts as charts_steps
 from looplab.report.render.choice import choice_tables, render_choice
 from looplab.report.render.gantt import gantt_chart
 from looplab.report.render.money import money_tables, render_money
+from looplab.report.render.success import render_success, success_tables
 from looplab.report.render.svg import fmt_s
 from looplab.report.render.tables import (
     comparability_banner,
@@ -265,6 +266,13 @@ def _nodes(model: ReportModel) -> str:
 SECTIONS: list[Section] = [
     Section("headline", "Headline", "Headline", _headline),
     Section("claim", "Is 750 tok/s worth it?", "Claim check", render_claim, claim_tables),
+    Section(
+        "success",
+        "Success: solved, by which model, by when, for how much",
+        "Success",
+        render_success,
+        success_tables,
+    ),
     Section("money", "Money and deadlines", "Money", render_money, money_tables),
     Section("choice", "Which to use", "Which to use", render_choice, choice_tables),
     Section(

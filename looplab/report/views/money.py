@@ -224,6 +224,9 @@ def caps_view(
     )
     if not mine and not any(retimed.values()):
         return None
+    unknown = sum(1 for g in order for r in by_group[g] if r.outcome == "unknown")
+    if unknown:  # the curves count them as finishing: say so (`analysis/caps.py`)
+        notes.append(f"these runs: {unknown} of unknown outcome (no verdict) count as finishing")
     recorded = {g: task_times_at(traces, None) for g, traces in mine.items()}
     grid = cap_grid([t for ts in recorded.values() for t in ts])
     curves = [("these runs", curve_from_times(g, ts, grid)) for g, ts in recorded.items()]

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from looplab.report.claims.rows import ClaimView
 from looplab.report.claims.views import claim_view
 from looplab.report.data.knobs import KnobRow, knob_rows
-from looplab.report.data.pairing import ComparisonKey, claim_groups, comparison_key
+from looplab.report.data.pairing import ComparisonKey, arm_model, claim_groups, comparison_key
 from looplab.report.data.records import RunRecord
-from looplab.report.views.bottom_line import BottomLine, bottom_lines
+from looplab.report.views.bottom_line import BottomLine, bottom_lines, picked_caps
 from looplab.report.views.choice import ChoiceView, choice_views
 from looplab.report.views.compare import Comparability, comparability_per_key, keyed
 from looplab.report.views.detail import (
@@ -34,12 +34,13 @@ from looplab.report.views.detail import (
     transcripts,
 )
 from looplab.report.views.diff import DiffView
-from looplab.report.views.group import GroupView
+from looplab.report.views.group import GroupView, headline_sentence
 from looplab.report.views.money import CapsView, MoneyView, caps_view, money_view
 from looplab.report.views.nodes import NodeRow, node_rows
 from looplab.report.views.runs import TaskRow, TimelineView, featured, task_rows, timeline
-from looplab.report.views.speedup import ci_words, paired_speedup
+from looplab.report.views.speedup import paired_speedup
 from looplab.report.views.steps import SlowdownRow, StepLatencyView, slowdown_rows, step_latency
+from looplab.report.views.success import SuccessView, success_view
 from looplab.report.views.sweep import SweepView, sweep_view
 from looplab.report.views.time_split import (
     COMPONENTS,
@@ -133,6 +134,9 @@ class ReportModel:
     choice: list[ChoiceView] = field(default_factory=list)
     """Which to use: per pair of arms with checked runs, the policy table and behaviour
     shift (`views/choice.py`)."""
+    success: SuccessView | None = None
+    """Success-aware figures per arm on paired tasks, under the deadline
+    (`views/success.py`)."""
 
     def color(self, group: str) -> str:
         """The colour of a group (the same in every view); a bare profile name that is no
@@ -197,6 +201,7 @@ def build_model(
     inputs: Sequence[str],
     *,
     transcript_limit: int = TRANSCRIPTS,
+    deadline_s: float | None = None,
 ) -> ReportModel:
     """Compute every view from complete runs (`RunRecord.group` says how they compare).
 
@@ -205,13 +210,14 @@ def build_model(
         title: the page title.
         inputs: the inputs' names.
         transcript_limit: embed the transcripts of at most this many runs.
+        deadline_s: the user's deadline (None: the bottom line picks a cap).
     """
     by_group, order = _grouped(records)
     parts = _per_key(order, by_group)
     labels = [comparison_key(by_group[part[0]][0]).label for part in parts]
     compare = comparability_per_key(by_group, parts, labels)
     groups = _groups(_matched(by_group, order), order)
-    lines = bottom_lines(records)
+    lines = bottom_lines(records, deadline_s)
     timelines = [timeline(r) for r in records]
     shown = featured(by_group, order)
     diffs = diff_views(default_pairs(by_group, order))
@@ -253,6 +259,7 @@ def build_model(
         money=money_view(by_group, order),
         caps=caps_view(by_group, order),
         choice=choice_views(records),
+        success=success_view(records, deadline_s, picked=picked_caps(lines)),
     )
 
 
@@ -277,44 +284,6 @@ def _sentence(
     return sentence
 
 
-def headline_sentence(groups: Sequence[GroupView]) -> str:
-    """`9.4x faster decode -> 1.7x faster tasks (41% less time)`, fastest vs slowest, with
-    what the figure rests on (paired tasks, runs) and how many runs were left out unsolved;
-    no figure when no task pairs up."""
-    if len(groups) < 2:
-        return ""
-    slow, fast = groups[0], groups[-1]
-    unsolved = slow.unsolved + fast.unsolved
-    left_out = (
-        f"; {unsolved} unsolved run{'s' if unsolved != 1 else ''} left out" if unsolved else ""
-    )
-    if not fast.paired_tasks or not math.isfinite(fast.speedup):
-        return (
-            f"No speedup: no task has usable runs on both {fast.label} and {slow.label} "
-            f"({unsolved} of {slow.runs + fast.runs} runs unsolved)."
-        )
-    gain = fast.speedup
-    less = 1 - 1 / gain if gain > 0 else math.nan
-    ci = f" [{ci_words(fast.paired_tasks, fast.ci if fast.ci and _finite(fast.ci) else None)}]"
-    tasks = f"{gain:.1f}x faster tasks{ci} ({less:.0%} less time)"
-    basis = (
-        f"median task time over {fast.paired_tasks} task{'s' if fast.paired_tasks != 1 else ''} "
-        f"({fast.reference_runs} + {fast.paired_runs} runs{left_out})."
-    )
-    if fast.decode_tps and slow.decode_tps:
-        ratio = fast.decode_tps / slow.decode_tps
-        return (
-            f"{ratio:.1f}x faster decode -> {tasks}: {fast.label} "
-            f"({fast.decode_tps:g} tok/s) against {slow.label} ({slow.decode_tps:g} tok/s), "
-            + basis
-        )
-    return f"{fast.label} against {slow.label}: {tasks}, " + basis
-
-
-def _finite(pair: tuple[float, float]) -> bool:
-    return all(math.isfinite(v) for v in pair)
-
-
 def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[GroupView]:
     """Each group's view; its speedup against the reference (slowest) group of its own
     comparison key, never another agent's, task set's or clock's."""
@@ -331,7 +300,7 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
         runs = by_group[label]
         times = [r.task_s for r in runs]
         total = sum(times) or 1.0
-        checked = [r for r in runs if r.success is not None]
+        checked = [r for r in runs if r.outcome != "unknown"]
         paired = paired_speedup(reference, runs)
         speedup = paired.speedup if paired.speedup is not None else math.nan
         ci = paired.ci if index > 0 else None
@@ -343,7 +312,7 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 decode_tps=rates.pop() if len(rates) == 1 else None,
                 source=runs[0].source,
                 runs=len(runs),
-                solved=sum(1 for r in checked if r.success),
+                solved=sum(1 for r in checked if r.outcome == "solved"),
                 checked=len(checked),
                 median_task_s=median(times),
                 p90_task_s=quantile(times, 0.9),
@@ -360,6 +329,7 @@ def _groups(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Grou
                 paired_runs=len(paired.fast_runs),
                 reference_runs=len(paired.slow_runs),
                 comparison=comparison_key(runs[0]).label,
+                model=arm_model(runs),
             )
         )
     return views

@@ -64,8 +64,9 @@ def task_rows(by_group: dict[str, list[RunRecord]], order: list[str]) -> list[Ta
             runs = sorted((r for r in by_group[group] if r.task == task), key=lambda r: r.run_id)
             if not runs:
                 continue
-            checked = [r for r in runs if r.success is not None]
-            solved = f"{sum(1 for r in checked if r.success)}/{len(checked)}" if checked else "?"
+            checked = [r for r in runs if r.outcome != "unknown"]  # a non-zero exit failed
+            won = sum(1 for r in checked if r.outcome == "solved")
+            solved = f"{won}/{len(checked)}" if checked else "?"
             medians[group] = median([r.task_s for r in runs])
             links = [(r.anchor, f"r{i}") for i, r in enumerate(runs)]
             cells[group] = (

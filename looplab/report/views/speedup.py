@@ -81,8 +81,8 @@ def paired_speedup(slow_runs: Sequence[RunRecord], fast_runs: Sequence[RunRecord
     used_slow: list[RunRecord] = []
     used_fast: list[RunRecord] = []
     for cell in sorted(set(slow_cells) & set(fast_cells)):
-        left = [r for r in slow_cells[cell] if r.success is not False]
-        right = [r for r in fast_cells[cell] if r.success is not False]
+        left = [r for r in slow_cells[cell] if r.outcome != "failed"]
+        right = [r for r in fast_cells[cell] if r.outcome != "failed"]
         if not left or not right:
             continue
         unit = unit_of(left[0], cell)

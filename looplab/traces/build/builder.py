@@ -288,6 +288,7 @@ class EventBuilder:
             estimated=dict(draft.estimated),
             end_reason=draft.end_reason or "unknown",
             success=draft.success,
+            verdict_by=draft.verdict_by if draft.success is not None else None,
             check_output=draft.check_output,
             steps=totals.steps,
             model_s=None if absent and not totals.timed_models else totals.model_s,

@@ -127,6 +127,8 @@ class RunEndDraft:
     end_time: float | None = None
     """When the run ended (clock); the event ends no earlier than the last item."""
     success: bool | None = None
+    verdict_by: str | None = None
+    """Who decided `success` (`RunEndEvent.verdict_by`)."""
     check_output: str | None = None
     error: str | None = None
     sandbox_start_s: float | None = None

@@ -27,6 +27,8 @@ __all__ = [
     "KEPT_KEYS",
     "KEPT_RESOURCE_KEYS",
     "ROLE_RULES",
+    "SUCCESS_ATTRIBUTE",
+    "TASK_ATTRIBUTE",
     "Role",
     "first_value",
     "role_of",
@@ -151,8 +153,15 @@ KEPT_KEYS = frozenset(
 """The span attributes any reader here uses; the receiver keeps only these (an instrumented
 LLM span carries whole prompts in others), which bounds a buffered span's memory."""
 
-KEPT_RESOURCE_KEYS = frozenset({"service.name", PROFILE_ATTRIBUTE})
-"""The resource attributes kept (the run's name when no agent names it)."""
+TASK_ATTRIBUTE = "looplab.task"
+"""The span (the root's first, then any) or resource attribute naming the run's task id
+(`OTEL_RESOURCE_ATTRIBUTES=looplab.task=fix-1` sets it without code); without it the
+run's task is unknown (`?`), and runs of several tasks cannot be paired."""
+SUCCESS_ATTRIBUTE = "looplab.success"
+"""The agent (root) span's boolean attribute saying whether the task was solved; without
+it the agent span's status decides (ERROR: failed, OK: solved, UNSET: unknown)."""
+KEPT_RESOURCE_KEYS = frozenset({"service.name", PROFILE_ATTRIBUTE, TASK_ATTRIBUTE})
+"""The resource attributes kept (the run's name when no agent names it; its task)."""
 
 FIRST_TOKEN_EVENTS = frozenset({"First Token Stream Event"})
 """Span event names that mark a streamed call's first token (OpenInference's openai

@@ -8,7 +8,9 @@ start; a step is one model call and the tool calls that start after it and befor
 times. The first token is measured where the span marks it (OpenInference's
 `First Token Stream Event` of a streamed call, `looplab.ttft_s`), else absent: span ends
 are not token times. The root span (agent, or any span without a parent) gives the run's
-name, start and end, and its error status.
+name, start and end, and its verdict: `looplab.success` (a boolean attribute), else its
+status (ERROR failed, OK solved, UNSET unknown). The task id is `looplab.task` on a span
+or on the resource (`OTEL_RESOURCE_ATTRIBUTES=looplab.task=ID`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from looplab.latency.profile import LatencyProfile
 from looplab.traces.collect.conventions import (
     FIRST_TOKEN_EVENTS,
     PROFILE_ATTRIBUTE,
+    SUCCESS_ATTRIBUTE,
+    TASK_ATTRIBUTE,
     Role,
     first_value,
     role_of,
 )
-from looplab.traces.collect.spans import STATUS_ERROR, Span
+from looplab.traces.collect.spans import STATUS_ERROR, STATUS_OK, Span
 from looplab.traces.collect.subruns import owners, subrun_drafts
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
@@ -234,16 +238,11 @@ def _describe(
     calls = [s.model for s in steps if s.model is not None]
     if root is not None:
         draft.agent = _text(first_value(root.attributes, "agent_name")) or root.name or None
-        draft.task = _text(first_value(root.attributes, "task"))
         draft.end_time = root.end
-        success = root.attributes.get("looplab.success")  # `looplab export otel`'s run span
-        draft.success = success if isinstance(success, bool) else None
         draft.end_reason = _text(root.attributes.get("looplab.end_reason"))
-        if root.status_code == STATUS_ERROR:
-            draft.success = False
-            draft.end_reason = "error"
-            draft.error = root.status_message or "the root span's status is ERROR"
-    else:
+        _verdict(draft, root)
+    draft.task = _task(root, spans)
+    if root is None:
         draft.notes.append("no root span received (the run's own span never arrived)")
     draft.model_timing = _MEASURED if calls else "absent"
     draft.tool_timing = _MEASURED if any(s.tools for s in steps) else "absent"
@@ -268,6 +267,39 @@ def _describe(
     if ignored:
         kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(ignored.items()))
         draft.notes.append(f"{len(spans)} spans; {ignored.total()} are not calls ({kinds})")
+
+
+def _verdict(draft: RunDraft, root: Span) -> None:
+    """Success from the agent span (`conventions.SUCCESS_ATTRIBUTE`, else its status:
+    ERROR failed, OK solved, UNSET unknown); `verdict_by` is `span`."""
+    draft.verdict_by = "span"
+    success = root.attributes.get(SUCCESS_ATTRIBUTE)  # also `looplab export otel`'s run span
+    if isinstance(success, str) and success.lower() in ("true", "false"):
+        success = success.lower() == "true"
+    draft.success = success if isinstance(success, bool) else None
+    if root.status_code == STATUS_ERROR:
+        draft.success = False
+        draft.end_reason = "error"
+        draft.error = root.status_message or "the root span's status is ERROR"
+    elif draft.success is None and root.status_code == STATUS_OK:
+        draft.success = True
+        draft.notes.append("solved: the agent span's status is OK")
+
+
+def _task(root: Span | None, spans: list[Span]) -> str | None:
+    """The run's task id (`conventions.TASK_ATTRIBUTE`): the root span's, else the first
+    span's that has one, else a resource's."""
+    ordered = ([root] if root is not None else []) + sorted(spans, key=_start_key)
+    for span in ordered:
+        task = _text(first_value(span.attributes, "task"))
+        if task:
+            return task
+    return next((t for s in ordered if (t := _text(s.resource.get(TASK_ATTRIBUTE)))), None)
+
+
+def _start_key(span: Span) -> float:
+    """A span's start for ordering (a span without one last)."""
+    return span.start if span.start is not None else math.inf
 
 
 def _kind(span: Span) -> str:

@@ -41,6 +41,8 @@ _NANOS = (978_307_200 * 10**9, 4_102_444_800 * 10**9)
 
 STATUS_ERROR = 2
 """OTLP `Status.code` of a failed span."""
+STATUS_OK = 1
+"""OTLP `Status.code` of a span its code marked successful."""
 
 
 @dataclass(slots=True)

@@ -66,6 +66,7 @@ def build_run(draft: RunDraft) -> ImportedRun:
                 end_reason=draft.end_reason,
                 end_time=draft.end_time,
                 success=draft.success,
+                verdict_by=draft.verdict_by,
                 check_output=draft.check_output,
                 error=draft.error,
             )
@@ -176,6 +177,7 @@ def _note_untimed(draft: RunDraft, totals: RunTotals) -> None:
 def _header(draft: RunDraft, axis: RunAxis) -> TraceHeader:
     if axis.origin is None:
         draft.absent.add("wall_time")
+    model = draft.model or next((m for m in _call_models(draft) if m), None)
     return TraceHeader(
         run_id=draft.run_id,
         created=draft.created or (axis.wall(0.0) or datetime.fromtimestamp(0, UTC)),
@@ -183,7 +185,7 @@ def _header(draft: RunDraft, axis: RunAxis) -> TraceHeader:
         source_path=str(draft.source_path),
         task=draft.task,
         agent=draft.agent,
-        model=draft.model or next((m for m in _call_models(draft) if m), None),
+        model=model,
         sandbox=draft.sandbox,
         backend=draft.backend,
         clock="recorded",
@@ -191,6 +193,7 @@ def _header(draft: RunDraft, axis: RunAxis) -> TraceHeader:
             agent=draft.agent or f"import:{draft.fmt}",
             tasks=f"import:{draft.fmt}",
             clock="recorded",
+            model=model,
         ),
         absent=sorted(draft.absent),
         notes=[

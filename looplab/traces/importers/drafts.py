@@ -55,6 +55,9 @@ class RunDraft:
     created: datetime | None = None
     end_reason: str | None = None
     success: bool | None = None
+    verdict_by: str = "harness"
+    """Who decided `success` when set: `harness` (the record's own verdict), `span` (a
+    collected run's attribute or agent span status)."""
     error: str | None = None
     check_output: str | None = None
     sandbox_start_s: float | None = None

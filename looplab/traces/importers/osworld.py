@@ -13,6 +13,9 @@ tokens are estimated from its `response` text (characters / 4) and its time from
 (`browser.MODEL_RULE`); the rest of the interval is the actions'. The first call's start
 and the last step's actions' end are not in the source. Stamps are read as UTC (the
 runner's zone is not recorded).
+
+Verdict: the runner's `result.txt` next to `traj.jsonl` (the evaluator's score, 0..1):
+1 solved, 0 failed, a partial score left unknown (said in a note); without it unknown.
 """
 
 from __future__ import annotations
@@ -62,7 +65,21 @@ def import_osworld(path: Path) -> list[ImportedRun]:
     draft.tool_timing = "estimated: action stamp -> the next call's estimated start (1 s stamps)"
     draft.absent.update(f"model_call.{k}" for k in _ABSENT)
     draft.notes.append("action_timestamp has 1 s resolution and no zone: read as UTC")
+    _verdict(draft, path.parent / "result.txt")
     return [build_run(draft)]
+
+
+def _verdict(draft: RunDraft, result: Path) -> None:
+    """Success from the runner's `result.txt` score (module doc)."""
+    try:
+        score = float(result.read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return
+    if score in (0.0, 1.0):
+        draft.success = score == 1.0
+        draft.notes.append(f"success from result.txt (score {score:g})")
+    else:
+        draft.notes.append(f"result.txt scores {score:g} (partial): success left unknown")
 
 
 def _stamp(row: dict[str, Any]) -> float:

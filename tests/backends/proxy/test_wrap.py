@@ -129,3 +129,31 @@ def test_replay_record_without_upstream_is_a_usage_error(tmp_path: Path) -> None
     done = run_wrap(tmp_path, "--record", str(tmp_path / "rec"), "--", "true")
     assert done.returncode == 2
     assert "--record" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("script", "check", "solved", "by"),
+    [
+        ("exit 0", None, True, "exit code"),
+        ("exit 1", None, False, "exit code"),
+        ("echo fixed > out", "grep -q fixed out", True, "check command"),
+        ("echo wrong > out", "grep -q fixed out", False, "check command"),
+        ("echo fixed > out; exit 2", "grep -q fixed out", False, "check command"),
+    ],
+)
+def test_wrap_records_the_verdict(
+    tmp_path: Path, script: str, check: str | None, solved: bool, by: str
+) -> None:
+    """The agent's exit code decides without --check; with it, the check's exit status (run
+    after the agent, in its directory) decides and an agent exiting non-zero fails anyway;
+    the verdict, who gave it and the check's output are in the trace."""
+    flags = ["--check", check] if check else []
+    done = run_wrap(tmp_path, "-o", str(tmp_path / "t"), *flags, "--", "sh", "-c", script)
+    trace = only_trace(tmp_path / "t")
+    assert trace.end is not None
+    assert (trace.end.success, trace.end.verdict_by) == (solved, by)
+    assert ("solved" if solved else "failed") + f" ({by})" in done.stderr
+    if check:
+        assert trace.end.check_output is not None and "[check exited with status" in (
+            trace.end.check_output
+        )

@@ -22,9 +22,28 @@ WORDS = " ".join(f"word{i}" for i in range(40))
 """The reasoning text of each reply (about 40-60 tokens)."""
 
 
+MODELS = {"big-slow": (3, 60), "small-fast": (6, 12)}
+"""Two scripted models (issue 44's scenario): tool calls before the answer, words a reply.
+`small-fast` answers wrong on a prompt that names task `t4`; any other name is the default
+(`TOOL_CALLS`, `WORDS`)."""
+
+
 def reply(body: dict) -> dict:
     """The assistant message for a request."""
-    done = sum(1 for m in body.get("messages", []) if m.get("role") == "tool")
+    messages = body.get("messages", [])
+    done = sum(1 for m in messages if m.get("role") == "tool")
+    calls, words = MODELS.get(body.get("model"), (TOOL_CALLS, 40))
+    text = " ".join(f"word{i}" for i in range(words))
+    if body.get("model") in MODELS:
+        if done < calls:
+            call = {
+                "id": f"call_{done}",
+                "type": "function",
+                "function": {"name": "lookup", "arguments": json.dumps({"q": f"fact {done}"})},
+            }
+            return {"role": "assistant", "content": f"Fact {done}: {text}", "tool_calls": [call]}
+        wrong = body["model"] == "small-fast" and "task t4" in str(messages[0].get("content"))
+        return {"role": "assistant", "content": f"The answer is {41 if wrong else 42}. {text}"}
     if done < TOOL_CALLS:
         call = {
             "id": f"call_{done}",

@@ -1,0 +1,61 @@
+"""A run's outcome: solved, failed or unknown, in one place.
+
+Every figure that counts finished or solved runs reads a run's outcome here, so no view
+can count a failed run as finished or an unknown one as solved:
+
+- `failed`: the run stopped (`STOP_REASONS`: a time cap, a limit, a backend or harness
+  error), or its command exited non-zero (`run_end.exit_code`, a wrapped agent), or its
+  verdict said so (`success` False: the task's check, `wrap --check`, a span, the
+  harness's own record);
+- `solved`: its verdict said so (`success` True) and it did not fail as above;
+- `unknown`: no verdict (`success` None): an imported session without a harness verdict,
+  a collected run without a success attribute. Unknown is said, never counted as solved.
+
+`RunEndEvent.verdict_by` says who decided, one of `VERDICT_SOURCES`: `check` (the task's
+checker, `looplab run`), `check command` (`looplab wrap --check CMD`), `exit code` (a
+wrapped agent's exit status, without `--check`), `span` (a collected run's
+`looplab.success` attribute or its agent span's status), `harness` (an imported record's
+own verdict: a resolved flag, a score, a browser agent's `is_done`/`success`). The report
+names it per arm.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from looplab.traces.schema import RunEndEvent
+
+__all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of"]
+
+Outcome = Literal["solved", "failed", "unknown"]
+
+VERDICT_SOURCES = ("check", "check command", "exit code", "span", "harness")
+"""Who may decide a run's `success` (`RunEndEvent.verdict_by`; module doc)."""
+
+STOP_REASONS = frozenset(
+    {
+        "timeout",
+        "step_limit",
+        "token_budget",
+        "wall_time_budget",
+        "backend_error",
+        "error",
+        "cancelled",
+    }
+)
+"""End reasons of runs that did not finish their task."""
+
+
+def outcome_of(end_reason: str, success: bool | None, exit_code: int | None = None) -> Outcome:
+    """The outcome of a run that ended for `end_reason` with verdict `success` and (for a
+    command) `exit_code` (module doc)."""
+    if end_reason in STOP_REASONS or success is False or exit_code not in (None, 0):
+        return "failed"
+    return "solved" if success else "unknown"
+
+
+def outcome(end: RunEndEvent | None) -> Outcome:
+    """The outcome of a run by its `run_end` (None: cut off, so failed)."""
+    if end is None:
+        return "failed"
+    return outcome_of(end.end_reason, end.success, end.exit_code)
