@@ -8,7 +8,7 @@ failure (CI sets them, so a broken CI machine cannot pass by skipping).
 Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
 serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
 the reason above it), so a test moved keeps its mark; `_NEEDS` gives marks by directory
-(`reliability`: tests/reliability) and the few node ids still waiting to move;
+(`reliability`: tests/reliability);
 `integration` (starts subprocesses or servers; its hang guard is `INTEGRATION_TIMEOUT_S`,
 not the 120 s of the rest) is read off the module's text.
 `make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
@@ -110,14 +110,6 @@ _TIERS = {
 """Tier mark -> (the variable that makes it required, why it cannot run here or None)."""
 
 _NEEDS: dict[str, tuple[str, ...]] = {
-    # wall-clock pacing and latency asserts: a loaded machine makes them late
-    "timing": (
-        # a wrapped agent's measured decode rate within 1-5% of its profile's (the proxy's
-        # pacing, seen by the stock client): one fell to 655 of 750 tok/s beside 2 workers
-        "tests/backends/proxy/test_wrap.py::test_foreign_agent_at_slow_80_and_fast_750",
-        "tests/backends/proxy/test_wrap.py::test_recording_replays_the_agent_without_upstream",
-        "tests/backends/proxy/test_wrap.py::test_wrap_without_upstream_runs_the_builtin_simulator",
-    ),
     "reliability": ("tests/reliability/",),
 }
 """Mark -> node-id prefixes (a directory, a file, or a file::test) that get it."""
