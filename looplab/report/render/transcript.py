@@ -115,7 +115,8 @@ def _call(tool: ToolEntry) -> str:
     )
 
 
-def _step(view: TranscriptView, step: TranscriptStep, prefix: str = "", inner: str = "") -> str:
+def _step_open(view: TranscriptView, step: TranscriptStep, prefix: str) -> str:
+    """A step's item up to where its spawned sub-runs go (the caller closes it)."""
     diverged = (
         f'<p class="warn small">Diverged from the recording: {escape(step.diverged)}</p>'
         if step.diverged
@@ -124,42 +125,64 @@ def _step(view: TranscriptView, step: TranscriptStep, prefix: str = "", inner: s
     return (
         f'<li class="tstep{" diverged" if step.diverged else ""}" '
         f'id="{view.anchor}{prefix}-s{step.index + 1}">{_timing(step)}{diverged}{_message(step)}'
-        f"{''.join(_call(t) for t in step.tools)}{inner}</li>"
+        f"{''.join(_call(t) for t in step.tools)}"
     )
+
+
+_Part = tuple[str, str | None, list[TranscriptStep], str]
+"""A piece of the transcript to emit: `("text", html, [], "")`, or `("run", parent id,
+steps, anchor prefix)`: a run's steps with their sub-runs, expanded in place."""
 
 
 def _steps_html(
     view: TranscriptView, parent: str | None, steps: list[TranscriptStep], prefix: str
 ) -> str:
     """A run's steps, each followed by the sub-runs it spawned (their own steps, nested);
-    sub-runs spawned before any step come first."""
-    children = [s for s in view.subruns if s.lane.parent == parent]
-    indices = {s.index for s in steps}
-    early = [c for c in children if c.lane.spawn_step not in indices]
-    return "".join(_subrun_html(view, c) for c in early) + "".join(
-        _step(
-            view,
-            s,
-            prefix,
-            "".join(_subrun_html(view, c) for c in children if c.lane.spawn_step == s.index),
-        )
-        for s in steps
-    )
+    sub-runs spawned before any step come first. Iterative (an explicit stack), so a chain
+    of 1,100 nested sub-runs renders as deep as it goes, in time linear in the steps."""
+    children: dict[str | None, list[SubRunTranscript]] = {}
+    for sub in view.subruns:
+        children.setdefault(sub.lane.parent, []).append(sub)
+    out: list[str] = []
+    stack: list[_Part] = [("run", parent, steps, prefix)]
+    while stack:
+        kind, value, run_steps, run_prefix = stack.pop()
+        if kind == "text":
+            out.append(value or "")
+            continue
+        mine = children.get(value, [])
+        indices = {s.index for s in run_steps}
+        todo: list[_Part] = []
+        for child in mine:
+            if child.lane.spawn_step not in indices:
+                todo += _subrun_parts(child)
+        for step in run_steps:
+            todo.append(("text", _step_open(view, step, run_prefix), [], ""))
+            for child in mine:
+                if child.lane.spawn_step == step.index:
+                    todo += _subrun_parts(child)
+            todo.append(("text", "</li>", [], ""))
+        stack.extend(reversed(todo))
+    return "".join(out)
 
 
-def _subrun_html(view: TranscriptView, sub: SubRunTranscript) -> str:
+def _subrun_parts(sub: SubRunTranscript) -> list[_Part]:
     """One sub-run's transcript, folded open, named, with its spawn and join steps."""
     lane = sub.lane
     joined = f", joined by step {lane.join_step + 1}" if lane.join_step is not None else ""
     spawned = f"spawned by step {lane.spawn_step + 1}" if lane.spawn_step is not None else "spawned"
     critical = ' <span class="badge">critical path</span>' if lane.critical else ""
-    steps = _steps_html(view, lane.id, sub.steps, f"-{_slug(lane.id)}")
-    return (
+    head = (
         f'<details open class="subrun" data-subrun="{escape(lane.id)}"><summary>'
         f"<b>sub-run {escape(lane.name)}</b> · {len(sub.steps)} steps, "
         f"{fmt_s(lane.end - lane.start)} ({spawned}{joined}){critical}</summary>"
-        f'<ol class="tsteps">{steps}</ol></details>'
+        f'<ol class="tsteps">'
     )
+    return [
+        ("text", head, [], ""),
+        ("run", lane.id, sub.steps, f"-{_slug(lane.id)}"),
+        ("text", "</ol></details>", [], ""),
+    ]
 
 
 def _slug(text: str) -> str:
