@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,7 @@ __all__ = [
     "BadRequest",
     "Unreadable",
     "decompress",
+    "export_document",
     "inflate",
     "json_document",
     "protobuf_document",
@@ -72,6 +73,46 @@ def decompress(body: bytes, content_encoding: str) -> bytes:
     if encoding not in ("", "identity", "gzip", "deflate"):
         raise BadRequest(f"content-encoding {encoding!r}: expected gzip, deflate or none", 415)
     return body if encoding in ("", "identity") else inflate(body, encoding)
+
+
+def export_document(
+    body: bytes, content_type: str, content_encoding: str, request: Callable[[], Any], key: str
+) -> dict[str, Any]:
+    """A logs or metrics export as a dict: the body decompressed (`decompress`), then
+    parsed as protobuf (`request()` makes the empty Export*ServiceRequest, imported by the
+    caller) or JSON, and checked to be an object (`key`: what it must hold, for the error).
+
+    Raises:
+        BadRequest: an unsupported type (415) or encoding, a body that does not decompress
+            or decode, or one that is not an object.
+    """
+    data = decompress(body, content_encoding)
+    kind = content_type.split(";")[0].strip().lower()
+    if kind == "application/x-protobuf":
+        from google.protobuf import json_format
+        from google.protobuf.message import DecodeError
+
+        message = request()
+        try:
+            message.ParseFromString(data)
+        except (DecodeError, RecursionError) as exc:
+            name = type(message).__name__
+            raise BadRequest(f"body is not an {name} protobuf: {exc}") from None
+        document = json_format.MessageToDict(message, use_integers_for_enums=True)
+    elif kind == "application/json":
+        try:
+            document = json.loads(data)
+        except (ValueError, RecursionError) as exc:
+            raise BadRequest(f"body is not JSON: {exc}") from None
+    else:
+        raise BadRequest(
+            f"content-type {kind or '(none)'!r}: expected application/x-protobuf or "
+            "application/json",
+            status=415,
+        )
+    if not isinstance(document, dict):
+        raise BadRequest(f"body: expected an object with {key}")
+    return document
 
 
 def inflate(body: bytes, encoding: str) -> bytes:

@@ -16,12 +16,11 @@ OTLP/JSON values); attributes are kept whole except that a string past
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from looplab.traces.collect.documents import decompress
+from looplab.traces.collect.documents import export_document
 from looplab.traces.collect.spans import (
     BadRequest,
     _dict,
@@ -70,23 +69,7 @@ def decode_logs(body: bytes, content_type: str, content_encoding: str = "") -> l
         BadRequest: an unsupported type (415) or encoding, a body that does not decompress
             or decode, or one that is not a logs export (named where).
     """
-    data = decompress(body, content_encoding)
-    kind = content_type.split(";")[0].strip().lower()
-    if kind == "application/x-protobuf":
-        document = _protobuf_document(data)
-    elif kind == "application/json":
-        try:
-            document = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise BadRequest(f"body is not JSON: {exc}") from None
-    else:
-        raise BadRequest(
-            f"content-type {kind or '(none)'!r}: expected application/x-protobuf or "
-            "application/json",
-            status=415,
-        )
-    if not isinstance(document, dict):
-        raise BadRequest("body: expected an object with resourceLogs")
+    document = export_document(body, content_type, content_encoding, _logs_request, "resourceLogs")
     records: list[LogRecord] = []
     for r, resource_logs in enumerate(_list(document, "resourceLogs", "body")):
         where = f"resourceLogs[{r}]"
@@ -99,17 +82,10 @@ def decode_logs(body: bytes, content_type: str, content_encoding: str = "") -> l
     return records
 
 
-def _protobuf_document(data: bytes) -> Any:
-    from google.protobuf import json_format
-    from google.protobuf.message import DecodeError
+def _logs_request() -> Any:
     from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except (DecodeError, RecursionError) as exc:
-        raise BadRequest(f"body is not an ExportLogsServiceRequest protobuf: {exc}") from None
-    return json_format.MessageToDict(request, use_integers_for_enums=True)
+    return ExportLogsServiceRequest()
 
 
 def _record(raw: dict[str, Any], resource: dict[str, Any]) -> LogRecord:

@@ -23,8 +23,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from looplab.traces.collect.documents import decompress
-from looplab.traces.collect.spans import BadRequest, _dict, _list, _value
+from looplab.traces.collect.documents import export_document
+from looplab.traces.collect.spans import _dict, _list, _value
 
 __all__ = ["Histogram", "MetricsCollector", "decode_metrics"]
 
@@ -64,23 +64,9 @@ def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -
         BadRequest: an unsupported type (415) or encoding, a body that does not decode, or
             one that is not a metrics export (named where).
     """
-    data = decompress(body, content_encoding)
-    kind = content_type.split(";")[0].strip().lower()
-    if kind == "application/x-protobuf":
-        document = _protobuf_document(data)
-    elif kind == "application/json":
-        try:
-            document = json.loads(data)
-        except (ValueError, RecursionError) as exc:
-            raise BadRequest(f"body is not JSON: {exc}") from None
-    else:
-        raise BadRequest(
-            f"content-type {kind or '(none)'!r}: expected application/x-protobuf or "
-            "application/json",
-            status=415,
-        )
-    if not isinstance(document, dict):
-        raise BadRequest("body: expected an object with resourceMetrics")
+    document = export_document(
+        body, content_type, content_encoding, _metrics_request, "resourceMetrics"
+    )
     out = Decoded([])
     for r, resource_metrics in enumerate(_list(document, "resourceMetrics", "body")):
         where = f"resourceMetrics[{r}]"
@@ -93,19 +79,12 @@ def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -
     return out
 
 
-def _protobuf_document(data: bytes) -> Any:
-    from google.protobuf import json_format
-    from google.protobuf.message import DecodeError
+def _metrics_request() -> Any:
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
         ExportMetricsServiceRequest,
     )
 
-    request = ExportMetricsServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except (DecodeError, RecursionError) as exc:
-        raise BadRequest(f"body is not an ExportMetricsServiceRequest protobuf: {exc}") from None
-    return json_format.MessageToDict(request, use_integers_for_enums=True)
+    return ExportMetricsServiceRequest()
 
 
 def _metric(metric: dict[str, Any], service: str, out: Decoded) -> None:
