@@ -15,6 +15,10 @@ Every step has 0.1 s of overhead after its tools (the StepEvent says so).
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -159,3 +163,24 @@ def known_pair(tmp_path: Path) -> Path:
         )
         write_trace(directory / "traces" / f"{name}.jsonl", header, _events(name, steps))
     return directory
+
+
+@pytest.fixture
+def byo_upstream(tmp_path: Path) -> Iterator[str]:
+    """The scripted stand-in upstream (`byo/upstream.py`, two models: big-slow and
+    small-fast) in its own process; its API root. Stopped after the test."""
+    byo = Path(__file__).resolve().parent / "byo"
+    port_file = tmp_path / "upstream.port"
+    process = subprocess.Popen([sys.executable, str(byo / "upstream.py"), str(port_file)])
+    try:
+        for _ in range(600):
+            if port_file.exists() and port_file.read_text():
+                break
+            assert process.poll() is None, f"{process.args!r} exited"
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"{process.args!r} never wrote {port_file}")
+        yield f"http://127.0.0.1:{int(port_file.read_text())}/v1"
+    finally:
+        process.terminate()
+        process.wait(10)

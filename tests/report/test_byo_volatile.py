@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.report.test_byo_bottom_lines import BYO, _agent, _port
+from tests.report.test_byo_bottom_lines import _agent
 
 VOLATILE = {"BYO_VOLATILE_TOOLS": "1"}
 
@@ -31,27 +30,15 @@ def _wrap(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture
-def upstream(tmp_path: Path) -> Iterator[str]:
-    """The scripted stand-in upstream's API root."""
-    port_file = tmp_path / "upstream.port"
-    process = subprocess.Popen([sys.executable, str(BYO / "upstream.py"), str(port_file)])
-    try:
-        yield f"http://127.0.0.1:{_port(port_file, process)}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
-
-
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_readme_recipe_replays_an_agent_whose_tools_print_times(
-    tmp_path: Path, upstream: str
+    tmp_path: Path, byo_upstream: str
 ) -> None:
     """Record once; strict replay misses (the time moved); tolerant replay, as the
     README's recipe runs it, finishes and shows where the request first differs."""
     common = ["--agent", "my-agent", "--task", "lookup"]
-    recorded = _wrap(tmp_path, "-p", "fast-750", "--upstream", upstream, "--record", "rec",
+    recorded = _wrap(tmp_path, "-p", "fast-750", "--upstream", byo_upstream, "--record", "rec",
                      *common, "-o", "runs/rec")  # fmt: skip
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     strict = _wrap(tmp_path, "-p", "fast-750", "--replay", "rec", *common, "-o", "runs/strict")

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pytest
 from looplab.report.build import build_model_for
 from looplab.traces.io import read_trace
 
-from .test_byo_bottom_lines import BYO, _port
+from .test_byo_bottom_lines import BYO
 
 TASKS = ("lookup/t1", "lookup/t2", "lookup/t3", "lookup/t4")
 """One task set (`lookup`), four tasks: the part before `/` is the set runs pair within."""
@@ -30,18 +29,6 @@ ARMS = {
     "big-slow": ("slow-80", ["price=openai-gpt-5.4-standard"]),
     "small-fast": ("fast-750", ["price=cerebras-gpt-oss-120b"]),
 }
-
-
-@pytest.fixture
-def upstream(tmp_path: Path) -> Iterator[str]:
-    """The scripted two-model upstream's API root."""
-    port_file = tmp_path / "upstream.port"
-    process = subprocess.Popen([sys.executable, str(BYO / "upstream.py"), str(port_file)])
-    try:
-        yield f"http://127.0.0.1:{_port(port_file, process)}/v1"
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def _looplab(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -65,11 +52,11 @@ def _wrap(tmp_path: Path, upstream: str, model: str, task: str) -> int:
 
 
 @pytest.fixture
-def two_models(tmp_path: Path, upstream: str) -> Path:
+def two_models(tmp_path: Path, byo_upstream: str) -> Path:
     """The eight wrapped runs (two models x four tasks) in `runs/`."""
     jobs = [(model, task) for model in ARMS for task in TASKS]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        codes = list(pool.map(lambda job: _wrap(tmp_path, upstream, *job), jobs))
+        codes = list(pool.map(lambda job: _wrap(tmp_path, byo_upstream, *job), jobs))
     assert codes == [0, 0, 0, 0, 0, 0, 0, 1]  # small-fast's agent exits 1 on t4
     return tmp_path / "runs"
 
