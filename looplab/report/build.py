@@ -59,16 +59,20 @@ def assign_groups(
     clock: `report/data/pairing.py`, whose differing parts prefix the label when the runs
     hold several), and prefixes the input's name only where the same profile name of one
     comparison group comes from several inputs (two experiments both at `slow-80`). Where
-    one comparison group holds runs of several models, the model comes before the profile
-    (`big-slow · slow-80`): an arm is a model at a profile.
+    one profile of a comparison group holds runs of several models, the model comes before
+    the profile (`big-slow · slow-80`): an arm is a model at a profile (where each profile
+    holds one model, the profile already names the arm, and the bottom line names models).
     `input` always prefixes it (side-by-side comparison of inputs). Runs of an experiment
     with axes get their variant's label appended (`slow-80 · streaming_dispatch`).
     """
     keys = {r.run_id: comparison_key(r) for r in records}
     distinct = sorted(set(keys.values()))
-    models: dict[ComparisonKey, set[str | None]] = defaultdict(set)
+    models: dict[tuple[ComparisonKey, str], set[str | None]] = defaultdict(set)
     for record in records:
-        models[keys[record.run_id]].add(record.model)
+        models[keys[record.run_id], record.profile].add(record.model)
+    mixed = {
+        key for key, _ in models if any(len(m) > 1 for (k, _), m in models.items() if k == key)
+    }
     inputs_of: dict[tuple[ComparisonKey, str], set[str]] = defaultdict(set)
     for record in records:
         inputs_of[keys[record.run_id], record.profile].add(record.input_name)
@@ -76,7 +80,7 @@ def assign_groups(
     for record in records:
         key = keys[record.run_id]
         clash = len(inputs_of[key, record.profile]) > 1
-        model = (record.model or "model ?") if len(models[key]) > 1 else ""
+        model = (record.model or "model ?") if key in mixed else ""
         label = " · ".join(p for p in (group_prefix(key, distinct), model, record.profile) if p)
         if group_by == "input" or clash:
             record.group = f"{record.input_name} · {label}"

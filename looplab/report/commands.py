@@ -6,13 +6,16 @@ Commands of the report package; `looplab.cli.app` registers them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from looplab.console import HostOpt, PortOpt, out_console, write_output
 from looplab.errors import ConfigError
 from looplab.report.views.detail import TRANSCRIPTS
+
+if TYPE_CHECKING:
+    from looplab.report.views.report_model import ReportModel
 
 __all__ = ["dashboard_command", "diff_command", "report_command"]
 
@@ -145,19 +148,26 @@ def report_command(
         take(output, screenshot, height=screenshot_height, at=screenshot_at)
         console.print(f"screenshot: {screenshot}")
     console.print(f"report: {output.resolve()}")
-    if result.model.claim is not None:
+    _print_answer(result.model)
+
+
+def _print_answer(model: ReportModel) -> None:
+    """The claim panel, then the answer last, where the eye lands (issue 33): the success
+    table and one bottom line per agent and task set."""
+    console = out_console()
+    if model.claim is not None:
         from looplab.report.claims.panel import claim_panel
 
-        console.print(claim_panel(result.model.claim))
-    if result.model.bottom_lines:  # the answer last, where the eye lands (issue 33)
+        console.print(claim_panel(model.claim))
+    if model.bottom_lines:
         console.print(
             "[bold]Your answer, per agent and task set[/] (the report shows these first):"
         )
-    if result.model.success is not None and result.model.success.arms:
+    if model.success is not None and model.success.arms:
         from looplab.report.render.success import success_table
 
-        console.print(success_table(result.model.success))
-    for line in result.model.bottom_lines:
+        console.print(success_table(model.success))
+    for line in model.bottom_lines:
         console.print(f"[bold]Bottom line:[/] {line.text}", highlight=False)
 
 

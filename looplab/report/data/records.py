@@ -17,49 +17,29 @@ decode (`reasoning`, when the trace knows it), visible decode (`decode`).
 
 from __future__ import annotations
 
-import heapq
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.analysis.outcomes import Outcome, outcome_of
 from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
-from looplab.report.data.lanes import SubRunLane, lane_name, subrun_lanes
+from looplab.report.data.bars import TOOL_BAR_KINDS, Bar, computed, run_bars
+from looplab.report.data.lanes import SubRunLane, subrun_lanes
 from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import SetAside, read_traces
 from looplab.traces.io import Trace
-from looplab.traces.schema import ModelCallEvent, RunStartEvent, ToolCallEvent
+from looplab.traces.schema import (
+    ModelCallEvent,
+    RunEndEvent,
+    RunStartEvent,
+    StepEvent,
+    ToolCallEvent,
+)
 
-__all__ = ["Bar", "RunRecord", "load_runs", "record_from_trace"]
+__all__ = ["TOOL_BAR_KINDS", "Bar", "RunRecord", "load_runs", "record_from_trace"]
 
 _FAMILY = re.compile(r"^(?P<base>.+/.+)-(?P<size>\d+)$")
-
-
-@dataclass(frozen=True, slots=True)
-class Bar:
-    """One bar of a run's timeline (seconds on the run axis)."""
-
-    lane: str
-    """`model` or `tools`, `tools 2`, ... (parallel tool calls get their own lanes); a
-    sub-run's lanes are prefixed with its label (`data/lanes.py`)."""
-    kind: str
-    """`queue`, `ttft` (TTFT + prefill), `reasoning` (hidden reasoning decode), `decode`
-    (visible), `model` (unsplit), `tool`; a browser action split into its phases is
-    `act`, `page_wait` and `observe` bars instead of one `tool` bar."""
-    start: float
-    end: float
-    label: str
-    estimated: bool = False
-    tool: str = ""
-    """The tool's name (tool bars)."""
-    order: int = 0
-    """Its run's position in the run tree (0: the top-level run; `data/lanes.py`)."""
-
-
-TOOL_BAR_KINDS = ("tool", "act", "page_wait", "observe")
-"""Bar kinds that are (parts of) tool calls."""
-_PHASE_LABELS = {"act": "action", "page_wait": "page-load wait", "observe": "observation"}
 
 
 @dataclass(slots=True)
@@ -187,24 +167,8 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
     calls = trace.model_calls()
     tools = trace.tool_calls()
     estimated = _estimated(trace)
-    ttfts = [t for t in (c.ttft_s for c in calls) if t is not None]
-    decodes = [d for d in (c.decode_s for c in calls) if d is not None]
-    task_s = end.end
-    model_s = sum(s.model_s for s in steps) if steps else (end.model_s or 0.0)
-    tool_s = sum(s.tool_s for s in steps) if steps else (end.tool_s or 0.0)
-    ttft_sum = sum(ttfts) if len(ttfts) == len(calls) and calls else None
-    decode_sum = sum(decodes) if len(decodes) == len(calls) and calls else None
-    reasoning_sum = sum(c.reasoning_s or 0.0 for c in calls if c.first_token is not None)
-    work_s: float | None = None
-    structured = any(e.subrun is not None for e in trace.events)
-    if structured:  # on the critical path
-        split = path_split(trace.events, keep_recorded)
-        scale = task_s / split.task_s if split.task_s > 0 else 0.0
-        on = split.path
-        model_s, tool_s, work_s = on.model_s * scale, on.tool_s * scale, split.work.total_s
-        reasoning_sum = on.reasoning_s * scale
-        ttft_sum = on.ttft_s * scale if ttft_sum is not None else None
-        decode_sum = on.decode_s * scale if decode_sum is not None else None
+    times = _times(trace, end, steps, calls)
+    task_s, model_s, tool_s = end.end, times.model_s, times.tool_s
     start = trace.events[0] if trace.events else None
     subruns = subrun_lanes(trace.events)
     sandbox = end.sandbox_start_s
@@ -226,20 +190,20 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         complete=True,
         success=end.success,
         end_reason=end.end_reason,
-        steps=sum(1 for s in steps if s.subrun is None) if structured else end.steps,
+        steps=sum(1 for s in steps if s.subrun is None) if times.structured else end.steps,
         task_s=task_s,
         model_s=model_s,
         tool_s=tool_s,
         overhead_s=max(0.0, task_s - model_s - tool_s),
-        ttft_s=ttft_sum,
-        reasoning_s=reasoning_sum,
-        decode_s=decode_sum,
+        ttft_s=times.ttft_s,
+        reasoning_s=times.reasoning_s,
+        decode_s=times.decode_s,
         sandbox_start_s=sandbox,
         step_ends=[s.end for s in steps],
-        ttfts=ttfts,
-        decodes=decodes,
+        ttfts=times.ttfts,
+        decodes=times.decodes,
         tool_times=[t.duration_s for t in tools if t.name != "finish"],
-        bars=_run_bars(calls, tools, _computed(header.clock), subruns),
+        bars=run_bars(calls, tools, computed(header.clock), subruns),
         estimated=estimated,
         absent=list(header.absent),
         notes=list(header.notes),
@@ -248,11 +212,54 @@ def record_from_trace(trace: Trace, input_name: str) -> RunRecord:
         node=_node_label(header.node),
         subruns=subruns,
         identity=identity,
-        work_s=work_s,
+        work_s=times.work_s,
         model_calls=len(calls),
         model=identity.model,
         exit_code=end.exit_code,
         verdict_by=end.verdict_by,
+    )
+
+
+@dataclass
+class _Times:
+    """Where one run's time went (the critical path's split for a run with sub-runs)."""
+
+    model_s: float
+    tool_s: float
+    ttft_s: float | None
+    decode_s: float | None
+    reasoning_s: float
+    ttfts: list[float]
+    decodes: list[float]
+    work_s: float | None
+    structured: bool
+
+
+def _times(
+    trace: Trace, end: RunEndEvent, steps: list[StepEvent], calls: list[ModelCallEvent]
+) -> _Times:
+    """The run's model, tool, TTFT, decode and reasoning time; with sub-runs, what is on
+    its critical path, scaled to the recorded task time, and total work beside it."""
+    task_s = end.end
+    ttfts = [t for t in (c.ttft_s for c in calls) if t is not None]
+    decodes = [d for d in (c.decode_s for c in calls) if d is not None]
+    model_s = sum(s.model_s for s in steps) if steps else (end.model_s or 0.0)
+    tool_s = sum(s.tool_s for s in steps) if steps else (end.tool_s or 0.0)
+    ttft_sum = sum(ttfts) if len(ttfts) == len(calls) and calls else None
+    decode_sum = sum(decodes) if len(decodes) == len(calls) and calls else None
+    reasoning_sum = sum(c.reasoning_s or 0.0 for c in calls if c.first_token is not None)
+    work_s: float | None = None
+    structured = any(e.subrun is not None for e in trace.events)
+    if structured:  # on the critical path
+        split = path_split(trace.events, keep_recorded)
+        scale = task_s / split.task_s if split.task_s > 0 else 0.0
+        on = split.path
+        model_s, tool_s, work_s = on.model_s * scale, on.tool_s * scale, split.work.total_s
+        reasoning_sum = on.reasoning_s * scale
+        ttft_sum = on.ttft_s * scale if ttft_sum is not None else None
+        decode_sum = on.decode_s * scale if decode_sum is not None else None
+    return _Times(
+        model_s, tool_s, ttft_sum, decode_sum, reasoning_sum, ttfts, decodes, work_s, structured
     )
 
 
@@ -273,12 +280,12 @@ def _estimated(trace: Trace) -> set[str]:
     """The quantities an importer estimated (`model`, `tool`, `ttft`, `decode`,
     `reasoning`, ...), from the events' `estimated` and the header's `absent`."""
     estimated: set[str] = set()
-    computed = _computed(trace.header.clock)
+    computed_kinds = computed(trace.header.clock)
     for event in trace.events:
         if not event.estimated:
             continue
         if isinstance(event, ModelCallEvent):
-            guessed = set(event.estimated) - computed
+            guessed = set(event.estimated) - computed_kinds
             if guessed:
                 estimated.add("model")
             for key in ("ttft", "decode", "reasoning"):
@@ -294,111 +301,6 @@ def _estimated(trace: Trace) -> set[str]:
         elif absent.startswith("tool_call."):
             estimated.add("tool")
     return estimated
-
-
-def _computed(clock: str) -> set[str]:
-    """Model-call fields a virtual clock computes from the latency profile: not measured,
-    but not guessed either (no importer estimate), so not drawn as estimated."""
-    return {"ttft_s", "decode_s", "reasoning_s"} if clock == "virtual" else set()
-
-
-def _run_bars(
-    calls: list[ModelCallEvent],
-    tools: list[ToolCallEvent],
-    computed: set[str],
-    subruns: list[SubRunLane],
-) -> list[Bar]:
-    """Every run's bars in the tree: the top-level run's lanes, then each sub-run's own
-    (named and ordered by `data/lanes.py`)."""
-    bars = _bars(
-        [c for c in calls if c.subrun is None], [t for t in tools if t.subrun is None], computed
-    )
-    for sub in subruns:
-        own = _bars(
-            [c for c in calls if c.subrun == sub.id],
-            [t for t in tools if t.subrun == sub.id],
-            computed,
-        )
-        bars += [replace(b, lane=lane_name(sub.label, b.lane), order=sub.order) for b in own]
-    return bars
-
-
-def _bars(calls: list[ModelCallEvent], tools: list[ToolCallEvent], computed: set[str]) -> list[Bar]:
-    bars: list[Bar] = []
-    for call in calls:
-        label = f"step {call.step}"
-        if call.purpose in ("planner", "reflection"):
-            label += f" {call.purpose}"
-        guessed = set(call.estimated) - computed
-        estimated = bool(guessed)
-        if call.sent is not None and call.first_token is not None and call.last_token is not None:
-            if call.sent - call.start > 1e-4:
-                bars.append(Bar("model", "queue", call.start, call.sent, f"{label} client queue"))
-            first_any = call.first_token - (call.reasoning_s or 0.0)
-            bars.append(
-                Bar(
-                    "model",
-                    "ttft",
-                    call.sent,
-                    first_any,
-                    f"{label} TTFT + prefill",
-                    "ttft_s" in guessed,
-                )
-            )
-            if call.reasoning_s:
-                text = f"{label} reasoning (hidden), {call.reasoning_tokens} tokens"
-                estimated = "reasoning_s" in guessed
-                bars.append(Bar("model", "reasoning", first_any, call.first_token, text, estimated))
-            tokens = call.completion_tokens
-            text = f"{label} decode" + (f", {tokens} tokens" if tokens is not None else "")
-            bars.append(
-                Bar(
-                    "model",
-                    "decode",
-                    call.first_token,
-                    call.last_token,
-                    text,
-                    "decode_s" in guessed,
-                )
-            )
-        else:
-            bars.append(
-                Bar("model", "model", call.start, call.end, f"{label} model call", estimated)
-            )
-    # each tool on the lowest lane free at its start; heaps keep it linear-logarithmic
-    # in the tools (10,000 parallel sub-agent tools: a scan of every lane was quadratic)
-    busy: list[tuple[float, int]] = []  # (end, lane)
-    free: list[int] = []
-    lanes = 0
-    for tool in sorted(tools, key=lambda t: t.start):
-        while busy and busy[0][0] <= tool.start + 1e-9:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            lane = heapq.heappop(free)
-        else:
-            lane, lanes = lanes, lanes + 1
-        heapq.heappush(busy, (tool.end, lane))
-        name = "tools" if lane == 0 else f"tools {lane + 1}"
-        bars.extend(_tool_bars(name, tool))
-    return bars
-
-
-def _tool_bars(lane: str, tool: ToolCallEvent) -> list[Bar]:
-    """A tool call's bar, or its browser phases in order (action, page-load wait,
-    observation) when it split its time."""
-    label = f"step {tool.step} {tool.name}"
-    split = [(k, tool.phases[k]) for k in _PHASE_LABELS if tool.phases.get(k)]
-    if not split:
-        return [Bar(lane, "tool", tool.start, tool.end, label, bool(tool.estimated), tool.name)]
-    bars: list[Bar] = []
-    at = tool.start
-    scale = min(1.0, (tool.end - tool.start) / sum(s for _, s in split))
-    for kind, seconds in split:
-        end = min(tool.end, at + seconds * scale)
-        text = f"{label} {_PHASE_LABELS[kind]}"
-        bars.append(Bar(lane, kind, at, end, text, bool(tool.estimated), tool.name))
-        at = end
-    return bars
 
 
 def _node_label(node: dict[str, object]) -> str:

@@ -131,11 +131,7 @@ def arm_choice(
     found: dict[str, list[RunRecord]] = {}
     for record in records:
         found.setdefault(record.group or record.profile, []).append(record)
-    for flag, label in (("--a", a), ("--b", b)):
-        if label not in found:
-            raise ConfigError(
-                f"no runs labelled {label!r}", field=flag, allowed=sorted(found), given=label
-            )
+    a, b = _label(found, a, "--a"), _label(found, b, "--b")
     if a == b:
         raise ConfigError("--a and --b name the same runs", field="--b", given=b)
     keys = {k.label for k in comparison_groups(found[a] + found[b])}
@@ -149,6 +145,23 @@ def arm_choice(
         return _view(keys.pop(), found[a], found[b], (a, b), tries, deadline_s)
     except ValueError as error:
         raise ConfigError(str(error), field="--b") from error
+
+
+def _label(found: dict[str, list[RunRecord]], given: str, flag: str) -> str:
+    """The group label `given` names: itself, or the one label it is a part of (`small-fast`
+    for `looplab-small-fast · small-fast`, where a group holding two models puts the model
+    before the profile).
+
+    Raises:
+        ConfigError: no label, or several, match (the message lists the labels there are).
+    """
+    if given in found:
+        return given
+    matches = [label for label in found if given in label.split(" · ")]
+    if len(matches) == 1:
+        return matches[0]
+    what = "several labels hold" if matches else "no runs labelled"
+    raise ConfigError(f"{what} {given!r}", field=flag, allowed=sorted(found), given=given)
 
 
 def _num(value: float | None, digits: int = 6) -> float | None:
