@@ -169,6 +169,10 @@ def _open_output(path: Path) -> Iterator[TextIO]:
         return
     if path.is_dir():
         raise ConfigError(f"{path} is a directory; give a file path", field="--output")
+    if path.exists() and not path.is_file():  # /dev/null, a FIFO: written in place
+        with path.open("w", encoding="utf-8") as handle:  # (a rename would replace the
+            yield handle  # device itself: as root, `-o /dev/null` made it a regular file)
+        return
     ensure_parent(path, "--output")
     partial = path.with_name(f".{path.name}.partial")
     with partial.open("w", encoding="utf-8") as handle:
@@ -177,7 +181,8 @@ def _open_output(path: Path) -> Iterator[TextIO]:
 
 
 def write_output(path: Path, text: str) -> bool:
-    """Write `text` to the file `path` (atomically), or to stdout when `path` is `-`.
+    """Write `text` to the file `path` (atomically: a sibling renamed over it), or to
+    stdout when `path` is `-`; a device or FIFO (`/dev/null`) is written in place.
 
     Returns:
         True when a file was written (so the caller may print where), False for stdout.

@@ -126,3 +126,28 @@ def test_bad_task_is_refused_before_anything_is_written(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "coding/nope" in result.stderr
     assert not out.exists()
+
+
+def test_output_to_a_device_or_fifo_is_written_in_place(tmp_path: Path) -> None:
+    """`-o /dev/null` (or a FIFO) is written, never replaced by a renamed file: as root the
+    atomic rename turned /dev/null into a regular file for the whole machine."""
+    import os
+    import stat
+    import threading
+
+    from looplab.console import write_output
+
+    if os.geteuid() == 0:  # a null device of the test's own, so a regression breaks no other
+        null = tmp_path / "null"
+        os.mknod(null, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        assert write_output(null, "[]\n")
+        assert stat.S_ISCHR(os.stat(null).st_mode)
+        assert not list(tmp_path.glob(".*partial"))
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()))
+    reader.start()
+    write_output(fifo, "rows\n")
+    reader.join(10)
+    assert got == ["rows\n"] and stat.S_ISFIFO(os.stat(fifo).st_mode)
