@@ -294,3 +294,30 @@ def test_a_malformed_logs_body_is_refused_by_name() -> None:
         decode_logs(json.dumps({"resourceLogs": 3}).encode(), "application/json")
     with pytest.raises(BadRequest, match="content-type"):
         decode_logs(b"{}", "text/plain")
+
+
+def test_the_logs_route_refuses_bad_bodies_and_keeps_serving(tmp_path: Path) -> None:
+    """POST /v1/logs: a body that is not a logs export is a 400 naming `resourceLogs`, an
+    unknown type a 415; the receiver then takes a good body, and other CLIs' events are
+    counted as ignored."""
+    from looplab.serving.appserver import AppServer
+    from looplab.traces.collect.receiver import Collector, receiver_app
+
+    events = EventCollector(settle_s=0.0)
+    app = receiver_app(Collector(settle_s=0.0), events)
+    with AppServer(app, name="test-logs", max_body_bytes=1 << 20) as server:
+        url = f"http://127.0.0.1:{server.port}/v1/logs"
+        bad = httpx2.post(url, content=b'{"resourceLogs": 3}', headers=JSON)
+        assert bad.status_code == 400 and "resourceLogs" in bad.json()["message"]
+        assert (
+            httpx2.post(url, content=b"x", headers={"content-type": "text/plain"}).status_code
+            == 415
+        )
+        good = (GOLDEN / "gemini-cli-events.json").read_bytes()
+        assert httpx2.post(url, content=good, headers=JSON).status_code == 200
+        other = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"eventName": "x.y"}]}]}]}
+        assert httpx2.post(url, content=json.dumps(other).encode(), headers=JSON).status_code == 200
+    assert (events.events, events.ignored, len(events.drain())) == (9, 1, 1)
+
+
+JSON = {"content-type": "application/json"}
