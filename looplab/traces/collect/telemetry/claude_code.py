@@ -22,7 +22,8 @@ event's time, lasting `duration_ms`. What the logs cannot say: when the first to
 (absent unless `ttft_ms`), and how much of a tool's `duration_ms` a person spent approving
 it (the prompt is inside the tool's time; `tool_decision` with a `user_*` source marks
 such tools, as does a `tool_result` whose `decision_source` is `user_*`; said in the
-tool's `estimated`): the beta traces (`claude_code_spans.py`) separate it. Events are ordered by `event.sequence` where times tie.
+tool's `estimated`): the beta traces (`claude_code_spans.py`) separate it. Events are
+ordered by `event.sequence` where times tie.
 """
 
 from __future__ import annotations
