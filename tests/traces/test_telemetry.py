@@ -107,7 +107,34 @@ def test_claude_code_beta_traces_take_out_approval_waits() -> None:
     assert (sub.subrun, sub.spawn_call_id) == ("agent-a1", "toolu_2")
     assert [t.name for t in tools if t.subrun == "agent-a1"] == ["Read"]
     assert run.header.backend["speed"] == "fast" and run.report.model == "claude-opus-4-6"
-    assert any(n.startswith("approval waits: 1 (8.000 s)") for n in run.header.notes)
+    assert any(
+        n.startswith("a person's waits (blocked_on_user, the next prompt): 1 (8.000 s)")
+        for n in run.header.notes
+    )
+
+
+def test_two_interactions_in_one_trace_leave_out_the_gap() -> None:
+    """A trace with two interactions 20 s apart: one run, the gap (the person writing the
+    next prompt) taken out, so the second call starts 5 s after the first's start."""
+    from looplab.traces.collect.spans import Span
+
+    def span(ident: str, name: str, a: float, b: float, parent: str | None = None) -> Span:
+        attrs = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
+        return Span("t" * 32, ident, parent, f"claude_code.{name}", T0 + a, T0 + b, attrs)
+
+    spans = [
+        span("a" * 16, "interaction", 0.0, 4.0),
+        span("b" * 16, "llm_request", 1.0, 4.0, "a" * 16),
+        span("c" * 16, "interaction", 24.0, 30.0),
+        span("d" * 16, "llm_request", 25.0, 30.0, "c" * 16),
+    ]
+    run = build_run(draft_trace("t" * 32, spans))
+    assert [round(c.start, 3) for c in _calls(run)] == [0.0, 4.0]
+    assert run.events[-1].end == pytest.approx(9.0)
+    assert any(
+        n.startswith("a person's waits (blocked_on_user, the next prompt): 1 (20.000 s)")
+        for n in run.header.notes
+    )
 
 
 def test_codex_events_pair_requests_with_completions() -> None:
@@ -154,7 +181,9 @@ def test_codex_turns_leave_out_the_persons_time() -> None:
     run = build_events(group.source, group.key, group.records)
     assert [round(c.start, 3) for c in _calls(run)] == [0.0, 3.5]
     assert run.events[-1].end == pytest.approx(6.0)
-    assert any("2 turns: 37.000 s" in n for n in run.header.notes)
+    assert any(
+        "between turns (-> the next user_prompt): 1 (37.000 s)" in n for n in run.header.notes
+    )
 
 
 def test_gemini_cli_events_count_thoughts_as_generated() -> None:
@@ -202,7 +231,7 @@ def test_excise_waits_moves_later_times_earlier() -> None:
     other = RunDraft(fmt="t", run_id="r", source_path=Path("x"), steps=[StepDraft(model=inside)])
     excise_waits(other, [(4.0, 8.0)])
     assert (inside.start, inside.end) == (4.0, 4.0)
-    assert other.notes[-1].startswith("approval waits: 1 (4.000 s)")
+    assert other.notes[-1].startswith("a person's waits (approval prompts): 1 (4.000 s)")
 
 
 GOLDENS = {

@@ -107,12 +107,7 @@ class CodexEvents:
             f"TTFT measured on {ttft} of {len(models)} model calls (codex.turn_ttft marks a "
             "turn's first call only)"
         )
-        if waits:
-            removed = excise_waits(draft, waits)
-            draft.notes.append(
-                f"{len(waits) + 1} turns: {removed:.3f} s between a turn's end and the next "
-                "user_prompt (the person's) taken out"
-            )
+        excise_waits(draft, waits, "the person's time between turns (-> the next user_prompt)")
         return draft
 
 
