@@ -216,6 +216,16 @@ def test_unknown_and_keyless_events_are_ignored() -> None:
     assert (events.events, events.ignored, events.drain()) == (0, 2, [])
 
 
+def test_buffered_events_keep_only_what_their_source_reads() -> None:
+    """A Claude Code event's prompt text and tool parameters are dropped at the door; its
+    ids, tokens and times stay."""
+    attrs = {"prompt.id": "p", "prompt": "x" * 4000, "tool_parameters": "{}", "model": "m"}
+    events = EventCollector(settle_s=0.0)
+    events.add([LogRecord(name="claude_code.api_request", time=T0, attributes=attrs)])
+    ((record,),) = [g.records for g in events.drain()]
+    assert record.attributes == {"prompt.id": "p", "model": "m"}
+
+
 def test_excise_waits_moves_later_times_earlier() -> None:
     """A person's 10 s wait before a tool: the tool and the next call move 10 s earlier,
     a time inside the wait moves to its start, and the run says so."""

@@ -54,6 +54,26 @@ class CodexEvents:
     name = "codex"
     prefix = "codex."
     services = frozenset({"codex_cli_rs", "codex-cli", "codex_exec", "codex"})
+    kept = frozenset(
+        {
+            "conversation.id",
+            "model",
+            "event.kind",
+            "duration_ms",
+            "http.response.status_code",
+            "error.message",
+            "input_token_count",
+            "output_token_count",
+            "cached_token_count",
+            "reasoning_token_count",
+            "tool_name",
+            "call_id",
+            "arguments",
+            "success",
+            "output",
+            "source",
+        }
+    )
 
     def run_key(self, record: LogRecord) -> str | None:
         """`conversation.id`."""
