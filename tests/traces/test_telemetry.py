@@ -282,7 +282,7 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "out"
     bodies = [(GOLDEN / name).read_bytes() for name in sorted(GOLDENS)]
     proto = json_format.Parse(bodies[1], ExportLogsServiceRequest()).SerializeToString()
-    with CollectCli(tmp_path, out, "--until-idle", "3") as (process, url):
+    with CollectCli(tmp_path, out, "--until-idle", "1.5") as (process, url):
         logs = url.replace("/v1/traces", "/v1/logs")
         json_type = {"content-type": "application/json"}
         zipped = {**json_type, "content-encoding": "gzip"}
