@@ -187,6 +187,24 @@ def test_codex_turns_leave_out_the_persons_time() -> None:
     )
 
 
+def test_codex_websocket_requests_are_calls_too() -> None:
+    """With the websocket transport a call starts at its websocket_request (transport
+    websocket); a failed one (success false) is not a call."""
+    done = {"event.kind": "response.completed", "output_token_count": "7"}
+    records = [
+        _codex(1.0, "websocket_request", duration_ms="800", success="false"),
+        _codex(3.0, "websocket_request", duration_ms="1000", success="true"),
+        _codex(5.0, "sse_event", **done),
+    ]
+    events = EventCollector(settle_s=0.0)
+    events.add(records)
+    (group,) = events.drain()
+    run = build_events(group.source, group.key, group.records)
+    (call,) = _calls(run)
+    assert (call.transport, call.duration_s, call.completion_tokens) == ("websocket", 3.0, 7)
+    assert any("1 failed" in n for n in run.header.notes)
+
+
 def test_gemini_cli_events_count_thoughts_as_generated() -> None:
     """Gemini CLI: api_response durations, completion = output + thoughts, a failed write,
     a shell command a person accepted marked as holding their wait."""
