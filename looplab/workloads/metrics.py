@@ -121,7 +121,11 @@ def workload_from_metrics(histograms: Sequence[Histogram], service: str) -> Work
         if rule is None or histogram.total <= 0:
             continue
         scale = _SCALE.get(histogram.unit or rule.unit, 1.0)
-        distribution, capped = histogram_distribution(histogram, scale)
+        try:
+            distribution, capped = histogram_distribution(histogram, scale)
+        except ValueError as exc:  # knots the distribution refuses: damage, said
+            notes.append(f"{histogram.name}: not a distribution ({str(exc)[:120]})")
+            continue
         how = [
             f"{histogram.name}: OTLP histogram of {rule.meaning} ({histogram.total} values), "
             "linear within its buckets"

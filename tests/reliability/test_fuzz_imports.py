@@ -76,6 +76,9 @@ SEEDS: dict[str, tuple[str, Any]] = {
     "agentlab.jsonl": _lines_seed("browser-records/agentlab/steps_info.jsonl", 4),
     "summary_info.json": _json_seed("browser-records/agentlab/summary_info.json"),
     "osworld.jsonl": _lines_seed("browser-records/osworld/traj.jsonl", 5),
+    "cline.json": _json_seed("telemetry/cline-task/ui_messages.json"),
+    "harbor-result.json": _json_seed("telemetry/harbor-trial/result.json"),
+    "gemini-headless.json": _json_seed("telemetry/gemini-cli-headless.json"),
 }
 """name -> (container kind, parsed content)."""
 

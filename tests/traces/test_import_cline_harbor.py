@@ -159,7 +159,8 @@ def test_export_then_import_keeps_every_timing_and_token(source: Path, tmp_path:
 @pytest.mark.parametrize("source", [CLINE, HARBOR, GEMINI], ids=["cline", "harbor", "gemini"])
 def test_import_replay_report(source: Path, tmp_path: Path) -> None:
     """`looplab import` prints the model and verdict; `looplab replay` at slow-80 ends later
-    than at fast-750; `looplab report` takes the imported and the replayed runs."""
+    than at fast-750; `looplab report` takes the imported and the replayed runs, its bottom
+    line written and Harbor's verdict counted as solved in every group."""
     runner = CliRunner()
     imported = tmp_path / "imported"
     done = runner.invoke(app, ["import", "auto", str(source), "-o", str(imported)])
@@ -177,4 +178,6 @@ def test_import_replay_report(source: Path, tmp_path: Path) -> None:
         ends[profile] = trace.end.end
     assert ends["slow-80"] > ends["fast-750"] > 0
     _, report = build_report([imported, tmp_path / "slow-80", tmp_path / "fast-750"])
-    assert report.runs == 3
+    assert report.runs == 3 and report.sentence
+    verdicts = [(g.solved, g.checked) for g in report.groups]
+    assert verdicts == ([(1, 1)] * 3 if source == HARBOR else [(0, 0)] * 3)  # the verifier's

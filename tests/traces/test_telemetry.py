@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 from pathlib import Path
 
 import httpx2
@@ -107,7 +108,34 @@ def test_claude_code_beta_traces_take_out_approval_waits() -> None:
     assert (sub.subrun, sub.spawn_call_id) == ("agent-a1", "toolu_2")
     assert [t.name for t in tools if t.subrun == "agent-a1"] == ["Read"]
     assert run.header.backend["speed"] == "fast" and run.report.model == "claude-opus-4-6"
-    assert any(n.startswith("approval waits: 1 (8.000 s)") for n in run.header.notes)
+    assert any(
+        n.startswith("a person's waits (blocked_on_user, the next prompt): 1 (8.000 s)")
+        for n in run.header.notes
+    )
+
+
+def test_two_interactions_in_one_trace_leave_out_the_gap() -> None:
+    """A trace with two interactions 20 s apart: one run, the gap (the person writing the
+    next prompt) taken out, so the second call starts 5 s after the first's start."""
+    from looplab.traces.collect.spans import Span
+
+    def span(ident: str, name: str, a: float, b: float, parent: str | None = None) -> Span:
+        attrs = {"model": "claude-opus-4-6", "input_tokens": 10, "output_tokens": 5}
+        return Span("t" * 32, ident, parent, f"claude_code.{name}", T0 + a, T0 + b, attrs)
+
+    spans = [
+        span("a" * 16, "interaction", 0.0, 4.0),
+        span("b" * 16, "llm_request", 1.0, 4.0, "a" * 16),
+        span("c" * 16, "interaction", 24.0, 30.0),
+        span("d" * 16, "llm_request", 25.0, 30.0, "c" * 16),
+    ]
+    run = build_run(draft_trace("t" * 32, spans))
+    assert [round(c.start, 3) for c in _calls(run)] == [0.0, 4.0]
+    assert run.events[-1].end == pytest.approx(9.0)
+    assert any(
+        n.startswith("a person's waits (blocked_on_user, the next prompt): 1 (20.000 s)")
+        for n in run.header.notes
+    )
 
 
 def test_codex_events_pair_requests_with_completions() -> None:
@@ -154,7 +182,27 @@ def test_codex_turns_leave_out_the_persons_time() -> None:
     run = build_events(group.source, group.key, group.records)
     assert [round(c.start, 3) for c in _calls(run)] == [0.0, 3.5]
     assert run.events[-1].end == pytest.approx(6.0)
-    assert any("2 turns: 37.000 s" in n for n in run.header.notes)
+    assert any(
+        "between turns (-> the next user_prompt): 1 (37.000 s)" in n for n in run.header.notes
+    )
+
+
+def test_codex_websocket_requests_are_calls_too() -> None:
+    """With the websocket transport a call starts at its websocket_request (transport
+    websocket); a failed one (success false) is not a call."""
+    done = {"event.kind": "response.completed", "output_token_count": "7"}
+    records = [
+        _codex(1.0, "websocket_request", duration_ms="800", success="false"),
+        _codex(3.0, "websocket_request", duration_ms="1000", success="true"),
+        _codex(5.0, "sse_event", **done),
+    ]
+    events = EventCollector(settle_s=0.0)
+    events.add(records)
+    (group,) = events.drain()
+    run = build_events(group.source, group.key, group.records)
+    (call,) = _calls(run)
+    assert (call.transport, call.duration_s, call.completion_tokens) == ("websocket", 3.0, 7)
+    assert any("1 failed" in n for n in run.header.notes)
 
 
 def test_gemini_cli_events_count_thoughts_as_generated() -> None:
@@ -187,6 +235,16 @@ def test_unknown_and_keyless_events_are_ignored() -> None:
     assert (events.events, events.ignored, events.drain()) == (0, 2, [])
 
 
+def test_buffered_events_keep_only_what_their_source_reads() -> None:
+    """A Claude Code event's prompt text and tool parameters are dropped at the door; its
+    ids, tokens and times stay."""
+    attrs = {"prompt.id": "p", "prompt": "x" * 4000, "tool_parameters": "{}", "model": "m"}
+    events = EventCollector(settle_s=0.0)
+    events.add([LogRecord(name="claude_code.api_request", time=T0, attributes=attrs)])
+    ((record,),) = [g.records for g in events.drain()]
+    assert record.attributes == {"prompt.id": "p", "model": "m"}
+
+
 def test_excise_waits_moves_later_times_earlier() -> None:
     """A person's 10 s wait before a tool: the tool and the next call move 10 s earlier,
     a time inside the wait moves to its start, and the run says so."""
@@ -202,7 +260,7 @@ def test_excise_waits_moves_later_times_earlier() -> None:
     other = RunDraft(fmt="t", run_id="r", source_path=Path("x"), steps=[StepDraft(model=inside)])
     excise_waits(other, [(4.0, 8.0)])
     assert (inside.start, inside.end) == (4.0, 4.0)
-    assert other.notes[-1].startswith("approval waits: 1 (4.000 s)")
+    assert other.notes[-1].startswith("a person's waits (approval prompts): 1 (4.000 s)")
 
 
 GOLDENS = {
@@ -243,7 +301,7 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
     out = tmp_path / "out"
     bodies = [(GOLDEN / name).read_bytes() for name in sorted(GOLDENS)]
     proto = json_format.Parse(bodies[1], ExportLogsServiceRequest()).SerializeToString()
-    with CollectCli(tmp_path, out, "--until-idle", "3") as (process, url):
+    with CollectCli(tmp_path, out) as (process, url):
         logs = url.replace("/v1/traces", "/v1/logs")
         json_type = {"content-type": "application/json"}
         zipped = {**json_type, "content-encoding": "gzip"}
@@ -254,8 +312,9 @@ def test_collect_command_end_to_end(tmp_path: Path) -> None:
         metrics = url.replace("/v1/traces", "/v1/metrics")
         for name in ("genai-metrics.json", "gemini-cli-metrics.json"):
             assert _post(metrics, (GOLDEN / name).read_bytes(), **json_type) == 200
+        process.send_signal(signal.SIGINT)  # every buffered run is written, then exit 130
         printed, errors = process.communicate(timeout=30)
-        assert process.returncode == 0, errors
+        assert process.returncode == 130, errors
     paths = sorted(out.glob("*.jsonl"))
     assert len(paths) == 4 and "4 run(s)" in errors
     for model in GOLDENS.values():
@@ -294,3 +353,30 @@ def test_a_malformed_logs_body_is_refused_by_name() -> None:
         decode_logs(json.dumps({"resourceLogs": 3}).encode(), "application/json")
     with pytest.raises(BadRequest, match="content-type"):
         decode_logs(b"{}", "text/plain")
+
+
+def test_the_logs_route_refuses_bad_bodies_and_keeps_serving(tmp_path: Path) -> None:
+    """POST /v1/logs: a body that is not a logs export is a 400 naming `resourceLogs`, an
+    unknown type a 415; the receiver then takes a good body, and other CLIs' events are
+    counted as ignored."""
+    from looplab.serving.appserver import AppServer
+    from looplab.traces.collect.receiver import Collector, receiver_app
+
+    events = EventCollector(settle_s=0.0)
+    app = receiver_app(Collector(settle_s=0.0), events)
+    with AppServer(app, name="test-logs", max_body_bytes=1 << 20) as server:
+        url = f"http://127.0.0.1:{server.port}/v1/logs"
+        bad = httpx2.post(url, content=b'{"resourceLogs": 3}', headers=JSON)
+        assert bad.status_code == 400 and "resourceLogs" in bad.json()["message"]
+        assert (
+            httpx2.post(url, content=b"x", headers={"content-type": "text/plain"}).status_code
+            == 415
+        )
+        good = (GOLDEN / "gemini-cli-events.json").read_bytes()
+        assert httpx2.post(url, content=good, headers=JSON).status_code == 200
+        other = {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"eventName": "x.y"}]}]}]}
+        assert httpx2.post(url, content=json.dumps(other).encode(), headers=JSON).status_code == 200
+    assert (events.events, events.ignored, len(events.drain())) == (9, 1, 1)
+
+
+JSON = {"content-type": "application/json"}

@@ -86,11 +86,13 @@ def test_a_one_bucket_histogram_is_a_point() -> None:
 
 
 def test_damaged_points_are_dropped() -> None:
-    """Bucket counts that do not add up to the count: the point is not a distribution."""
+    """Bucket counts that do not add up to the count, or a bound past any float (10**400,
+    which raised OverflowError before): the point is not a distribution, the rest stay."""
     body = json.loads((GOLDEN / "genai-metrics.json").read_text())
-    point = body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"][0]["histogram"]["dataPoints"][
-        0
-    ]
-    point["count"] = "999"
+    metrics = body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]
+    metrics[0]["histogram"]["dataPoints"][0]["count"] = "999"
+    metrics[1]["histogram"]["dataPoints"][0]["explicitBounds"][0] = 10**400
     decoded = decode_metrics(json.dumps(body).encode(), "application/json")
-    assert "gen_ai.invoke_agent.inference_calls" not in {h.name for h in decoded.histograms}
+    names = {h.name for h in decoded.histograms}
+    assert not names & {"gen_ai.invoke_agent.inference_calls", "gen_ai.invoke_agent.tool_calls"}
+    assert "gen_ai.execute_tool.duration" in names

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import threading
 from dataclasses import dataclass, field
 from typing import Any
@@ -105,13 +106,15 @@ def _point(
     point: dict[str, Any], service: str, name: str, unit: str, delta: bool
 ) -> Histogram | None:
     """One data point; None when its buckets do not add up (damage is not a distribution)."""
-    try:
-        bounds = [float(b) for b in point.get("explicitBounds") or []]
-        counts = [int(c) for c in point.get("bucketCounts") or []]
-        total = int(point.get("count") or sum(counts))
-    except (TypeError, ValueError):
+    raw_bounds, raw_counts = point.get("explicitBounds") or [], point.get("bucketCounts") or []
+    if not isinstance(raw_bounds, list) or not isinstance(raw_counts, list):
         return None
-    if len(counts) != len(bounds) + 1 or any(c < 0 for c in counts) or sum(counts) != total:
+    bounds = [b for b in map(_float, raw_bounds) if b is not None]
+    counts = [c for c in map(_count, raw_counts) if c is not None]
+    total = _count(point.get("count"))
+    if len(bounds) != len(raw_bounds) or len(counts) != len(raw_counts) or total is None:
+        return None
+    if len(counts) != len(bounds) + 1 or sum(counts) != total:
         return None
     if any(b <= a for a, b in itertools.pairwise(bounds)):
         return None
@@ -131,10 +134,22 @@ def _point(
 
 
 def _float(value: Any) -> float | None:
-    try:
-        return None if value is None else float(value)
-    except (TypeError, ValueError):
+    """A finite number (JSON number or decimal string), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _count(value: Any) -> int | None:
+    """A count in 0..2**63 (JSON number or decimal string), else None."""
+    number = _float(value)
+    if number is None or number < 0 or number >= 2**63 or number != int(number):
+        return None
+    return int(number)
 
 
 def _attributes(owner: dict[str, Any]) -> dict[str, Any]:

@@ -27,13 +27,23 @@ from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
 from looplab.traces.importers.sniff import peek
-from looplab.traces.importers.source import as_float, as_int, as_str, load_json, obj, safe_run_id
+from looplab.traces.importers.source import (
+    BadValue,
+    as_float,
+    as_int,
+    as_str,
+    load_json,
+    obj,
+    safe_run_id,
+)
 
 __all__ = ["GeminiCliJsonImporter", "import_gemini_cli_json"]
 
 FORMAT = "gemini-cli-json"
 _SHARE = "an equal share of the model's totals (stats.models: totals only)"
 _LAID = "laid end to end from 0 (the file has no times)"
+MAX_CALLS = 100_000
+"""Most calls one count may stand for (a larger `totalRequests` / `count` is damage)."""
 
 
 def import_gemini_cli_json(path: Path) -> list[ImportedRun]:
@@ -85,7 +95,7 @@ def import_gemini_cli_json(path: Path) -> list[ImportedRun]:
 
 def _calls(model: str, stats: dict[str, Any]) -> list[tuple[ModelDraft, float]]:
     api, tokens = obj(stats.get("api")), obj(stats.get("tokens"))
-    n = as_int(api.get("totalRequests")) or 0
+    n = _bounded(as_int(api.get("totalRequests")), f"stats.models.{model}.api.totalRequests")
     if n <= 0:
         return []
     latency = (as_float(api.get("totalLatencyMs")) or 0.0) / 1000.0
@@ -117,6 +127,17 @@ def _calls(model: str, stats: dict[str, Any]) -> list[tuple[ModelDraft, float]]:
     return out
 
 
+def _bounded(value: int | None, where: str) -> int:
+    """A call count in 0..`MAX_CALLS` (None: 0).
+
+    Raises:
+        BadValue: a count past `MAX_CALLS` (named).
+    """
+    if value is not None and value > MAX_CALLS:
+        raise BadValue(f"{where}: {value} calls is past {MAX_CALLS}")
+    return max(value or 0, 0)
+
+
 def _share(total: int | None, n: int, k: int) -> int | None:
     """Call k's share of `total` over n calls (the remainder on the last)."""
     if total is None:
@@ -129,7 +150,7 @@ def _tools(stats: dict[str, Any]) -> list[tuple[ToolDraft, float]]:
     out: list[tuple[ToolDraft, float]] = []
     for name, row in obj(stats.get("byName")).items():
         entry = obj(row)
-        count = as_int(entry.get("count")) or 0
+        count = _bounded(as_int(entry.get("count")), f"stats.tools.byName.{name}.count")
         total = (as_float(entry.get("durationMs")) or 0.0) / 1000.0
         for _ in range(count):
             tool = ToolDraft(name=str(name))

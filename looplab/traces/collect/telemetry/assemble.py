@@ -126,10 +126,13 @@ def _bounds(step: StepDraft) -> list[float | None]:
     return [t for item in items for t in (item.start, item.end)]
 
 
-def excise_waits(draft: RunDraft, waits: Iterable[Wait]) -> float:
+def excise_waits(
+    draft: RunDraft, waits: Iterable[Wait], what: str = "a person's waits (approval prompts)"
+) -> float:
     """Take a person's waits out of the run's time: every time after a wait moves earlier
     by it (a time inside one moves to its start), so the run is the agent's own time and
-    a re-timing never counts a person's approval. Said in the draft's notes.
+    a re-timing never counts a person's approval or next prompt. Said in the draft's
+    notes, as `what`.
 
     Returns:
         The seconds removed.
@@ -160,8 +163,8 @@ def excise_waits(draft: RunDraft, waits: Iterable[Wait]) -> float:
                 tool.start, tool.end = shift(tool.start), shift(tool.end)
     draft.end_time = shift(draft.end_time)
     draft.notes.append(
-        f"approval waits: {len(merged)} ({removed:.3f} s) a person took to approve tools, "
-        "taken out of the run's time (every later time moved earlier): never the agent's"
+        f"{what}: {len(merged)} ({removed:.3f} s) taken out of the run's time (every later "
+        "time moved earlier): never the agent's"
     )
     return removed
 

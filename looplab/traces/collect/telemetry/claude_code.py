@@ -6,11 +6,11 @@ Field names: Claude Code's monitoring docs (code.claude.com/docs/en/monitoring-u
 `input_tokens`, `output_tokens`, `cache_read_tokens`, `cache_creation_tokens`, `speed`
 (`fast` in fast mode) and `query_source` (`main`, `subagent`, `auxiliary`: a side call such
 as a title); `claude_code.tool_result` has `tool_name`, `success`, `duration_ms`, `error`,
-`decision_type`/`decision_source` and `tool_use_id`; `claude_code.tool_decision` has
-`tool_name`, `decision`, `source`; `claude_code.api_error` has `model`, `error`,
-`status_code`, `duration_ms`, `attempt`. `agent_id` on events of a sub-agent and `ttft_ms`
-are read where present: only secondary sources (collectors and dashboards built on these
-events, 2026) show them, not the docs.
+`decision_type`/`decision_source`; `claude_code.tool_decision` has `tool_name`, `decision`,
+`source`; `claude_code.api_error` has `model`, `error`, `status_code`, `duration_ms`,
+`attempt`. `agent_id` on events of a sub-agent, `tool_use_id` and `ttft_ms` are read
+where present: only secondary sources (collectors and dashboards built on these events,
+2026) show them, not the docs.
 
 One run per `prompt.id` (a session without prompt ids: one per `session.id`). Model calls:
 `api_request` events, ending at the event's time, lasting `duration_ms` (measured), tokens
@@ -21,8 +21,9 @@ sub-run without it), `auxiliary` calls a sub-run of their own; failed attempts
 event's time, lasting `duration_ms`. What the logs cannot say: when the first token came
 (absent unless `ttft_ms`), and how much of a tool's `duration_ms` a person spent approving
 it (the prompt is inside the tool's time; `tool_decision` with a `user_*` source marks
-such tools, said in the tool's `estimated`): the beta traces (`claude_code_spans.py`)
-separate it. Events are ordered by `event.sequence` where times tie.
+such tools, as does a `tool_result` whose `decision_source` is `user_*`; said in the
+tool's `estimated`): the beta traces (`claude_code_spans.py`) separate it. Events are
+ordered by `event.sequence` where times tie.
 """
 
 from __future__ import annotations
@@ -71,6 +72,30 @@ class ClaudeCodeEvents:
     name = "claude-code"
     prefix = "claude_code."
     services = frozenset({"claude-code"})
+    kept = frozenset(
+        {
+            "session.id",
+            "prompt.id",
+            "event.sequence",
+            "model",
+            "duration_ms",
+            "ttft_ms",
+            "input_tokens",
+            "output_tokens",
+            "cache_read_tokens",
+            "cache_creation_tokens",
+            "speed",
+            "query_source",
+            "request_id",
+            "agent_id",
+            "tool_name",
+            "tool_use_id",
+            "success",
+            "error",
+            "source",
+            "decision_source",
+        }
+    )
 
     def run_key(self, record: LogRecord) -> str | None:
         """`prompt.id`, else `session.id`."""
@@ -99,7 +124,12 @@ class ClaudeCodeEvents:
             elif kind == "tool_decision" and str(attrs.get("source", "")).startswith("user"):
                 approved_by_person.add(text(attrs.get("tool_use_id")) or "?")
             elif kind == "tool_result":
-                groups.setdefault(_group(attrs), ([], []))[1].append(_tool(record))
+                tool = _tool(record)
+                if str(attrs.get("decision_source") or attrs.get("source") or "").startswith(
+                    "user"
+                ):
+                    approved_by_person.add(tool.call_id or "?")
+                groups.setdefault(_group(attrs), ([], []))[1].append(tool)
         _mark_approvals(groups, approved_by_person)
         models, tools = groups.pop(None)
         draft.steps = steps_from(models, tools)

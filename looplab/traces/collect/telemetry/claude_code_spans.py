@@ -19,7 +19,9 @@ child's length in `phases`. Calls with an `agent_id` (their own, else the neares
 ancestor's) form that sub-agent's sub-run, hung below `parent_agent_id` when that is a
 sub-agent too. Every `blocked_on_user` span is a person's wait: it is taken out of the
 run's time (`assemble.excise_waits`: later times move earlier), so neither the tool's time
-nor the run's bottom line counts it; the notes say how much was removed.
+nor the run's bottom line counts it; the notes say how much was removed. A trace holding
+several interactions (one per prompt) is one run whose gaps between them (the person
+writing the next prompt) are taken out the same way.
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ class ClaudeCodeSpans:
     def draft(self, trace_id: str, spans: list[Span], part: int) -> RunDraft:
         """One interaction's run (see the module docstring)."""
         by_id = {s.span_id: s for s in spans}
+        children: dict[str, list[Span]] = {}
+        for span in spans:
+            children.setdefault(span.parent_id or "", []).append(span)
         draft = RunDraft(
             fmt="otlp-claude-code",
             run_id=safe_run_id("claude-code", trace_id[:8]),
@@ -86,12 +91,14 @@ class ClaudeCodeSpans:
                 if text(attrs.get("speed")):
                     speeds[str(attrs["speed"])] += 1
             elif kind == "tool":
-                tool = _tool(span, [s for s in spans if s.parent_id == span.span_id])
+                tool = _tool(span, children.get(span.span_id, []))
                 groups.setdefault(agent, ([], []))[1].append(tool)
             elif kind == "tool.blocked_on_user" and span.start is not None and span.end:
                 waits.append((span.start, span.end))
             elif kind == "interaction":
-                draft.end_time = span.end
+                if draft.end_time is not None and span.start is not None:
+                    waits.append((draft.end_time, span.start))  # the person's next prompt
+                draft.end_time = max(draft.end_time or 0.0, span.end or 0.0) or None
                 draft.task = text(attrs.get("session.id"))
         models, tools = groups.pop(None)
         draft.steps = steps_from(models, tools)
@@ -104,7 +111,7 @@ class ClaudeCodeSpans:
             steps[agent] = sub.steps
             draft.subruns.append(sub)
         _describe(draft, failed, speeds, part)
-        excise_waits(draft, waits)
+        excise_waits(draft, waits, "a person's waits (blocked_on_user, the next prompt)")
         return draft
 
 

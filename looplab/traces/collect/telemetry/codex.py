@@ -3,25 +3,26 @@
 Field names: Codex's source (openai/codex `codex-rs/otel/src/events/session_telemetry.rs`,
 read 2026-12): every event carries `conversation.id` and `model`; `codex.api_request`
 (`duration_ms` of the HTTP request up to its response head, `attempt`,
-`http.response.status_code`, `error.message`); `codex.sse_event` (`event.kind`;
-`response.completed` carries `input_token_count`, `output_token_count`,
+`http.response.status_code`, `error.message`), or with the websocket transport
+`codex.websocket_request` (`duration_ms`, `success`, `error.message`); `codex.sse_event`
+(`event.kind`; `response.completed` carries `input_token_count`, `output_token_count`,
 `cached_token_count`, `reasoning_token_count`, `tool_token_count`); `codex.turn_ttft`
 (`duration_ms`: the turn's time to first token, logged when it came);
 `codex.tool_decision` (`tool_name`, `call_id`, `decision`, `source`); `codex.tool_result`
 (`tool_name`, `call_id`, `arguments`, `duration_ms`, `success`, `output`). Values are
 formatted with Display, so numbers arrive as strings.
 
-A model call starts at an `api_request`'s time minus its `duration_ms` (the request was
-sent then: measured) and ends at the next `sse_event` `response.completed` (measured: the
-event's time), which gives its tokens (OpenAI's accounting: input includes the cached,
-output includes the reasoning). A `turn_ttft` event is the first token of the call in
-flight at its time (measured). A call without its completion ends at its `api_request`
-(response head; estimated, tokens absent). Tools: `tool_result` events, ending at the
-event's time and lasting `duration_ms`; a call id whose `tool_decision` came from the
-user (`source` user) waited for a person inside that time (said in `estimated`). A
-conversation of several turns waits for its person between them: the time from a turn's
-last event to the next `codex.user_prompt` is taken out of the run's time
-(`assemble.excise_waits`), said in the notes.
+A model call starts at an `api_request`'s (or `websocket_request`'s: `transport`
+websocket) time minus its `duration_ms` (the request was sent then: measured) and ends at
+the next `sse_event` `response.completed` (measured: the event's time), which gives its
+tokens (OpenAI's accounting: input includes the cached, output includes the reasoning).
+A `turn_ttft` event is the first token of the call in flight at its time (measured). A
+call without its completion ends at its request event (estimated, tokens absent). Tools:
+`tool_result` events, ending at the event's time and lasting `duration_ms`; a call id
+whose `tool_decision` came from the user (`source` user) waited for a person inside that
+time (said in `estimated`). A conversation of several turns waits for its person between
+them: the time from a turn's last event to the next `codex.user_prompt` is taken out of
+the run's time (`assemble.excise_waits`), said in the notes.
 """
 
 from __future__ import annotations
@@ -54,6 +55,26 @@ class CodexEvents:
     name = "codex"
     prefix = "codex."
     services = frozenset({"codex_cli_rs", "codex-cli", "codex_exec", "codex"})
+    kept = frozenset(
+        {
+            "conversation.id",
+            "model",
+            "event.kind",
+            "duration_ms",
+            "http.response.status_code",
+            "error.message",
+            "input_token_count",
+            "output_token_count",
+            "cached_token_count",
+            "reasoning_token_count",
+            "tool_name",
+            "call_id",
+            "arguments",
+            "success",
+            "output",
+            "source",
+        }
+    )
 
     def run_key(self, record: LogRecord) -> str | None:
         """`conversation.id`."""
@@ -76,12 +97,11 @@ class CodexEvents:
                 waits.append((last, record.time))  # the person's time before a new turn
             if kind != "user_prompt" and record.time is not None:
                 last = record.time
-            if kind == "api_request":
-                status = text(attrs.get("http.response.status_code"))
-                if status not in _ACCEPTED or attrs.get("error.message"):
+            if kind in ("api_request", "websocket_request"):
+                if not _succeeded(kind, attrs):
                     failed += 1
                     continue
-                open_call = _request(record)
+                open_call = _request(record, kind)
                 models.append(open_call)
             elif kind == "sse_event" and attrs.get("event.kind") == "response.completed":
                 if open_call is not None and record.time is not None:
@@ -98,7 +118,7 @@ class CodexEvents:
         draft.tool_timing = _TOOL_TIMING if tools else "absent"
         draft.task = key
         if failed:
-            draft.notes.append(f"{failed} failed api_request(s): not model calls")
+            draft.notes.append(f"{failed} failed request(s): not model calls")
         if not any(m.first_token is not None for m in models):
             draft.absent.update({"model_call.first_token"})
         draft.absent.add("model_call.last_token")
@@ -107,20 +127,27 @@ class CodexEvents:
             f"TTFT measured on {ttft} of {len(models)} model calls (codex.turn_ttft marks a "
             "turn's first call only)"
         )
-        if waits:
-            removed = excise_waits(draft, waits)
-            draft.notes.append(
-                f"{len(waits) + 1} turns: {removed:.3f} s between a turn's end and the next "
-                "user_prompt (the person's) taken out"
-            )
+        excise_waits(draft, waits, "the person's time between turns (-> the next user_prompt)")
         return draft
 
 
-def _request(record: LogRecord) -> ModelDraft:
+def _succeeded(kind: str, attrs: dict[str, object]) -> bool:
+    """An HTTP request answered 2xx, or a websocket request whose `success` is not false;
+    and no `error.message`."""
+    if attrs.get("error.message"):
+        return False
+    if kind == "websocket_request":
+        return text(attrs.get("success")) != "false"
+    return text(attrs.get("http.response.status_code")) in _ACCEPTED
+
+
+def _request(record: LogRecord, kind: str) -> ModelDraft:
     attrs = record.attributes
     start, end, measured = ended(record.time, attrs.get("duration_ms"))
     call = ModelDraft(start=start, end=end, sent=start, model=text(attrs.get("model")))
-    call.estimated["end"] = "the response head (api_request): no response.completed came"
+    if kind == "websocket_request":
+        call.transport = "websocket"
+    call.estimated["end"] = f"the {kind} event: no response.completed came"
     call.duration_measured = False
     if not measured:
         call.estimated["start"] = "no duration_ms: the api_request's time"

@@ -4,7 +4,8 @@ Events have no root to say a run is over: a run is done when `settle_s` passed w
 new event for it (the receiver uses its stale time, 60 s: the CLIs export logs in
 batches every few seconds), or at shut-down (`drain`). Events of a run that arrive after
 it was written make a later part (a run of its own). Events of no known source, or of no
-run (no prompt or session id), are counted, never buffered. Unlike spans, events are not
+run (no prompt or session id), are counted, never buffered; a buffered event keeps only
+the attributes its source reads (`TelemetrySource.kept`). Unlike spans, events are not
 journalled: Ctrl-C and SIGTERM write them, a SIGKILL loses the buffered ones.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from looplab.traces.collect.logs import LogRecord
 from looplab.traces.collect.spans import BadRequest
@@ -69,7 +70,8 @@ class EventCollector:
             source = source_of(record)
             run = source.run_key(record) if source is not None else None
             if source is not None and run:
-                keyed.append(((source.name, run), record))
+                slim = {k: v for k, v in record.attributes.items() if k in source.kept}
+                keyed.append(((source.name, run), replace(record, attributes=slim, resource={})))
         with self._lock:
             self.requests += 1
             self.last_request = now

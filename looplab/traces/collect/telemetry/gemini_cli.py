@@ -38,6 +38,25 @@ class GeminiCliEvents:
     name = "gemini-cli"
     prefix = "gemini_cli."
     services = frozenset({"gemini-cli"})
+    kept = frozenset(
+        {
+            "session.id",
+            "prompt_id",
+            "model",
+            "duration_ms",
+            "input_token_count",
+            "output_token_count",
+            "cached_content_token_count",
+            "thoughts_token_count",
+            "response_id",
+            "function_name",
+            "function_args",
+            "call_id",
+            "success",
+            "decision",
+            "error",
+        }
+    )
 
     def run_key(self, record: LogRecord) -> str | None:
         """`prompt_id`, else `session.id`."""

@@ -27,6 +27,9 @@ class TelemetrySource(Protocol):
     """The qualified event names' prefix (`claude_code.`)."""
     services: frozenset[str]
     """`service.name` values whose events are this source's even when unprefixed."""
+    kept: frozenset[str]
+    """The attributes `run_key` and `draft` read: a buffered event keeps only these (a
+    tool's output, a prompt's text stay out of memory)."""
 
     def run_key(self, record: LogRecord) -> str | None:
         """The run this record belongs to (None: the record is not part of a run)."""
