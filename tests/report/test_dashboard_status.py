@@ -71,11 +71,12 @@ def test_running_status_is_recomputed_not_cached(
     root = tmp_path / "root"
     shutil.copytree(known_pair, root / "known")
     _cut_run_end(root / "known/traces/known-b.jsonl")
-    monkeypatch.setattr(dashboard, "RUNNING_WINDOW_S", 1.0)
+    monkeypatch.setattr(dashboard, "RUNNING_WINDOW_S", 60.0)  # loading takes seconds when busy
     reports = Reports(root)
     first = reports.experiment(root / "known")
     assert first.unfinished == 1 and first.running is True
-    time.sleep(1.2)
+    monkeypatch.setattr(dashboard, "RUNNING_WINDOW_S", 0.05)  # the trace has stopped changing
+    time.sleep(0.1)
     again = reports.experiment(root / "known")
     assert again is first  # the cached experiment (its traces did not change) ...
     assert again.running is False  # ... whose status is looked at again
