@@ -134,8 +134,6 @@ async def test_out_of_order_session_reports_its_step(
     assert divergences[0].step == 0 and divergences[0].recorded
 
 
-# the first token within 40 ms of its schedule on the wall clock: later beside busy workers
-@pytest.mark.timing
 async def test_replay_decodes_hidden_reasoning_at_the_profiles_rate(tmp_path: Path) -> None:
     """Recorded hidden reasoning tokens delay the first visible token by reasoning / rate."""
     store = tmp_path / "rec"
