@@ -108,11 +108,10 @@ FIELDS: dict[str, tuple[str, ...]] = {
 PROFILE_ATTRIBUTE = "looplab.profile"
 """The span (or resource) attribute naming the latency profile that served a run."""
 
-CLAUDE_CODE_KEYS = frozenset(
+CLAUDE_CODE_CALL_KEYS = frozenset(
     {
         "session.id",
         "prompt.id",
-        "span.type",
         "model",
         "duration_ms",
         "ttft_ms",
@@ -123,17 +122,23 @@ CLAUDE_CODE_KEYS = frozenset(
         "speed",
         "query_source",
         "agent_id",
-        "parent_agent_id",
         "request_id",
-        "status_code",
         "success",
         "error",
         "tool_name",
         "tool_use_id",
-        "decision",
         "source",
     }
 )
+"""The attributes Claude Code puts on its model and tool records, as events and as beta
+trace spans alike (each reader adds its own: `CLAUDE_CODE_KEYS`, `ClaudeCodeEvents.kept`)."""
+
+CLAUDE_CODE_KEYS = CLAUDE_CODE_CALL_KEYS | {
+    "span.type",
+    "parent_agent_id",
+    "status_code",
+    "decision",
+}
 """The attributes of Claude Code's beta trace spans (`claude_code.*`) that
 `collect/telemetry/claude_code_spans.py` reads."""
 

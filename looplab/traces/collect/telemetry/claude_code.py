@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from looplab.traces.collect.conventions import CLAUDE_CODE_CALL_KEYS
 from looplab.traces.collect.logs import LogRecord
 from looplab.traces.collect.telemetry.assemble import (
     ENDED_AT,
@@ -72,30 +73,7 @@ class ClaudeCodeEvents:
     name = "claude-code"
     prefix = "claude_code."
     services = frozenset({"claude-code"})
-    kept = frozenset(
-        {
-            "session.id",
-            "prompt.id",
-            "event.sequence",
-            "model",
-            "duration_ms",
-            "ttft_ms",
-            "input_tokens",
-            "output_tokens",
-            "cache_read_tokens",
-            "cache_creation_tokens",
-            "speed",
-            "query_source",
-            "request_id",
-            "agent_id",
-            "tool_name",
-            "tool_use_id",
-            "success",
-            "error",
-            "source",
-            "decision_source",
-        }
-    )
+    kept = CLAUDE_CODE_CALL_KEYS | {"event.sequence", "decision_source"}
 
     def run_key(self, record: LogRecord) -> str | None:
         """`prompt.id`, else `session.id`."""
