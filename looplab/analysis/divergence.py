@@ -15,14 +15,14 @@ from dataclasses import dataclass
 from looplab.traces.io import Trace
 from looplab.traces.schema import RunEndEvent, ToolCallEvent, TraceHeader
 
-__all__ = ["LIVE_REPLAY_NOTE", "Divergence", "find_divergences", "replay_of"]
+__all__ = ["LIVE_REPLAY_NOTE", "OutcomeDivergence", "find_divergences", "replay_of"]
 
 LIVE_REPLAY_NOTE = "live replay of "
 """Header note of a live replay, followed by the recorded run's id."""
 
 
 @dataclass(frozen=True)
-class Divergence:
+class OutcomeDivergence:
     """Where a live replay stopped matching its recording."""
 
     step: int
@@ -39,9 +39,9 @@ def replay_of(header: TraceHeader) -> str | None:
     return None
 
 
-def find_divergences(recorded: Trace, replayed: Trace) -> list[Divergence]:
+def find_divergences(recorded: Trace, replayed: Trace) -> list[OutcomeDivergence]:
     """Tool results that differ in a way that matters, and steps that no longer apply."""
-    out: list[Divergence] = []
+    out: list[OutcomeDivergence] = []
     by_step: dict[tuple[int, int], ToolCallEvent] = {}
     for position, call in _positions(replayed.tool_calls()):
         by_step[position] = call
@@ -49,10 +49,10 @@ def find_divergences(recorded: Trace, replayed: Trace) -> list[Divergence]:
         step = call.step or 0
         again = by_step.get(position)
         if again is None:
-            out.append(Divergence(step, call.name, _verdict(call), "step not reached"))
+            out.append(OutcomeDivergence(step, call.name, _verdict(call), "step not reached"))
             continue
         if _verdict(call) != _verdict(again):
-            out.append(Divergence(step, call.name, _verdict(call), _verdict(again)))
+            out.append(OutcomeDivergence(step, call.name, _verdict(call), _verdict(again)))
     end_recorded, end_replayed = recorded.end, replayed.end
     if (
         isinstance(end_recorded, RunEndEvent)
@@ -60,7 +60,7 @@ def find_divergences(recorded: Trace, replayed: Trace) -> list[Divergence]:
         and end_recorded.success != end_replayed.success
     ):
         out.append(
-            Divergence(
+            OutcomeDivergence(
                 end_replayed.steps,
                 "check",
                 f"success={end_recorded.success}",

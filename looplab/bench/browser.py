@@ -19,7 +19,7 @@ from typing import Any
 
 from looplab.stats.order import quantile
 from looplab.tools.browser import TRACE_JPEG_QUALITY, page_snapshot, trace_screenshot
-from looplab.tools.observation import OBSERVERS, observe
+from looplab.tools.observation import OBSERVERS, observe_page
 
 __all__ = ["CaptureRow", "run_browser_bench"]
 
@@ -58,7 +58,7 @@ def _observed(page: Any, kind: str) -> Callable[[], Awaitable[bytes]]:
     """One observation of `kind`; its size is the image's bytes, or the text's."""
 
     async def capture() -> bytes:
-        seen = await observe(page, kind)
+        seen = await observe_page(page, kind)
         return seen.image or seen.text.encode()
 
     return capture

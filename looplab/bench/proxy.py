@@ -54,8 +54,8 @@ from looplab.stats.order import quantile
 __all__ = [
     "PathStats",
     "ProxyBenchRow",
-    "fidelity_failures",
     "print_proxy_bench",
+    "proxy_fidelity_failures",
     "run_proxy_bench",
 ]
 
@@ -219,7 +219,7 @@ class _Cell:
         return _path_stats(name, result.responses, self.rate, cpu)
 
 
-def fidelity_failures(rows: list[ProxyBenchRow]) -> list[str]:
+def proxy_fidelity_failures(rows: list[ProxyBenchRow]) -> list[str]:
     """Rows at 1 and 16 streams whose proxy path misses a target: |rate error| p50 <=
     0.5% through every client; TTFT error p50 <= 2 ms through the raw client
     (`FLOOR_CLIENT`, the server's part); added TTFT p50 (proxy minus direct, the same
@@ -243,7 +243,7 @@ def fidelity_failures(rows: list[ProxyBenchRow]) -> list[str]:
     return failures
 
 
-def client_overheads(rows: list[ProxyBenchRow]) -> list[str]:
+def proxy_client_overheads(rows: list[ProxyBenchRow]) -> list[str]:
     """Per proxy row through a client other than the raw one: its TTFT error p50 minus
     the raw client's at the same (rate, upstream TTFT, streams), the client's own share."""
     floor = {
@@ -354,7 +354,7 @@ def print_proxy_bench(console: Console, rows: list[ProxyBenchRow], tokens: int) 
     console.print(table)
     verdict = fidelity_verdict(
         [row.concurrency for row in rows],
-        fidelity_failures(rows),
+        proxy_fidelity_failures(rows),
         "proxy: |rate error| p50 <= 0.5% through every client, TTFT error p50 <= 2 ms "
         "through the raw client (the server's part), added TTFT p50 <= 2 ms through the others",
     )
@@ -364,7 +364,7 @@ def print_proxy_bench(console: Console, rows: list[ProxyBenchRow], tokens: int) 
         "(building the request before it is sent, parsing chunks into objects), which no "
         "server removes; the raw client does none of it:"
     )
-    for line in client_overheads(rows):
+    for line in proxy_client_overheads(rows):
         console.print(line)
     console.print(
         "the server-late column is each server's own release lateness, so a TTFT error it "

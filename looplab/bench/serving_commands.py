@@ -149,8 +149,8 @@ def bench_proxy_command(
     """TTFT and decode-rate error of the proxy vs the simulator direct, side by side,
     through raw HTTP, the instrumented and the stock openai client."""
     from looplab.bench.proxy import (
-        fidelity_failures,
         print_proxy_bench,
+        proxy_fidelity_failures,
         run_proxy_bench,
     )
 
@@ -166,7 +166,7 @@ def bench_proxy_command(
     print_proxy_bench(console, rows, tokens)
     if output is not None and write_output(output, json.dumps([r.as_dict() for r in rows])):
         console.print(f"results: {output}")
-    if check and fidelity_failures(rows):
+    if check and proxy_fidelity_failures(rows):
         raise typer.Exit(1)
 
 

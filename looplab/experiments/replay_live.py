@@ -12,7 +12,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from looplab.analysis.divergence import LIVE_REPLAY_NOTE, Divergence, find_divergences
+from looplab.analysis.divergence import LIVE_REPLAY_NOTE, OutcomeDivergence, find_divergences
 from looplab.analysis.replay import replayed_cell
 from looplab.analysis.retime import annotate_reasoning
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
@@ -36,7 +36,7 @@ class LiveReplay:
     """A live replay's new trace and its divergences from the recording."""
 
     trace: Trace
-    divergences: list[Divergence] = field(default_factory=list)
+    divergences: list[OutcomeDivergence] = field(default_factory=list)
 
 
 async def replay_live(

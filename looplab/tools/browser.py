@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
-from looplab.tools.observation import Observation, observe
+from looplab.tools.observation import PageObservation, observe_page
 from looplab.tools.page_settle import watch
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ async def trace_screenshot(page: Page) -> bytes:
 
 async def page_snapshot(page: Page) -> str:
     """`Page: <title> (<url>)` and the page's accessibility tree with refs."""
-    return (await observe(page, "aria")).text
+    return (await observe_page(page, "aria")).text
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class _Seen:
     """An action's outcome line and the observation that follows it."""
 
     done: str
-    observation: Observation
+    observation: PageObservation
     ok: bool = True
 
 
@@ -114,7 +114,7 @@ class _PageActions:
     async def after(self, page: Page, done: str) -> Outcome:
         if not self.snapshot_after_action:
             return ToolResult(f"{done} Page: {await page.title()} ({page.url})")
-        return _Seen(done, await observe(page, self.observation))
+        return _Seen(done, await observe_page(page, self.observation))
 
     async def goto(self, arguments: dict[str, Any], page: Page) -> Outcome:
         url = str(arguments["url"])
@@ -122,10 +122,10 @@ class _PageActions:
             return ToolResult(f"not an http(s) URL: {url}", ok=False)
         response = await page.goto(url, wait_until="commit")
         status = response.status if response is not None else 0
-        return _Seen(f"HTTP {status}", await observe(page, self.observation), ok=status < 400)
+        return _Seen(f"HTTP {status}", await observe_page(page, self.observation), ok=status < 400)
 
     async def snapshot(self, arguments: dict[str, Any], page: Page) -> Outcome:
-        return _Seen("", await observe(page, self.observation))
+        return _Seen("", await observe_page(page, self.observation))
 
     async def click(self, arguments: dict[str, Any], page: Page) -> Outcome:
         target = await _element(page, arguments["ref"])

@@ -1,4 +1,4 @@
-"""What the computer-use agent sees of the page: one `Observation` per page-changing action.
+"""What the computer-use agent sees of the page: one `PageObservation` per page-changing action.
 
 The kind is chosen per agent (`AgentConfig.observation`), a registry (`OBSERVERS`):
 
@@ -35,9 +35,9 @@ __all__ = [
     "INTERACTIVE_ROLES",
     "OBSERVERS",
     "SNAPSHOT_TIMEOUT_MS",
-    "Observation",
+    "PageObservation",
     "interactive_lines",
-    "observe",
+    "observe_page",
 ]
 
 SNAPSHOT_TIMEOUT_MS = 10_000
@@ -71,7 +71,7 @@ _ELEMENTS_HEADER = "Interactive elements (pass a ref to click, type, select):"
 
 
 @dataclass(frozen=True)
-class Observation:
+class PageObservation:
     """One observation of the page.
 
     Attributes:
@@ -101,7 +101,7 @@ class Observation:
         }
 
 
-Observer = Callable[["Page", str], Awaitable[Observation]]
+Observer = Callable[["Page", str], Awaitable[PageObservation]]
 
 
 def interactive_lines(tree: str) -> list[str]:
@@ -118,19 +118,19 @@ async def _aria_tree(page: Page) -> str:
     return await page.aria_snapshot(mode="ai", timeout=SNAPSHOT_TIMEOUT_MS)
 
 
-async def _aria(page: Page, head: str) -> Observation:
-    return Observation("aria", f"{head}\n{await _aria_tree(page)}")
+async def _aria(page: Page, head: str) -> PageObservation:
+    return PageObservation("aria", f"{head}\n{await _aria_tree(page)}")
 
 
-async def _screenshot(page: Page, head: str) -> Observation:
+async def _screenshot(page: Page, head: str) -> PageObservation:
     elements = interactive_lines(await _aria_tree(page))
     image = await page.screenshot(type="png")
     width, height = _viewport(page)
     text = "\n".join([head, "(screenshot attached)", _ELEMENTS_HEADER, *elements])
-    return Observation("screenshot", text, image, width, height)
+    return PageObservation("screenshot", text, image, width, height)
 
 
-async def _marks(page: Page, head: str) -> Observation:
+async def _marks(page: Page, head: str) -> PageObservation:
     from looplab.tools.marks import draw_marks
 
     elements = interactive_lines(await _aria_tree(page))
@@ -138,7 +138,7 @@ async def _marks(page: Page, head: str) -> Observation:
     width, height = _viewport(page)
     lines = [f"{line} [mark={number}]" for number, line in numbered]
     text = "\n".join([head, "(screenshot with numbered marks attached)", _ELEMENTS_HEADER, *lines])
-    return Observation("marks", text, image, width, height)
+    return PageObservation("marks", text, image, width, height)
 
 
 _PRUNE_DOM = """() => {
@@ -156,10 +156,10 @@ _PRUNE_DOM = """() => {
 }"""
 
 
-async def _dom(page: Page, head: str) -> Observation:
+async def _dom(page: Page, head: str) -> PageObservation:
     elements = interactive_lines(await _aria_tree(page))
     html = str(await page.evaluate(_PRUNE_DOM))
-    return Observation("dom", "\n".join([head, html, _ELEMENTS_HEADER, *elements]))
+    return PageObservation("dom", "\n".join([head, html, _ELEMENTS_HEADER, *elements]))
 
 
 def _viewport(page: Page) -> tuple[int, int]:
@@ -176,7 +176,7 @@ OBSERVERS: dict[str, Observer] = {
 """Observation kind -> how it is captured; a new kind joins by one line."""
 
 
-async def observe(page: Page, kind: str = "aria") -> Observation:
+async def observe_page(page: Page, kind: str = "aria") -> PageObservation:
     """Wait for the page's load, then capture `kind` (see the module docstring).
 
     Raises:
@@ -192,7 +192,7 @@ async def observe(page: Page, kind: str = "aria") -> Observation:
     observation = await observer(page, head)
     ended = time.perf_counter()
     phases = {"page_wait": captured - waited, "observe": ended - captured}
-    return Observation(
+    return PageObservation(
         observation.kind,
         observation.text,
         observation.image,

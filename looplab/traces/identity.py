@@ -54,7 +54,7 @@ Replies = Literal["upstream", "recording", "simulator"]
 _FAMILY = re.compile(r"^(?P<base>.+)-\d+$")
 
 
-class TraceHeader(Protocol):
+class HeaderFields(Protocol):
     """What this module reads and writes of `schema.TraceHeader` (a protocol: the schema
     imports this module, not the other way round)."""
 
@@ -124,7 +124,7 @@ def run_identity(
     )
 
 
-def identity_of(header: TraceHeader) -> RunIdentity:
+def identity_of(header: HeaderFields) -> RunIdentity:
     """The header's identity, or one derived from an older header: the profile it was
     re-timed at for replays (the `profile` dict; their `cell.backend` kept the original),
     else `cell.backend`, else the profile dict's name; the agent, else the source."""
@@ -151,7 +151,7 @@ def identity_of(header: TraceHeader) -> RunIdentity:
 
 
 def retimed(
-    header: TraceHeader,
+    header: HeaderFields,
     profile: str,
     decode_tps: float | None,
     clock: Clock,
@@ -172,7 +172,7 @@ def retimed(
 
 
 def assign_profile(
-    header: TraceHeader,
+    header: HeaderFields,
     profile: str,
     decode_tps: float | None,
     how: str,

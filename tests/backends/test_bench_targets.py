@@ -6,7 +6,7 @@ from __future__ import annotations
 from looplab.bench.backend import BackendBenchCell
 from looplab.bench.backend_commands import client_overheads, fidelity_failures
 from looplab.bench.proxy import PathStats, ProxyBenchRow
-from looplab.bench.proxy import fidelity_failures as proxy_failures
+from looplab.bench.proxy import proxy_fidelity_failures as proxy_failures
 
 
 def _cell(client: str, ttft_ms: float, rate_pct: float = 0.0) -> BackendBenchCell:

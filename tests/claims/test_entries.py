@@ -9,7 +9,7 @@ import pytest
 from looplab.claims.evidence import METHODS
 from looplab.claims.model import ENTRY_DIR, claim_entries, get_claim, load_claim
 from looplab.errors import ConfigError
-from looplab.report.claims.rows import band, band_claim, panel_claims, panel_text
+from looplab.report.claims.rows import band_claim, panel_claims, panel_text, speedup_band
 
 GOOD = """\
 name: good
@@ -101,6 +101,6 @@ def test_panel_claims_come_from_entries() -> None:
     """The report's claim rows are the entries with a panel wording, their bands unchanged."""
     panel = {c.name: c for c in panel_claims()}
     assert set(panel) == {"claim-40-60", "claim-54"}
-    assert band(band_claim()) == pytest.approx((1 / 0.6, 1 / 0.4))
+    assert speedup_band(band_claim()) == pytest.approx((1 / 0.6, 1 / 0.4))
     assert panel["claim-54"].claimed.low == panel["claim-54"].claimed.high == 0.54
     assert "54% efficiency improvement" in panel_text(panel["claim-54"]).label

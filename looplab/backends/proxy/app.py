@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
-from looplab.backends.proxy.core import Proxy, Reply
+from looplab.backends.proxy.core import ClientReply, Proxy
 from looplab.backends.proxy.upstream import MAX_REPLY_BYTES, NO_BODY, UPSTREAM_DEADLINE_S
 from looplab.backends.proxy.websocket import proxy_websocket
 from looplab.backends.simulator.protocol import ApiError
@@ -121,7 +121,7 @@ def create_proxy_app(proxy: Proxy) -> Starlette:
     )
 
 
-def _response(answer: Reply) -> Response:
+def _response(answer: ClientReply) -> Response:
     if answer.status < 200 or answer.status in NO_BODY:  # never a body (`check_reply_status`)
         return Response(b"", answer.status, headers=answer.headers)
     if answer.stream is not None:

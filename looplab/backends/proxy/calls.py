@@ -62,7 +62,7 @@ class CallRecord:
     error: str | None = None
     pacing: dict[str, Any] = field(default_factory=dict)
     divergence: dict[str, Any] | None = None
-    """Replay: how the request departed from the recording (`follow.Divergence.as_dict`)."""
+    """Replay: how the request departed from the recording (`follow.RequestDivergence.as_dict`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-ready (times relative to `received`)."""

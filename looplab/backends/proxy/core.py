@@ -1,7 +1,7 @@
 """The pacing proxy, HTTP-free: one exchange in, a re-timed reply out (README.md has more).
 
 `Proxy.handle(endpoint, body, headers)` takes a client's request (`chat` or `responses`),
-gets the reply from a `Source` (the upstream, or a recording) and returns a `Reply` whose
+gets the reply from a `ReplySource` (the upstream, or a recording) and returns a `ClientReply` whose
 tokens go out on the profile's schedule (`schedule.plan_request`, paced by `GatedRecord`
 on the simulator's `SchedulePacer`). Streaming: headers go out with the first token
 (`x-looplab-upstream-slower: ttft` if the upstream's first token was later than the
@@ -36,8 +36,8 @@ from looplab.backends.proxy.exchange import (
 from looplab.backends.proxy.gate import UNKNOWN_SLOTS, GatedRecord
 from looplab.backends.proxy.redact import body_secrets
 from looplab.backends.proxy.replies import (
+    ClientReply,
     Cursor,
-    Reply,
     body_message,
     prepend,
     streams_reasoning,
@@ -51,7 +51,7 @@ from looplab.backends.proxy.upstream import (
     UPSTREAM_DEADLINE_S,
     RecordedSource,
     ReplyLimits,
-    Source,
+    ReplySource,
     UpstreamClients,
     check_reply_status,
     check_stream,
@@ -70,7 +70,7 @@ from looplab.latency.timing import CallSchedule, TimingModel, Transport
 from looplab.traces.scrub import remember_secret
 from looplab.urls import url_problem
 
-__all__ = ["Proxy", "Reply"]
+__all__ = ["ClientReply", "Proxy"]
 
 
 class Proxy:
@@ -160,7 +160,7 @@ class Proxy:
         headers: Mapping[str, str],
         transport: Transport = "http",
         arrived: float | None = None,
-    ) -> Reply:
+    ) -> ClientReply:
         """Answer one request to `endpoint` (`chat` or `responses`) that came by
         `transport` (`http`; `websocket`: a turn on the Responses WebSocket), timed from
         `arrived` (the server's read of its last byte, on a wall clock) or now."""
@@ -175,7 +175,7 @@ class Proxy:
             source="none",
             transport=transport,
         )
-        source: Source | None = None
+        source: ReplySource | None = None
         try:
             body = checked_body(endpoint, raw)
             call.model = str(body.get("model")) if body.get("model") is not None else None
@@ -204,11 +204,11 @@ class Proxy:
             call.status, call.error, call.end = error.status, error.message, self.clock.now()
             self.history.add(call)
             headers = {**error.headers, **reply_headers(call, self.profile.name)}
-            return Reply(error.status, headers, json.dumps(error.body()).encode())
+            return ClientReply(error.status, headers, json.dumps(error.body()).encode())
 
     def _source(
         self, endpoint: str, body: dict[str, Any], call: CallRecord, headers: Mapping[str, str]
-    ) -> Source:
+    ) -> ReplySource:
         return choose_source(
             endpoint,
             body,
@@ -244,7 +244,7 @@ class Proxy:
 
     # -- replies -------------------------------------------------------------------------
 
-    async def _error(self, exchange: Exchange, source: Source) -> Reply:
+    async def _error(self, exchange: Exchange, source: ReplySource) -> ClientReply:
         call = exchange.call
         try:
             raw = await source.body()
@@ -256,9 +256,9 @@ class Proxy:
         self.history.add(call)
         record_exchange(self.recorder, exchange, source, body)
         headers = {**source.headers, **reply_headers(call, self.profile.name)}
-        return Reply(source.status, headers, json.dumps(body).encode())
+        return ClientReply(source.status, headers, json.dumps(body).encode())
 
-    async def _complete(self, exchange: Exchange, source: Source) -> Reply:
+    async def _complete(self, exchange: Exchange, source: ReplySource) -> ClientReply:
         """Non-streaming: hold the body until the profile's whole-call time."""
         call = exchange.call
         self.active += 1
@@ -291,9 +291,9 @@ class Proxy:
             **reply_headers(call, self.profile.name),
             "content-type": "application/json",
         }
-        return Reply(call.status, headers, raw)
+        return ClientReply(call.status, headers, raw)
 
-    async def _stream(self, exchange: Exchange, source: Source) -> Reply:
+    async def _stream(self, exchange: Exchange, source: ReplySource) -> ClientReply:
         """Streaming: headers at once (the upstream's are in), then slots paced as they come."""
         call = exchange.call
         hidden = 0
@@ -328,12 +328,12 @@ class Proxy:
             "cache-control": "no-cache",
             "content-type": "text/event-stream; charset=utf-8",
         }
-        return Reply(call.status, headers, stream=prepend(b"", body))
+        return ClientReply(call.status, headers, stream=prepend(b"", body))
 
     async def _release(
         self,
         exchange: Exchange,
-        source: Source,
+        source: ReplySource,
         record: GatedRecord,
         reader: asyncio.Future[None],
     ) -> AsyncGenerator[bytes, None]:
@@ -379,7 +379,7 @@ class Proxy:
                 call.error = call.error or "the client disconnected"
                 self._close_stream(exchange, source, record)
 
-    def _close_stream(self, exchange: Exchange, source: Source, record: GatedRecord) -> None:
+    def _close_stream(self, exchange: Exchange, source: ReplySource, record: GatedRecord) -> None:
         call = exchange.call
         self.active -= 1
         self._in_flight.discard(record)

@@ -2,7 +2,7 @@
 
 `checked_body` parses and validates a client's request with serve's own validator (a bad
 field is the same 400 from both); `secret_values` lists the credentials a request carries
-(scrubbed from recordings); `choose_source` picks the reply's `Source` (a recording's
+(scrubbed from recordings); `choose_source` picks the reply's `ReplySource` (a recording's
 entry, else the upstream, asked for usage on streamed chat); `read_events` feeds a
 streamed upstream's events into the exchange and its `GatedRecord` as they arrive
 (README.md has the pacing rules).
@@ -28,8 +28,8 @@ from looplab.backends.proxy.upstream import (
     HttpUpstream,
     RecordedSource,
     ReplyLimits,
+    ReplySource,
     ReplyTooLarge,
-    Source,
 )
 from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
@@ -104,7 +104,7 @@ def choose_source(
     http: Callable[[], UpstreamClient],
     api_key: str | None,
     limits: ReplyLimits | None = None,
-) -> Source:
+) -> ReplySource:
     """The reply's source: the recording's entry for the request, else the upstream.
 
     Sets `call.source` (`replay` or `upstream`) and, when the request departs from the
@@ -153,7 +153,7 @@ def choose_source(
 
 
 async def read_events(
-    exchange: Exchange, source: Source, record: GatedRecord, tokenizer: Tokenizer, clock: Clock
+    exchange: Exchange, source: ReplySource, record: GatedRecord, tokenizer: Tokenizer, clock: Clock
 ) -> None:
     """Feed the upstream's events into the exchange as they arrive.
 
@@ -216,7 +216,7 @@ async def read_events(
 def record_exchange(
     recorder: Recorder | None,
     exchange: Exchange,
-    source: Source,
+    source: ReplySource,
     body: dict[str, Any] | None = None,
 ) -> None:
     """Store `exchange` (scrubbed) when recording; upstream replies only. `body`: the

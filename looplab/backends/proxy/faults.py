@@ -25,7 +25,7 @@ __all__ = [
     "NO_BODY",
     "SAMPLE_BYTES",
     "TRUNCATED",
-    "Source",
+    "ReplySource",
     "check_reply_status",
     "check_stream",
     "error_body",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-class Source(Protocol):
+class ReplySource(Protocol):
     """One exchange's reply: status, headers, then lines or the body."""
 
     status: int
@@ -90,7 +90,7 @@ def error_body(status: int, raw: bytes) -> dict[str, Any]:
     raise upstream_fault(status, "answered an error", raw, code=f"upstream_error_{status}")
 
 
-def upstream_json(source: Source, raw: bytes) -> dict[str, Any]:
+def upstream_json(source: ReplySource, raw: bytes) -> dict[str, Any]:
     """A non-streamed 2xx reply's JSON object.
 
     Raises:
@@ -107,7 +107,7 @@ def upstream_json(source: Source, raw: bytes) -> dict[str, Any]:
     raise upstream_fault(source.status, why, raw, code="upstream_invalid_body")
 
 
-def check_reply_status(source: Source) -> None:
+def check_reply_status(source: ReplySource) -> None:
     """Refuse a status that cannot carry a model reply (1xx, 204, 205, 304), from the
     upstream or a recording: sent as it was, it would be a bodyless status with a body.
 
@@ -119,7 +119,7 @@ def check_reply_status(source: Source) -> None:
         raise upstream_fault(source.status, why, code="upstream_no_reply")
 
 
-async def check_stream(source: Source) -> None:
+async def check_stream(source: ReplySource) -> None:
     """Refuse a streamed 2xx that is not an event stream (an HTML page, a JSON body).
 
     Raises:
@@ -132,7 +132,7 @@ async def check_stream(source: Source) -> None:
         raise upstream_fault(source.status, why, raw, code="upstream_not_a_stream")
 
 
-def stream_fault(call: CallRecord, items: Sequence[object], source: Source) -> bytes:
+def stream_fault(call: CallRecord, items: Sequence[object], source: ReplySource) -> bytes:
     """The SSE `error` event ending a stream the upstream broke (reset, timed out, closed
     before its end: `TRUNCATED`, or empty: no event at all), or b"" for a whole stream.
     `call.error` says which; a client (the openai one raises `APIError`) learns it was the

@@ -1,8 +1,9 @@
 """Replay policies: which recorded step answers a replayed request, and how they differ.
 
 A recording (`store.Recording`) is a list of steps in the order they were made. A policy
-picks the step that answers each replayed request (`ReplayPolicy.choose`) and says how the
-request departs from the recording (`Divergence`); `REPLAY_POLICIES` names them:
+(a `RecordingFollower`) picks the step that answers each replayed request (`choose`) and
+says how the request departs from the recording (`RequestDivergence`); `REPLAY_POLICIES`
+names them:
 
 - `strict` (the default): a request is answered only by a recorded exchange with its exact
   hash (the k-th occurrence of a hash by its k-th recorded exchange, the last one again
@@ -33,10 +34,10 @@ from typing import Any, Protocol
 __all__ = [
     "REPLAY_POLICIES",
     "Asked",
-    "Choice",
     "Difference",
-    "Divergence",
-    "ReplayPolicy",
+    "RecordingFollower",
+    "RequestDivergence",
+    "StepChoice",
     "StrictReplay",
     "TolerantReplay",
     "compare",
@@ -146,7 +147,7 @@ def compare(endpoint: str, recorded: dict[str, Any], asked: dict[str, Any]) -> D
 
 
 @dataclass(frozen=True)
-class Divergence:
+class RequestDivergence:
     """Where a replayed session departed from its recording."""
 
     step: int
@@ -233,17 +234,19 @@ class Asked:
 
 
 @dataclass(frozen=True)
-class Choice:
+class StepChoice:
     """A policy's answer: the recorded step to serve (None: none) and any divergence."""
 
     step: int | None
-    divergence: Divergence | None = None
+    divergence: RequestDivergence | None = None
 
 
-class ReplayPolicy(Protocol):
-    """Picks the recorded step for each replayed request (module docstring)."""
+class RecordingFollower(Protocol):
+    """A replay policy of the proxy: picks the recorded step for each replayed request
+    (module docstring; not the simulator's `replay` policy, `policies.replay.ReplayPolicy`,
+    which answers with a run's recorded messages)."""
 
-    def choose(self, asked: Asked) -> Choice:
+    def choose(self, asked: Asked) -> StepChoice:
         """The step answering `asked` (an index into the recording's steps)."""
         ...
 
@@ -267,7 +270,7 @@ class StrictReplay:
         self._served: Counter[str] = Counter()
         self._position = 0
 
-    def choose(self, asked: Asked) -> Choice:
+    def choose(self, asked: Asked) -> StepChoice:
         """The next unserved exchange with the request's hash; a divergence when it is not
         the recording's next step."""
         matching = [i for i, e in enumerate(self.steps) if e["hash"] == asked.digest]
@@ -275,7 +278,7 @@ class StrictReplay:
         expected = self.steps[step] if step < len(self.steps) else None
         divergence = None
         if expected is None or expected["hash"] != asked.digest:
-            divergence = Divergence(
+            divergence = RequestDivergence(
                 step,
                 expected["summary"] if expected else "end of recording",
                 asked.summary,
@@ -285,13 +288,13 @@ class StrictReplay:
                 ),
             )
         if not matching:
-            return Choice(None, divergence)
+            return StepChoice(None, divergence)
         n = min(self._served[asked.digest], len(matching) - 1)
         self._served[asked.digest] += 1
         chosen = matching[n]
         if divergence is not None:
-            divergence = Divergence(**{**asdict(divergence), "served": chosen})
-        return Choice(chosen, divergence)
+            divergence = RequestDivergence(**{**asdict(divergence), "served": chosen})
+        return StepChoice(chosen, divergence)
 
 
 class TolerantReplay:
@@ -314,7 +317,7 @@ class TolerantReplay:
         self._next: Counter[str] = Counter()
         self._position = 0
 
-    def choose(self, asked: Asked) -> Choice:
+    def choose(self, asked: Asked) -> StepChoice:
         """The n-th recorded step of the request's session (module docstring)."""
         step, self._position = self._position, self._position + 1
         root = self._session(asked)
@@ -323,13 +326,15 @@ class TolerantReplay:
         if root is not None:
             self._next[root] += 1
         if n >= len(steps):
-            return Choice(None, Divergence(step, "end of recording", asked.summary, False))
+            return StepChoice(
+                None, RequestDivergence(step, "end of recording", asked.summary, False)
+            )
         chosen = steps[n]
         entry = self.steps[chosen]
         if entry["hash"] == asked.digest:
-            return Choice(chosen)
+            return StepChoice(chosen)
         difference = compare(asked.endpoint, self._load(chosen), asked.body)
-        divergence = Divergence(
+        divergence = RequestDivergence(
             step,
             str(entry.get("summary", "")),
             asked.summary,
@@ -339,7 +344,7 @@ class TolerantReplay:
             first_difference=first_difference(self._load(chosen), asked.body),
             **asdict(difference),
         )
-        return Choice(chosen, divergence)
+        return StepChoice(chosen, divergence)
 
     def _session(self, asked: Asked) -> str | None:
         """The recorded session this request's session follows (paired on first sight)."""
@@ -367,7 +372,9 @@ class TolerantReplay:
         return best
 
 
-REPLAY_POLICIES: dict[str, Callable[[Sequence[dict[str, Any]], RequestLoader], ReplayPolicy]] = {
+REPLAY_POLICIES: dict[
+    str, Callable[[Sequence[dict[str, Any]], RequestLoader], RecordingFollower]
+] = {
     "strict": StrictReplay,
     "tolerant": TolerantReplay,
 }

@@ -17,8 +17,8 @@ from looplab.backends.proxy.events import PROTOCOLS, Item, Usage
 from looplab.backends.simulator.protocol import ApiError
 
 __all__ = [
+    "ClientReply",
     "Cursor",
-    "Reply",
     "body_message",
     "data_of",
     "is_reasoning",
@@ -31,7 +31,7 @@ __all__ = [
 
 
 @dataclass
-class Reply:
+class ClientReply:
     """What goes back to the client: status, headers, and a body or a byte stream."""
 
     status: int

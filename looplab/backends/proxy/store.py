@@ -32,7 +32,7 @@ exchange answers a replayed request is the replay policy's choice (`follow.py`):
 one again after that) and answers a request not recorded at all with an OpenAI-shaped 400
 `replay_miss` (or sends it upstream); `tolerant` follows the recording session by
 session, step by step, and serves the step's reply even when the request differs. Either
-way a departure from the recording is a `Divergence`, reported with its step (and, when
+way a departure from the recording is a `RequestDivergence`, reported with its step (and, when
 tolerant, what differed and how similar it is), logged (`proxy.replay_divergence`).
 """
 
@@ -52,7 +52,7 @@ import structlog
 
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.events import Item
-from looplab.backends.proxy.follow import REPLAY_POLICIES, Asked, Divergence
+from looplab.backends.proxy.follow import REPLAY_POLICIES, Asked, RequestDivergence
 from looplab.backends.proxy.recordings import (
     RecordingError,
     hold_recording,
@@ -69,9 +69,9 @@ from looplab.traces.scrub import Scrubber
 __all__ = [
     "CANONICAL_DROP",
     "STORE_FORMAT",
-    "Divergence",
     "Recorder",
     "Recording",
+    "RequestDivergence",
     "exchange_entry",
     "request_hash",
     "scrub_entry",
@@ -276,7 +276,7 @@ class Recording:
                 raise RecordingError(f"{exc.message} (index.jsonl step {entry['step']})") from None
         self._requests: dict[int, dict[str, Any]] = {}
         self.policy = REPLAY_POLICIES[policy](self.steps, self.recorded_request)
-        self.divergences: list[Divergence] = []
+        self.divergences: list[RequestDivergence] = []
         self._lock = threading.Lock()
 
     def exchange(self, step: int) -> dict[str, Any]:
@@ -296,7 +296,7 @@ class Recording:
 
     def lookup(
         self, endpoint: str, body: dict[str, Any]
-    ) -> tuple[dict[str, Any] | None, Divergence | None]:
+    ) -> tuple[dict[str, Any] | None, RequestDivergence | None]:
         """The recorded exchange that answers this request under the policy (None: none),
         and how the request departs from the recording (None: it does not); a departure
         is also appended to `divergences` and logged."""

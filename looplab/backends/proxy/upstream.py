@@ -1,6 +1,6 @@
 """Where a proxied reply comes from: the upstream over HTTP, or a recording.
 
-A `Source` opens one exchange and then gives either SSE lines (streaming) or the whole
+A `ReplySource` opens one exchange and then gives either SSE lines (streaming) or the whole
 body, stamping when each line arrived. `HttpUpstream` forwards the client's request to
 any OpenAI-compatible API; `RecordedSource` serves a recorded exchange with every line
 "arrived" at once (the profile alone sets the pace).
@@ -33,7 +33,7 @@ import httpx2
 from looplab.backends.proxy.faults import (
     NO_BODY,
     TRUNCATED,
-    Source,
+    ReplySource,
     check_reply_status,
     check_stream,
     error_body,
@@ -53,8 +53,8 @@ __all__ = [
     "HttpUpstream",
     "RecordedSource",
     "ReplyLimits",
+    "ReplySource",
     "ReplyTooLarge",
-    "Source",
     "UpstreamClients",
     "check_reply_status",
     "check_stream",

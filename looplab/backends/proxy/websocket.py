@@ -26,7 +26,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from looplab.backends.proxy.core import Proxy, Reply
+from looplab.backends.proxy.core import ClientReply, Proxy
 from looplab.backends.proxy.events import SseParser
 from looplab.backends.proxy.upstream import upstream_fault
 from looplab.backends.simulator.protocol import ApiError
@@ -92,7 +92,7 @@ async def _turn(proxy: Proxy, websocket: WebSocket, store: ConversationStore, te
     return True
 
 
-def _reply_error(reply: Reply) -> ApiError:
+def _reply_error(reply: ClientReply) -> ApiError:
     """The `ApiError` of a reply that is not a stream (an error, in OpenAI's shape)."""
     try:
         error = json.loads(reply.content).get("error") or {}

@@ -19,7 +19,7 @@ from pathlib import Path
 from looplab.errors import TraceError
 from looplab.traces.io import read_trace
 
-__all__ = ["REFERENCE_MODEL", "ReferenceRun", "Verdict", "reference_verdict"]
+__all__ = ["REFERENCE_MODEL", "ReferenceRun", "ReferenceVerdict", "reference_verdict"]
 
 REFERENCE_MODEL = "looplab-scripted"
 """The simulator model that replays reference solutions."""
@@ -46,7 +46,7 @@ class ReferenceRun:
 
 
 @dataclass
-class Verdict:
+class ReferenceVerdict:
     """What the scripted reference runs of an experiment show.
 
     Attributes:
@@ -80,12 +80,12 @@ class Verdict:
         )
 
 
-def reference_verdict(trace_dir: Path) -> Verdict:
+def reference_verdict(trace_dir: Path) -> ReferenceVerdict:
     """Judge the environment by the complete scripted runs under `trace_dir`.
 
     Unreadable and incomplete traces are ignored (the runner reports those as failed cells).
     """
-    verdict = Verdict()
+    verdict = ReferenceVerdict()
     for path in sorted(trace_dir.glob("*.jsonl")):
         try:
             trace = read_trace(path)

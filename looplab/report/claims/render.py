@@ -9,7 +9,14 @@ from typing import Any
 
 from looplab.claims.verdicts import band_text
 from looplab.report.claims.click_render import click_tables, render_click
-from looplab.report.claims.rows import SECTIONS, ClaimRow, ClaimView, band, band_claim, claim_json
+from looplab.report.claims.rows import (
+    SECTIONS,
+    ClaimRow,
+    ClaimView,
+    band_claim,
+    claim_json,
+    speedup_band,
+)
 from looplab.report.render.svg import Chart
 from looplab.report.views.report_model import ReportModel
 from looplab.stats.intervals import MIN_PAIRED_N
@@ -130,7 +137,7 @@ def _chart(view: ClaimView) -> str:
     chart.set_scales(
         (min([0.9, *values]), max([ratio, *values]) * 1.1), (len(rows) - 0.5, -0.5), x_log=True
     )
-    low_s, high_s = band(band_claim())
+    low_s, high_s = speedup_band(band_claim())
     said = band_text(band_claim().claimed)
     x0, x1 = chart.x(low_s), chart.x(high_s)
     chart.parts.append(

@@ -37,7 +37,6 @@ __all__ = [
     "ClaimRow",
     "ClaimView",
     "amdahl",
-    "band",
     "band_claim",
     "claim_json",
     "make_row",
@@ -46,6 +45,7 @@ __all__ = [
     "required_share",
     "row_verdict",
     "shorter",
+    "speedup_band",
 ]
 
 
@@ -158,7 +158,7 @@ def required_share(shorter: float, ratio: float) -> float:
     return shorter / (1 - 1 / ratio)
 
 
-def band(claim: ClaimEntry) -> tuple[float, float]:
+def speedup_band(claim: ClaimEntry) -> tuple[float, float]:
     """A panel claim's band as speedups (40-60% shorter: 1.67-2.5x)."""
     return 1 / (1 - claim.claimed.low), 1 / (1 - claim.claimed.high)
 

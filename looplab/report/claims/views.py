@@ -43,7 +43,6 @@ from looplab.report.claims.rows import (
     ClaimRow,
     ClaimView,
     amdahl,
-    band,
     band_claim,
     make_row,
     panel_claims,
@@ -51,6 +50,7 @@ from looplab.report.claims.rows import (
     required_share,
     row_verdict,
     shorter,
+    speedup_band,
 )
 from looplab.report.data.records import RunRecord
 from looplab.report.views.observations import observation_rows
@@ -192,7 +192,7 @@ def _claim_rows(data: Sequence[ClaimRow]) -> list[ClaimRow]:
     rows: list[ClaimRow] = []
     timed = [r for r in data if r.speedup is not None and r.ci is not None]
     for claim in panel_claims():
-        low_s, high_s = band(claim)
+        low_s, high_s = speedup_band(claim)
         low, high = claim.claimed.low, claim.claimed.high
         point = low_s == high_s
         verdicts = {r.key: row_verdict(r, claim) for r in timed}

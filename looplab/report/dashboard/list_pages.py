@@ -20,7 +20,7 @@ from looplab.report.dashboard.run_lists import (
     filter_form,
     filter_runs,
     parse_filter,
-    runs_table,
+    run_list_table,
 )
 from looplab.report.data.records import RunRecord
 from looplab.report.render.page import shell
@@ -54,7 +54,7 @@ def runs_page(reports: Reports, params: Mapping[str, str]) -> str:
         "<p><a href='/'>index</a></p>"
         f"<h1>Runs</h1><p class='sub' id='run-count'>{len(rows)} of {len(found)} runs "
         "(sort by any column; the filter is in the URL)</p>"
-        f"{filter_form('/runs', found, keep)}{runs_table(rows, _links(reports, rows))}"
+        f"{filter_form('/runs', found, keep)}{run_list_table(rows, _links(reports, rows))}"
     )
     return _shell("looplab: runs", body)
 
@@ -80,7 +80,7 @@ def task_page(reports: Reports, params: Mapping[str, str]) -> str:
         f"<p><a href='/'>index</a> · <a href='/runs?{urlencode({'task': task})}'>these runs "
         f"in the run list</a></p><h1>{escape(task)}: {len(found)} runs</h1>"
         f"<p class='sub' id='run-count'>{len(rows)} of {len(found)} shown</p>{form}"
-        f"{runs_table(rows, _links(reports, rows))}"
+        f"{run_list_table(rows, _links(reports, rows))}"
         "<h2>Step-aligned diff of two runs of one agent</h2>"
         "<p class=\"hint\">Row A, column B: B's task time minus A's (▲ slower, ▼ faster); "
         "open a cell for the step-aligned diff. Runs of different agents take different "

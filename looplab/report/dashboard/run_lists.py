@@ -23,7 +23,7 @@ from looplab.report.render.compare_text import fmt_metric
 from looplab.report.render.scales import fmt_s
 from looplab.report.views.run_metrics import METRICS, OUTCOMES, RunMetrics, run_metrics
 
-__all__ = ["RunFilter", "filter_form", "filter_runs", "parse_filter", "run_text", "runs_table"]
+__all__ = ["RunFilter", "filter_form", "filter_runs", "parse_filter", "run_list_table", "run_text"]
 
 _BY_KEY = {m.key: m for m in METRICS}
 
@@ -170,7 +170,7 @@ def _num(key: str, value: float | None) -> str:
     return f"<td{v}>{fmt_metric(_BY_KEY[key], value)}</td>"
 
 
-def runs_table(
+def run_list_table(
     rows: Sequence[tuple[Experiment, RunRecord, RunMetrics]],
     run_url: Mapping[str, str],
 ) -> str:

@@ -57,7 +57,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "DashboardServer",
     "PathRefused",
-    "create_app",
+    "create_dashboard_app",
 ]
 
 MAX_CONNECTIONS = 256
@@ -209,7 +209,7 @@ class _Routes:
         return JSONResponse(self.reports.state(target if target and target.is_dir() else None))
 
 
-def create_app(root: Path, host: str) -> ASGIApp:
+def create_dashboard_app(root: Path, host: str) -> ASGIApp:
     """The dashboard over `root`, answering requests whose Host header names `host` (the
     bound interface) at the port they reached (`HostGuard`)."""
     routes = _Routes(root)
@@ -252,7 +252,7 @@ class DashboardServer(AppServer):
     ) -> None:
         self.root = root.resolve()
         super().__init__(
-            create_app(self.root, host),
+            create_dashboard_app(self.root, host),
             host=host,
             port=port,
             name="looplab-dashboard",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["LinearScale", "LogScale", "Scale", "finite", "fmt_num", "fmt_s"]
+__all__ = ["LinearScale", "LogScale", "Scale", "all_finite", "fmt_num", "fmt_s"]
 
 
 def fmt_num(value: float) -> str:
@@ -36,7 +36,7 @@ def fmt_s(value: float) -> str:
     return f"{value:.0f} s"
 
 
-def finite(*values: float) -> bool:
+def all_finite(*values: float) -> bool:
     """True when every value is a finite number (NaN and infinities are gaps)."""
     return all(math.isfinite(v) for v in values)
 
@@ -45,8 +45,8 @@ class Scale:
     """Maps a data interval onto a pixel interval."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        if not finite(d0, d1):
-            d0, d1 = (d0, d0 + 1.0) if finite(d0) else (0.0, 1.0)
+        if not all_finite(d0, d1):
+            d0, d1 = (d0, d0 + 1.0) if all_finite(d0) else (0.0, 1.0)
         self.d0, self.d1, self.r0, self.r1 = d0, d1, r0, r1
 
     def __call__(self, value: float) -> float:
@@ -61,7 +61,7 @@ class LinearScale(Scale):
     """Linear scale; the domain is widened to be non-empty."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        if finite(d0, d1) and abs(d1 - d0) < 1e-12:
+        if all_finite(d0, d1) and abs(d1 - d0) < 1e-12:
             d1 = d0 + (abs(d0) if abs(d0) >= 1e-12 else 1.0)
         super().__init__(d0, d1, r0, r1)
 
@@ -72,7 +72,7 @@ class LinearScale(Scale):
         low, high = min(self.d0, self.d1), max(self.d0, self.d1)
         span = high - low
         raw = span / max(1, count)
-        if not (finite(raw) and raw > 0):
+        if not (all_finite(raw) and raw > 0):
             return [low]
         power = 10.0 ** math.floor(math.log10(raw))
         step = next((m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw), raw)
@@ -89,13 +89,13 @@ class LogScale(Scale):
     """Base-10 log scale (domain must be positive)."""
 
     def __init__(self, d0: float, d1: float, r0: float, r1: float) -> None:
-        d0 = max(d0, 1e-9) if finite(d0) else 1.0
-        d1 = max(d1, d0 * 10) if finite(d1) and d0 * 10 < math.inf else d0 * 10
+        d0 = max(d0, 1e-9) if all_finite(d0) else 1.0
+        d1 = max(d1, d0 * 10) if all_finite(d1) and d0 * 10 < math.inf else d0 * 10
         super().__init__(d0, d1, r0, r1)
         self._l0, self._l1 = math.log10(self.d0), math.log10(self.d1)
 
     def __call__(self, value: float) -> float:
-        if not finite(value):
+        if not all_finite(value):
             return math.nan
         position = (math.log10(max(value, 1e-12)) - self._l0) / (self._l1 - self._l0)
         return self.r0 + position * (self.r1 - self.r0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from html import escape
 
 from looplab.report.render.scales import LinearScale, LogScale, Scale, fmt_num, fmt_s
-from looplab.report.render.scales import finite as _finite
+from looplab.report.render.scales import all_finite as _finite
 
 __all__ = ["SVG_DEFS", "Chart", "LinearScale", "LogScale", "Scale", "fmt_num", "fmt_s"]
 

@@ -23,7 +23,7 @@ from looplab.errors import ConfigError
 from looplab.report.data.pairing import by_profile, comparison_groups
 from looplab.report.data.records import RunRecord
 
-__all__ = ["ChoiceView", "arm_choice", "choice_json", "choice_views", "outcome_of"]
+__all__ = ["ChoiceView", "arm_choice", "choice_json", "choice_outcome", "choice_views"]
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class ChoiceView:
     """`A`/`B` -> runs whose success is known (checked)."""
 
 
-def outcome_of(record: RunRecord) -> Outcome:
+def choice_outcome(record: RunRecord) -> Outcome:
     """One run as an `Outcome`: cost at the price entry its profile names (None: none)."""
     cost = None
     price = price_of(record.profile_spec)
@@ -73,8 +73,8 @@ def _view(
     deadline_s: float | None,
 ) -> ChoiceView:
     choice = choose(
-        [outcome_of(r) for r in a],
-        [outcome_of(r) for r in b],
+        [choice_outcome(r) for r in a],
+        [choice_outcome(r) for r in b],
         labels=labels,
         tries=tries,
         deadline_s=deadline_s,

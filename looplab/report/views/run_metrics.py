@@ -19,7 +19,7 @@ from looplab.analysis.cost import recorded_cost
 from looplab.errors import ConfigError
 from looplab.report.data.records import RunRecord
 
-__all__ = ["METRICS", "OUTCOMES", "Metric", "RunMetrics", "outcome_of", "run_metrics"]
+__all__ = ["METRICS", "OUTCOMES", "Metric", "RunMetrics", "outcome_words", "run_metrics"]
 
 OUTCOMES = {True: "solved", False: "not solved", None: "not checked"}
 """A checker verdict in words (`RunRecord.success`)."""
@@ -64,7 +64,7 @@ METRICS = (
 """What a side-by-side compares, in column order."""
 
 
-def outcome_of(record: RunRecord) -> str:
+def outcome_words(record: RunRecord) -> str:
     """The run's outcome in words."""
     return OUTCOMES[record.success]
 
@@ -94,7 +94,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
     return RunMetrics(
         time_s=record.task_s,
         success=record.success,
-        outcome=outcome_of(record),
+        outcome=outcome_words(record),
         cost_usd=cost,
         steps=record.steps,
         tokens=tokens,

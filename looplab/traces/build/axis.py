@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-__all__ = ["MISSING", "BadValue", "RunAxis", "is_timed"]
+__all__ = ["MISSING", "BadValue", "RunAxis", "has_source_times"]
 
 MISSING = "not in the source"
 """How every `estimated` entry of a time the source did not have begins."""
@@ -114,6 +114,6 @@ class RunAxis:
         return rel_start, rel_end
 
 
-def is_timed(estimated: dict[str, str]) -> bool:
+def has_source_times(estimated: dict[str, str]) -> bool:
     """False when start or end had to be placed because the source had none."""
     return not any(estimated.get(k, "").startswith(MISSING) for k in ("start", "end"))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from looplab.traces.build.axis import RunAxis, is_timed
+from looplab.traces.build.axis import RunAxis, has_source_times
 from looplab.traces.build.items import ModelDraft, RunEndDraft, SandboxDraft, StepDraft, ToolDraft
 from looplab.traces.build.split import Span, step_split
 from looplab.traces.schema import (
@@ -117,7 +117,7 @@ class EventBuilder:
         est = dict(m.estimated)
         start, end = self.axis.place(m.start, m.end, est)
         notes = {} if step_est is None else step_est
-        if is_timed(est):
+        if has_source_times(est):
             self.totals.timed_models += 1
         else:
             notes["model_s"] = "the model call has no times: counted as zero"
@@ -156,7 +156,7 @@ class EventBuilder:
         est = dict(t.estimated)
         start, end = self.axis.place(t.start, t.end, est, t.duration)
         notes = {} if step_est is None else step_est
-        if is_timed(est):
+        if has_source_times(est):
             self.totals.timed_tools += 1
         else:
             notes["tool_s"] = "a tool call has no times: counted as zero"

@@ -51,14 +51,14 @@ class Histogram:
 
 
 @dataclass
-class Decoded:
+class DecodedMetrics:
     """One export's histograms, and how many other points it held."""
 
     histograms: list[Histogram]
     other_points: int = 0
 
 
-def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -> Decoded:
+def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -> DecodedMetrics:
     """The histogram points of one OTLP/HTTP metrics export.
 
     Raises:
@@ -68,7 +68,7 @@ def decode_metrics(body: bytes, content_type: str, content_encoding: str = "") -
     document = export_document(
         body, content_type, content_encoding, _metrics_request, "resourceMetrics"
     )
-    out = Decoded([])
+    out = DecodedMetrics([])
     for r, resource_metrics in enumerate(_list(document, "resourceMetrics", "body")):
         where = f"resourceMetrics[{r}]"
         resource = _attributes(_dict(_dict(resource_metrics, where).get("resource"), where))
@@ -88,7 +88,7 @@ def _metrics_request() -> Any:
     return ExportMetricsServiceRequest()
 
 
-def _metric(metric: dict[str, Any], service: str, out: Decoded) -> None:
+def _metric(metric: dict[str, Any], service: str, out: DecodedMetrics) -> None:
     name, unit = str(metric.get("name") or ""), str(metric.get("unit") or "")
     histogram = metric.get("histogram")
     if not isinstance(histogram, dict):
@@ -172,7 +172,7 @@ class MetricsCollector:
         self.other_points = 0
         self.last_request = 0.0
 
-    def add(self, decoded: Decoded, now: float) -> None:
+    def add(self, decoded: DecodedMetrics, now: float) -> None:
         """Keep one export's histogram points (the latest cumulative, deltas added)."""
         with self._lock:
             self.requests += 1

@@ -33,7 +33,7 @@ from looplab.traces.collect.documents import (
     protobuf_document,
 )
 
-__all__ = ["MAX_DECODED_BYTES", "BadRequest", "Decoded", "Span", "decode_request"]
+__all__ = ["MAX_DECODED_BYTES", "BadRequest", "DecodedSpans", "Span", "decode_request"]
 
 _INT64 = 2**63
 _NANOS = (978_307_200 * 10**9, 4_102_444_800 * 10**9)
@@ -73,14 +73,14 @@ class Span:
 
 
 @dataclass
-class Decoded:
+class DecodedSpans:
     """One export's spans, and the reasons of the spans rejected as malformed."""
 
     spans: list[Span]
     rejected: list[str] = field(default_factory=list)
 
 
-def decode_request(body: bytes, content_type: str, content_encoding: str = "") -> Decoded:
+def decode_request(body: bytes, content_type: str, content_encoding: str = "") -> DecodedSpans:
     """Every well-formed span of one OTLP/HTTP trace export (and why the others are not).
 
     Args:
@@ -91,7 +91,7 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
     Raises:
         BadRequest: an unsupported type (415) or encoding, a body that does not decompress
             or decode, or one whose every span is malformed (one malformed span among
-            good ones is only rejected: `Decoded.rejected`).
+            good ones is only rejected: `DecodedSpans.rejected`).
     """
     data = decompress(body, content_encoding)
     kind = content_type.split(";")[0].strip().lower()
@@ -108,7 +108,7 @@ def decode_request(body: bytes, content_type: str, content_encoding: str = "") -
     return _spans(document)
 
 
-def _spans(document: Any) -> Decoded:
+def _spans(document: Any) -> DecodedSpans:
     """The spans of an export; a malformed span is rejected alone (its reason kept), and
     only a body with nothing but malformed spans is a `BadRequest`."""
     if not isinstance(document, dict):
@@ -134,7 +134,7 @@ def _spans(document: Any) -> Decoded:
                     rejected.append(str(exc))
     if rejected and not spans:
         raise BadRequest(f"every span is malformed ({len(rejected)}), the first: {rejected[0]}")
-    return Decoded(spans, rejected)
+    return DecodedSpans(spans, rejected)
 
 
 def _span(raw: dict[str, Any], resource: dict[str, Any], where: str) -> Span:

@@ -35,7 +35,7 @@ from looplab.traces.schema import (
     TraceHeader,
 )
 
-__all__ = ["build_run", "run_identity"]
+__all__ = ["build_run", "imported_run_id"]
 
 
 def build_run(draft: RunDraft) -> ImportedRun:
@@ -48,7 +48,7 @@ def build_run(draft: RunDraft) -> ImportedRun:
     Raises:
         BadValue: a value the schema refuses (named by step and field), or a non-finite time.
     """
-    draft.run_id = run_identity(draft)
+    draft.run_id = imported_run_id(draft)
     axis = RunAxis(run_origin(draft), epoch=True)
     builder = EventBuilder(draft.run_id, axis, inferred=True)
     with _named("run_start"):
@@ -122,7 +122,7 @@ def concurrent_calls(events: list[TraceEvent]) -> int:
     return sum(overlapping)
 
 
-def run_identity(draft: RunDraft) -> str:
+def imported_run_id(draft: RunDraft) -> str:
     """`<the source's id>.<8 hex>`: the hex digests the source file's bytes (or the draft's
     `source_digest`: a received trace's id) and the run's key within it, so two files with
     the same instance id never collide, while importing the same file again (from anywhere)

@@ -1,7 +1,7 @@
 """Writing imported runs: one trace per run, named by its source identity, never overwriting.
 
 A run's id is `<the source's id>.<digest of the source file and the run's key>`
-(`build.run_identity`), and its file is `<run_id>.jsonl`. So 41 mini-swe-agent files of
+(`build.imported_run_id`), and its file is `<run_id>.jsonl`. So 41 mini-swe-agent files of
 22 instances give 41 traces, and importing the same file again rewrites its own traces
 (idempotent). A file already there that holds another run (renamed by hand, or a digest
 collision) is never replaced: the new trace gets `-2`, `-3`, ... instead.
