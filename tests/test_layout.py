@@ -67,3 +67,19 @@ def test_an_experiment_runs_beside_openai_agents(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert len(list((tmp_path / "out" / "traces").glob("*.jsonl"))) == 1
+
+
+IGNORED_FOLDER_NAMES = frozenset({"build", "dist", "out", "target", "lib", "bin", "env", "venv"})
+"""Folder names that common ignore templates (GitHub's Python .gitignore, editors, linters,
+packagers) skip as build output or environments: a package folder so named vanishes from
+tools (the trace-event builder was `traces/build/` until issue 48)."""
+
+
+def test_no_package_folder_has_an_ignored_name() -> None:
+    """No folder under looplab/ is named like build output (`build`, `dist`, `lib`, ...)."""
+    named = [
+        p.relative_to(REPO).as_posix()
+        for p in (REPO / "looplab").rglob("*")
+        if p.is_dir() and p.name in IGNORED_FOLDER_NAMES
+    ]
+    assert not named, named

@@ -4,7 +4,7 @@ All times are seconds on `time.perf_counter()`'s axis. A step is one model call 
 tool calls it asked for; its `model_s` covers the whole model phase (retries and their
 waits included), its `tool_s` the tools' time after it (parallel calls count once), and
 `overhead_s` is what is left of its wall time (routing, bookkeeping): the trace builder's
-formula (`looplab.traces.build.split`), so records and traces split a step alike.
+formula (`looplab.traces.assembly.split`), so records and traces split a step alike.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from looplab.backends.client.client import CallTiming, ModelResponse
 from looplab.sandbox_contract import SandboxEvent
-from looplab.traces.build.split import StepSplit, step_split
+from looplab.traces.assembly.split import StepSplit, step_split
 
 __all__ = [
     "AttemptRecord",
@@ -156,7 +156,7 @@ class StepRecord:
     @property
     def split(self) -> StepSplit:
         """The step's model / tool / overhead split, by the traces' one formula
-        (`looplab.traces.build.split.step_split`): the model phase is step start -> reply
+        (`looplab.traces.assembly.split.step_split`): the model phase is step start -> reply
         assembled (retries and a planning call included) plus the reflection calls after
         the tools; tool time is the union of the calls' spans outside it (tool time hidden
         behind the model phase, streamed or speculative calls, is not counted), so model +

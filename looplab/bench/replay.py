@@ -26,9 +26,9 @@ from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import RECORDED, LatencyProfile
 from looplab.layout import ExperimentDir
 from looplab.stats.order import quantile
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ToolCallEvent, TraceEvent, TraceHeader
 

@@ -19,9 +19,9 @@ from looplab.backends.policies.lorem import lorem_pieces
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import CallTokens, TimingModel
 from looplab.layout import ExperimentDir
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.schema import TraceHeader
 
 __all__ = ["write_synthetic_experiment"]

@@ -40,8 +40,8 @@ from looplab.experiments.wrapped import fast_upstream, run_wrapped_cell
 from looplab.layout import trace_path
 from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.identity import run_identity
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader

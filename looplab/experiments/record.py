@@ -1,6 +1,6 @@
 """Turning an agent run (`agents.runner.TaskRun`) into `looplab-2` trace events.
 
-The run's records go through the trace builder (`looplab.traces.build`), whose run axis has
+The run's records go through the trace builder (`looplab.traces.assembly`), whose run axis has
 its zero at the run's origin: its first model request's scheduled time. Step and model times
 come from `time.perf_counter()`, sandbox events from `time.monotonic()`; on Linux both read
 CLOCK_MONOTONIC, so they share one axis. Sandbox operations before the first step (its
@@ -19,9 +19,15 @@ from typing import Any, Literal
 from looplab.agents.records import ModelCallRecord, RunResult, SideCall, StepRecord, ToolCallRecord
 from looplab.agents.runner import TaskRun
 from looplab.sandbox_contract import SandboxEvent
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import OUTPUT_LIMIT, EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, SandboxDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import OUTPUT_LIMIT, EventBuilder
+from looplab.traces.assembly.items import (
+    ModelDraft,
+    RunEndDraft,
+    SandboxDraft,
+    StepDraft,
+    ToolDraft,
+)
 from looplab.traces.schema import SubRunEvent, TraceEvent
 
 __all__ = ["OUTPUT_LIMIT", "run_events"]

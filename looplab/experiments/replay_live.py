@@ -22,8 +22,8 @@ from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.latency.profile import LatencyProfile
 from looplab.sandbox_contract import SandboxConfig
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.identity import retimed
 from looplab.traces.io import Trace
 from looplab.traces.schema import TraceEvent

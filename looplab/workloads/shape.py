@@ -39,9 +39,9 @@ from pydantic import Field
 
 from looplab.config import StrictModel
 from looplab.errors import TraceError
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
     ModelCallEvent,

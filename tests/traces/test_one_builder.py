@@ -1,4 +1,4 @@
-"""One trace-event builder (`looplab.traces.build`): every producer emits through it."""
+"""One trace-event builder (`looplab.traces.assembly`): every producer emits through it."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
-from looplab.traces.build.split import step_split
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.split import step_split
 from looplab.traces.schema import RunEndEvent, StepEvent, ToolCallEvent
 
 PACKAGE = Path(__file__).resolve().parents[2] / "looplab"
-BUILDER = PACKAGE / "traces" / "build"
+BUILDER = PACKAGE / "traces" / "assembly"
 EVENTS = {
     "RunStartEvent",
     "ModelCallEvent",

@@ -1,7 +1,7 @@
 """The trace of a wrapped agent run (`looplab wrap`): model calls measured at the proxy.
 
 `wrap_events(calls, ...)` turns the proxy's `CallRecord`s into looplab-1 events, through the
-trace builder (`looplab.traces.build`, which computes each step's split and the totals):
+trace builder (`looplab.traces.assembly`, which computes each step's split and the totals):
 
 - run axis zero = the first model request the proxy received; the run ends when the
   command exited (`run_end.exit_code`); its verdict (`success`, `verdict_by`,
@@ -29,9 +29,9 @@ from typing import Any
 
 from looplab.backends.proxy.calls import CallRecord
 from looplab.backends.proxy.verdict import WrapVerdict
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder
-from looplab.traces.build.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
 from looplab.traces.schema import Attempt, TraceEvent
 
 __all__ = ["AGENT_NOTE", "GAP_NOTE", "wrap_events"]

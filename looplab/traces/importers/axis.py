@@ -1,7 +1,7 @@
 """An import's run origin: the first model call's start (else the earliest time it has).
 
 The run axis itself (placement of untimed items, wall times) is the trace builder's:
-`looplab.traces.build.axis.RunAxis`, on epoch seconds for imports.
+`looplab.traces.assembly.axis.RunAxis`, on epoch seconds for imports.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """`build_run`: a draft -> the trace's header, events and import report.
 
 Puts the draft on the run axis (zero = the first model call's start; epoch seconds), and
-feeds it to the trace builder (`looplab.traces.build`: run_start; per step the model call,
+feeds it to the trace builder (`looplab.traces.assembly`: run_start; per step the model call,
 tool calls, sandbox operations and the step's split; run_end with the totals), fills the
 header's `absent`, and writes the `ImportReport` that says what was recovered.
 
@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from looplab.traces.build.axis import RunAxis
-from looplab.traces.build.builder import EventBuilder, RunTotals
-from looplab.traces.build.items import RunEndDraft
+from looplab.traces.assembly.axis import RunAxis
+from looplab.traces.assembly.builder import EventBuilder, RunTotals
+from looplab.traces.assembly.items import RunEndDraft
 from looplab.traces.identity import run_identity as comparison_identity
 from looplab.traces.importers.axis import run_origin
 from looplab.traces.importers.drafts import RunDraft, SubRunDraft

@@ -3,7 +3,7 @@
 An importer reads its format into a `RunDraft`: steps of one model call plus the tool calls
 (and sandbox operations) it led to, every time an absolute epoch second (`None` where the
 source had none), every derived value named in the draft's `estimated` with how. The step
-items are the trace builder's own (`looplab.traces.build.items`), re-exported here.
+items are the trace builder's own (`looplab.traces.assembly.items`), re-exported here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from looplab.traces.build.items import ModelDraft, SandboxDraft, StepDraft, ToolDraft
+from looplab.traces.assembly.items import ModelDraft, SandboxDraft, StepDraft, ToolDraft
 
 __all__ = ["ModelDraft", "RunDraft", "SandboxDraft", "StepDraft", "SubRunDraft", "ToolDraft"]
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.build.axis import BadValue
-from looplab.traces.build.builder import OUTPUT_LIMIT
+from looplab.traces.assembly.axis import BadValue
+from looplab.traces.assembly.builder import OUTPUT_LIMIT
 
 __all__ = [
     "HEAD_BYTES",

@@ -16,9 +16,15 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from looplab.traces.build.axis import RunAxis, has_source_times
-from looplab.traces.build.items import ModelDraft, RunEndDraft, SandboxDraft, StepDraft, ToolDraft
-from looplab.traces.build.split import Span, step_split
+from looplab.traces.assembly.axis import RunAxis, has_source_times
+from looplab.traces.assembly.items import (
+    ModelDraft,
+    RunEndDraft,
+    SandboxDraft,
+    StepDraft,
+    ToolDraft,
+)
+from looplab.traces.assembly.split import Span, step_split
 from looplab.traces.schema import (
     Attempt,
     ModelCallEvent,
