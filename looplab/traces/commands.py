@@ -15,11 +15,11 @@ from rich.table import Table
 from looplab.console import out_console, write_output
 from looplab.errors import ConfigError
 from looplab.latency.presets import served_profile
+from looplab.traces.exporters.otel import export_otel_many
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers import FORMATS, ImportedRun, import_runs, write_runs
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace
-from looplab.traces.otel import export_otel_many
 
 __all__ = [
     "ProfileOpt",
@@ -136,7 +136,7 @@ def export_atif_command(
 ) -> None:
     """Export traces as ATIF trajectories (Harbor's Agent Trajectory Interchange Format,
     RFC 0001); `looplab import atif` reads them back with their times and tokens."""
-    from looplab.traces.atif import ATIF_VERSION, export_atif
+    from looplab.traces.exporters.atif import ATIF_VERSION, export_atif
 
     traces = load_traces(inputs)
     documents = [export_atif(t) for t in traces]
@@ -206,7 +206,7 @@ def export_mooncake_command(
     timestamp (ms; tool gaps between calls kept), input_length, output_length and hash_ids
     (prompt-prefix blocks, shared where the agent's prompt reuses an earlier one's prefix);
     with --sessions, one closed-loop multi-turn session per trace."""
-    from looplab.traces.mooncake import mooncake_rows, mooncake_sessions
+    from looplab.traces.exporters.mooncake import mooncake_rows, mooncake_sessions
 
     traces = _session_traces(inputs, workload, tasks, seed, profile)
     if sessions:
@@ -277,7 +277,7 @@ def export_inference_perf_command(
     trace_session_replay): one Weka trace JSON per session, a request per model call with
     its start, duration, token counts and prompt-prefix hash_ids (the agent's prefix reuse);
     plus a ready config.yml. Run it with `inference-perf --config_file DIR/config.yml`."""
-    from looplab.traces.inference_perf import weka_sessions, write_replay
+    from looplab.traces.exporters.inference_perf import weka_sessions, write_replay
 
     if output.exists() and not output.is_dir():
         raise ConfigError("exists and is not a directory", field="--output")

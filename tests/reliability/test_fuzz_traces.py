@@ -32,8 +32,8 @@ from looplab.experiments.runner import ExperimentRunner
 from looplab.experiments.summaries.verdict import reference_verdict
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
+from looplab.traces.exporters.otel import export_otel
 from looplab.traces.io import read_trace, write_trace
-from looplab.traces.otel import export_otel
 from looplab.traces.store import ResultStore
 
 from .conftest import CAMPAIGN, FUZZ

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from looplab.traces.atif import ATIF_VERSION, export_atif
+from looplab.traces.exporters.atif import ATIF_VERSION, export_atif
 from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.io import Trace, read_trace
 

@@ -29,11 +29,11 @@ from looplab.report.build import build_report
 from looplab.serving.appserver import AppServer
 from looplab.traces.collect.receiver import Collector, receiver_app
 from looplab.traces.collect.runs import draft_run
+from looplab.traces.exporters.otel import export_otel
 from looplab.traces.importers import write_runs
 from looplab.traces.importers.build import build_run
 from looplab.traces.inputs import load_traces
 from looplab.traces.io import Trace, read_trace
-from looplab.traces.otel import export_otel
 
 pytest.importorskip("opentelemetry.exporter.otlp.proto.http", reason="needs the dev extra")
 from .collect_apps import (

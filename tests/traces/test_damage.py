@@ -16,8 +16,8 @@ import pytest
 
 from looplab.errors import TraceError
 from looplab.report.render.svg import Chart
+from looplab.traces.exporters.otel import export_otel
 from looplab.traces.io import TraceWriter, read_trace
-from looplab.traces.otel import export_otel
 from looplab.traces.schema import RunEndEvent, RunStartEvent, StepEvent, TraceHeader
 from looplab.traces.scrub import Scrubber
 from looplab.traces.store import ResultStore

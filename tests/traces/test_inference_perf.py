@@ -10,9 +10,9 @@ import yaml
 from typer.testing import CliRunner
 
 from looplab.cli.app import app
+from looplab.traces.exporters.mooncake import mooncake_rows
 from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.inputs import load_traces
-from looplab.traces.mooncake import mooncake_rows
 
 _REQUEST_KEYS = {"t", "type", "model", "in", "out", "hash_ids", "api_time"}
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from looplab.cli.app import app
+from looplab.traces.exporters.mooncake import mooncake_rows
 from looplab.traces.importers import import_runs, write_runs
 from looplab.traces.inputs import load_traces
-from looplab.traces.mooncake import mooncake_rows
 
 
 def _traces(external: Path, tmp_path: Path) -> Path:

@@ -19,9 +19,9 @@ import pytest
 
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
+from looplab.traces.exporters.mooncake import mooncake_rows, mooncake_sessions
 from looplab.traces.importers import import_runs
 from looplab.traces.io import Trace
-from looplab.traces.mooncake import mooncake_rows, mooncake_sessions
 
 _TOKENIZER = """
 import json, os, sys

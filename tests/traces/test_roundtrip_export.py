@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from looplab.cli.app import app
 from looplab.errors import ConfigError
 from looplab.traces.commands import write_runs
+from looplab.traces.exporters.otel import export_otel
 from looplab.traces.importers import import_runs
 from looplab.traces.io import read_trace
-from looplab.traces.otel import export_otel
 from looplab.traces.scrub import Scrubber
 
 FIXTURES = [

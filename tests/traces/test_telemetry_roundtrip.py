@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from looplab.traces.atif import export_atif
 from looplab.traces.collect.logs import decode_logs
 from looplab.traces.collect.spans import decode_request
 from looplab.traces.collect.telemetry.events import EventCollector
 from looplab.traces.collect.telemetry.registry import build_events
 from looplab.traces.collect.telemetry.traces import draft_trace
+from looplab.traces.exporters.atif import export_atif
 from looplab.traces.importers import ImportedRun, write_runs
 from looplab.traces.importers.atif import import_atif
 from looplab.traces.importers.build import build_run

@@ -1,7 +1,7 @@
 """ATIF trajectories (Harbor's Agent Trajectory Interchange Format, RFC 0001) -> traces.
 
 Accepted: one ATIF trajectory (`schema_version` `ATIF-v1.0` ... `ATIF-v1.8`,
-`traces.atif.ATIF_VERSIONS`) as a JSON file, or several as JSON lines; one run each.
+`traces.exporters.atif.ATIF_VERSIONS`) as a JSON file, or several as JSON lines; one run each.
 Embedded `subagent_trajectories` (each with its own `steps`, found by `trajectory_id` or
 `session_id`, nested ones too) become sub-runs (looplab-2): spawned by the agent step
 whose observation result carries a `subagent_trajectory_ref` naming it (its
@@ -15,7 +15,7 @@ Each `agent` step is one model call: `model_name` (else the agent's), `message` 
 prompt. Times:
 
 - a trajectory `looplab export atif` wrote carries looplab's times in `extra.looplab`
-  (`traces/atif.py`): every model call's and tool call's start, end, sent, first and last
+  (`traces/exporters/atif.py`): every model call's and tool call's start, end, sent, first and last
   token, as measured (or estimated) in the original trace;
 - any other: an ATIF step has one timestamp, read as when the step was complete, and no
   durations. A model call runs from the previous step's timestamp to its own (estimated:
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.atif import ATIF_VERSIONS, EXTRA_KEY
+from looplab.traces.exporters.atif import ATIF_VERSIONS, EXTRA_KEY
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import (
     ModelDraft,

@@ -32,6 +32,9 @@ __all__ = ["export_otel", "export_otel_many"]
 _SPAN_KIND_INTERNAL = 1
 _SPAN_KIND_CLIENT = 3
 _STATUS_UNSET, _STATUS_OK, _STATUS_ERROR = 0, 1, 2
+# The instrumentation scope's name is a stable identifier of these exports (a collector or
+# a query may select by it), not the module's path: it keeps the name it had before the
+# exporters moved to `traces/exporters/`.
 _SCOPE = {"name": "looplab.traces.otel", "version": "1"}
 
 

@@ -49,8 +49,8 @@ from typing import Any
 
 import yaml
 
+from looplab.traces.exporters.mooncake import mooncake_rows
 from looplab.traces.io import Trace
-from looplab.traces.mooncake import mooncake_rows
 
 __all__ = [
     "BLOCK_TOKENS",
