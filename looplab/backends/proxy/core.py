@@ -62,11 +62,11 @@ from looplab.backends.proxy.upstream import (
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
 from looplab.backends.simulator.protocol import ApiError
-from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
 from looplab.errors import ConfigError
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallSchedule, TimingModel, Transport
+from looplab.latency.tokens import Tokenizer, default_tokenizer
 from looplab.traces.scrub import remember_secret
 from looplab.urls import url_problem
 

@@ -45,12 +45,12 @@ from looplab.backends.simulator.pacing import (
 from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.simulator.protocol import ApiError, ChatRequest, parse_request
 from looplab.backends.simulator.sse import DONE, ChunkWriter
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 from looplab.clock import Clock, WallClock, utc_now
 from looplab.distributions import rate_factor
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallTokens, TimingModel, Transport
 from looplab.latency.token_track import ServedPhases
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 
 __all__ = ["PreparedCompletion", "Simulator"]
 

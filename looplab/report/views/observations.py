@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.errors import LooplabError
+from looplab.latency.tokens import default_tokenizer
 from looplab.latency.vision import DEFAULT_VISION_RULE, image_tokens
 from looplab.report.claims.click_views import click_groups
 from looplab.report.data.records import RunRecord
