@@ -385,7 +385,7 @@ class Proxy:
         self._in_flight.discard(record)
         self._load_changed(self.clock.now())
         call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
-        call.pacing = record.summary()
+        call.pacing = record.gate_summary()
         if record.arrivals:
             call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
         self.history.add(call)
