@@ -19,9 +19,9 @@ import time
 from looplab.agents.runner import run_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.cli.logs import configure_logging
 from looplab.latency.presets import resolve_profile
+from looplab.latency.tokens import default_tokenizer
 from looplab.tasks import list_tasks, load_task
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]

@@ -144,3 +144,18 @@ def test_nothing_imports_the_entry_point() -> None:
         if name == "looplab.cli" or name.startswith("looplab.cli.")
     ]
     assert offenders == []
+
+
+def test_tools_need_no_backend() -> None:
+    """`sandboxes/` and `tools/` import only the core and `looplab.latency` (the tokenizer
+    of synthetic tools): the layer list would let them reach backends, analysis, traces
+    and workloads, and design.md says they do not."""
+    below = set().union(*LAYERS[:2])
+    offenders = [
+        f"{path.relative_to(PACKAGE)} imports {name}"
+        for unit in ("sandboxes", "tools")
+        for path in (PACKAGE / unit).rglob("*.py")
+        for name in _imports(path)
+        if _unit(name) not in below | {"sandboxes", "tools"}
+    ]
+    assert offenders == []

@@ -33,7 +33,7 @@ def test_pacing_tests_run_in_the_serial_timing_group(request: pytest.FixtureRequ
     """Wall-clock pacing asserts carry `timing` (run serially by `make test`), by directory
     or file prefix, and nothing in tests/reliability is left without `reliability`."""
     for item in request.session.items:
-        if item.nodeid.startswith("tests/backends/test_pacing.py::"):
+        if item.nodeid.startswith("tests/backends/simulator/test_pacing.py::"):
             assert item.get_closest_marker("timing"), item.nodeid
         if item.nodeid.startswith("tests/reliability/"):
             assert item.get_closest_marker("reliability"), item.nodeid

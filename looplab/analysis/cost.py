@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from looplab.latency.presets import presets
 from looplab.latency.prices import PriceEntry, resolve_price
 from looplab.latency.profile import LatencyProfile
+from looplab.latency.spec import profile_price
 from looplab.traces.io import Trace
 from looplab.traces.schema import ModelCallEvent
 
@@ -138,10 +139,8 @@ def price_of(profile: LatencyProfile | dict[str, object] | None) -> PriceEntry |
     Raises:
         ConfigError: the profile names an entry that does not exist.
     """
-    if profile is None:
-        return None
-    name = profile.price if isinstance(profile, LatencyProfile) else profile.get("price")
-    return resolve_price(str(name)) if name else None
+    name = profile_price(profile)
+    return resolve_price(name) if name else None
 
 
 def median_cost_per_task_at_profile(

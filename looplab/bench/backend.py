@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from looplab.backends.client.client import ModelResponse
+from looplab.backends.simulator.record import read_served_timing
 from looplab.bench.costs import prepare_cost, tokenizer_agreement
 from looplab.bench.loadgen import (
     LoadGenerator,
@@ -341,14 +342,8 @@ def _measure(
         client=spec.client,
         intended_tps_p50=statistics.median(samples.intended),
         replans_p50=statistics.median(samples.replans),
-        lateness_ms_p99=quantile(
-            [(r.server_timing or {}).get("lateness_p99_s") or 0.0 for r in results], 0.99
-        )
-        * 1000,
-        lateness_ms_p50=statistics.median(
-            [(r.server_timing or {}).get("lateness_p50_s") or 0.0 for r in results]
-        )
-        * 1000,
+        lateness_ms_p99=quantile(samples.late99, 0.99) * 1000,
+        lateness_ms_p50=statistics.median(samples.late50) * 1000,
     )
 
 
@@ -364,6 +359,8 @@ class _Samples:
     gaps: list[float] = field(default_factory=list)
     replans: list[float] = field(default_factory=list)
     intended: list[float] = field(default_factory=list)
+    late50: list[float] = field(default_factory=list)
+    late99: list[float] = field(default_factory=list)
     total_tokens: int = 0
     rate_unmeasured: int = 0
 
@@ -373,24 +370,30 @@ class _Samples:
         Raises:
             BackendError: the stream came back without timing.
         """
-        achieved = result.decode_rate_tps
-        record = result.server_timing
-        if record is None or result.timing.ttft_s is None:
+        achieved, ttft = result.decode_rate_tps, result.timing.ttft_s
+        if result.server_timing is None or ttft is None:
             raise BackendError(f"bench stream returned no timing: {result.finish_reason}")
+        record = read_served_timing(result.server_timing)
+        rate, first = record.get("intended_rate_tps"), record.get("intended_first_s")
+        releases, late = record.get("releases"), record.get("first_release_late_s")
+        if rate is None or first is None or not releases or late is None:
+            raise BackendError(f"bench stream was not paced: {record['outcome']}")
         # against the request's own intended schedule (its mean rate over the visible
         # tokens), which is the target rate itself under a flat profile
-        self.intended.append(record["intended_rate_tps"])
+        self.intended.append(rate)
         if achieved is None:  # a CPU-bound client read the whole reply at once
             self.rate_unmeasured += 1
         else:
-            self.rate_errors.append((achieved / record["intended_rate_tps"] - 1) * 100)
-        self.replans.append(float(record.get("replans") or 0))
-        self.ttft_errors.append((result.timing.ttft_s - record["intended_first_s"]) * 1000)
+            self.rate_errors.append((achieved / rate - 1) * 100)
+        self.replans.append(float(record.get("replans", 0)))
+        self.ttft_errors.append((ttft - first) * 1000)
+        self.late50.append(record.get("lateness_p50_s") or 0.0)
+        self.late99.append(record.get("lateness_p99_s") or 0.0)
         # Both processes read CLOCK_MONOTONIC through perf_counter, so times compare directly.
         received = record["received_clock_s"]
-        first_release = received + record["releases"][0][3]
+        first_release = received + releases[0][3]
         self.transits.append((received - result.timing.sent) * 1000)
-        self.release_lates.append(record["first_release_late_s"] * 1000)
+        self.release_lates.append(late * 1000)
         self.deliveries.append(((result.timing.first_token or 0) - first_release) * 1000)
         self.gaps.extend(g * 1000 for g in result.timing.chunk_gaps_s())
         self.total_tokens += result.completion_tokens or 0

@@ -7,7 +7,7 @@ import statistics
 import time
 from pathlib import Path
 
-from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
+from looplab.latency.tokens import Tokenizer, default_tokenizer
 
 __all__ = ["prepare_cost", "tokenizer_agreement"]
 

@@ -39,6 +39,7 @@ from rich.console import Console
 from rich.table import Table
 
 from looplab.backends.client.client import ModelResponse
+from looplab.backends.simulator.record import read_served_timing
 from looplab.bench.backend import bench_profile_args, client_variants
 from looplab.bench.loadgen import (
     FLOOR_CLIENT,
@@ -277,16 +278,18 @@ def _path_stats(name: str, responses: list[ModelResponse], rate: float, cpu_s: f
         achieved = response.decode_rate_tps
         if record is None or response.timing.ttft_s is None:
             raise BackendError(f"{name}: a stream returned no timing ({response.finish_reason})")
-        if name == "proxy":
+        if name == "proxy":  # the proxy's own record (`backends/proxy/calls.py`)
             intended_first = record["scheduled_first_s"]
             pacing = record.get("pacing") or {}
             slower += bool(record.get("upstream_slower"))
+            p50, p99 = pacing.get("lateness_p50_s"), pacing.get("lateness_p99_s")
         else:
-            intended_first = record["intended_first_s"]
-            pacing = record
+            served = read_served_timing(record)
+            intended_first = served.get("intended_first_s", math.nan)
+            p50, p99 = served.get("lateness_p50_s"), served.get("lateness_p99_s")
         ttft_errors.append((response.timing.ttft_s - intended_first) * 1000)
-        late50.append((pacing.get("lateness_p50_s") or 0.0) * 1000)
-        late99.append((pacing.get("lateness_p99_s") or 0.0) * 1000)
+        late50.append((p50 or 0.0) * 1000)
+        late99.append((p99 or 0.0) * 1000)
         if achieved is None:  # a CPU-bound client read the whole reply at once
             unmeasured += 1
         else:

@@ -23,7 +23,7 @@ from looplab.config import validate_model
 from looplab.experiments.config import ExperimentConfig
 from looplab.experiments.runner import ExperimentRunner
 from looplab.latency.presets import resolve_profile
-from looplab.latency.profile import RECORDED, LatencyProfile
+from looplab.latency.spec import recorded_profile
 from looplab.layout import ExperimentDir
 from looplab.stats.order import quantile
 from looplab.traces.assembly.axis import RunAxis
@@ -207,9 +207,8 @@ def _retimed_s(path: Path) -> float | None:
     from looplab.analysis.replay import replay_virtual
 
     trace = read_trace(path)
-    if trace.header.profile is None:
+    profile = recorded_profile(trace.header.profile)
+    if profile is None:
         return None
-    replayed = replay_virtual(
-        trace, LatencyProfile.model_validate(trace.header.profile, context=RECORDED)
-    )
+    replayed = replay_virtual(trace, profile)
     return replayed.end.end if replayed.end is not None else None

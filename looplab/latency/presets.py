@@ -67,6 +67,8 @@ def resolve_profile(
     base: dict[str, Any]
     source: str
     known = presets()
+    if spec in known and not overrides and not values:
+        return known[spec].model_copy(deep=True)  # validated when loaded: no round trip
     if spec in known:
         base = known[spec].model_dump(by_alias=True)
         source = f"profile preset '{spec}'"

@@ -35,7 +35,7 @@ import asyncio
 import time
 from typing import Any
 
-from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
+from looplab.latency.tokens import Tokenizer, default_tokenizer
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult, load_schemas
 
 __all__ = ["SyntheticWork", "filler_text", "synthetic_tools"]

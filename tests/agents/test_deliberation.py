@@ -1,4 +1,9 @@
-"""Planning and reflection calls: real model calls of each step, budgeted, in the trace."""
+"""Planning and reflection calls: real model calls of each step, budgeted, in the trace.
+
+It sits in tests/agents/ without importing looplab.agents: the agent's deliberation
+(`agents/deliberation.py`) is observed end to end, through a run, its trace, the store and
+the report; it has no piece to call on its own.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""`looplab sweep` over runs with nothing to re-time says so instead of printing 0.00x."""
+"""`looplab sweep` over runs with nothing to re-time says so instead of printing 0.00x.
+
+It sits in tests/experiments/ without importing looplab.experiments: it runs the `sweep`
+command (`experiments/commands.py`) in a process, as its users do.
+"""
 
 from __future__ import annotations
 

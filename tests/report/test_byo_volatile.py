@@ -2,7 +2,13 @@
 tool prints a time and a temporary path (as every pytest run does): strict replay answers
 400 on the changed request (its divergence shows the differing characters); the recipe's
 `--replay-policy tolerant` replays to the end and names the first differing characters.
-Real processes, real HTTP."""
+Real processes, real HTTP.
+
+It sits in tests/report/ without importing looplab.report (it runs `looplab wrap` and the
+proxy's replay policies in processes): it is one of the README's bring-your-own-agent
+recipe tests, which share tests/report/byo/ (agent, upstream) and the `byo_upstream`
+fixture of tests/report/conftest.py.
+"""
 
 from __future__ import annotations
 

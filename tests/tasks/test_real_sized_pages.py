@@ -14,7 +14,7 @@ import yaml
 
 from looplab.agents.services import start_services, stop_services
 from looplab.tasks import load_task
-from looplab.backends.simulator.tokens import default_tokenizer
+from looplab.latency.tokens import default_tokenizer
 from looplab.sandboxes.local import LocalSandbox
 from looplab.traces.io import read_trace
 

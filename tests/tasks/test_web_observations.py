@@ -15,7 +15,7 @@ from looplab.tasks import load_task
 from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.latency.presets import resolve_profile
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, default_tokenizer
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS, default_tokenizer
 
 FAST = ["ttft_s=0", "decode_tps=20000", "output_tokens=8", "prefill_tps=null"]
 

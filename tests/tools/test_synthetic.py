@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from looplab.backends.simulator.tokens import default_tokenizer
+from looplab.latency.tokens import default_tokenizer
 from looplab.sandbox_contract import SandboxEvent
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tools.base import ToolContext

@@ -13,8 +13,8 @@ from looplab.agents.services import start_services
 from looplab.backends.policies.base import PolicyContext
 from looplab.backends.policies.scripted import ScriptedPolicy
 from looplab.backends.simulator.protocol import ChatRequest
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.latency.presets import resolve_profile
+from looplab.latency.tokens import default_tokenizer
 from looplab.sandboxes.local import LocalSandbox
 from looplab.tasks import ServiceSpec
 from looplab.tools.base import ToolContext

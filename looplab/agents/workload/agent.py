@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from looplab.backends.simulator.protocol import ToolSpec
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, default_tokenizer
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS, default_tokenizer
 from looplab.tools.registry import ToolBox
 from looplab.tools.synthetic import SyntheticWork, filler_text, synthetic_tools
 from looplab.workloads.shape import TaskShape

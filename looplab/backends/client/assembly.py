@@ -88,7 +88,9 @@ class ModelResponse:
             chunk (None when the backend sent none).
         visible_chunks: chunks that carried a token.
         request_id: the backend's request id header, if any.
-        server_timing: the simulator's timing record, when it exposes one.
+        server_timing: the server's timing record as JSON, when it exposes one (a
+            simulator's reads as `backends.simulator.record.read_served_timing`; the
+            proxy's is its own, `backends/proxy/calls.py`).
     """
 
     message: dict[str, Any]

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from looplab.backends.simulator.protocol import ChatRequest
-from looplab.backends.simulator.tokens import Tokenizer
 from looplab.latency.profile import LatencyProfile
+from looplab.latency.tokens import Tokenizer
 
 __all__ = ["ModelPolicy", "PlannedToolCall", "PolicyContext", "Reply"]
 

@@ -39,7 +39,7 @@ from typing import Any
 
 from looplab.backends.policies.base import PlannedToolCall, PolicyContext, Reply
 from looplab.backends.simulator.protocol import ApiError, ChatRequest
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS
 from looplab.workloads.shape import SHAPE_MARKER, StepShape, TaskShape
 
 __all__ = ["WorkloadPolicy", "tool_arguments"]

@@ -62,11 +62,11 @@ from looplab.backends.proxy.upstream import (
 from looplab.backends.simulator.pacing import SchedulePacer
 from looplab.backends.simulator.prefix_cache import PrefixCache
 from looplab.backends.simulator.protocol import ApiError
-from looplab.backends.simulator.tokens import Tokenizer, default_tokenizer
 from looplab.clock import WallClock, utc_now
 from looplab.errors import ConfigError
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallSchedule, TimingModel, Transport
+from looplab.latency.tokens import Tokenizer, default_tokenizer
 from looplab.traces.scrub import remember_secret
 from looplab.urls import url_problem
 
@@ -385,7 +385,7 @@ class Proxy:
         self._in_flight.discard(record)
         self._load_changed(self.clock.now())
         call.message, call.finish_reason = assemble_message(exchange.endpoint, exchange.items)
-        call.pacing = record.summary()
+        call.pacing = record.gate_summary()
         if record.arrivals:
             call.scheduled_last_s = record.scheduled(len(record.arrivals) - 1) - call.received
         self.history.add(call)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.backends.simulator.sse import dumps
-from looplab.backends.simulator.tokens import Tokenizer
+from looplab.latency.tokens import Tokenizer
 
 __all__ = ["PROTOCOLS", "Item", "Protocol", "SseParser", "Usage", "render"]
 

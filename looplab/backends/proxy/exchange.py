@@ -33,9 +33,9 @@ from looplab.backends.proxy.upstream import (
 )
 from looplab.backends.simulator.protocol import ApiError, validate_chat
 from looplab.backends.simulator.responses import chat_body
-from looplab.backends.simulator.tokens import Tokenizer
 from looplab.clock import Clock
 from looplab.latency.timing import CallSchedule
+from looplab.latency.tokens import Tokenizer
 from looplab.traces.scrub import credential_values, remember_secret
 from looplab.urls import join_path
 

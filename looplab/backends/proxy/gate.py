@@ -195,8 +195,10 @@ class GatedRecord(PacingRecord):
     def _scheduled_all(self) -> list[float]:
         return [self.scheduled(j) for j in range(len(self.arrivals))]
 
-    def summary(self) -> dict[str, Any]:
-        """JSON-ready: release lateness (the proxy's own), upstream-bound slots, rate."""
+    def gate_summary(self) -> dict[str, Any]:
+        """JSON-ready: release lateness (the proxy's own), upstream-bound slots, rate (the
+        proxy record's `pacing`; not the simulator's `PacingRecord.summary`, whose record
+        this is not)."""
         scheduled = self._scheduled_all()
         intended = [max(s, a) for s, a in zip(scheduled, self.arrivals, strict=True)]
         lateness = [

@@ -17,10 +17,10 @@ from looplab.backends.proxy.gate import UNKNOWN_SLOTS
 from looplab.backends.proxy.store import request_hash
 from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.simulator.responses import chat_body
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer
 from looplab.distributions import rate_factor
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallSchedule, CallTokens, TimingModel, Transport
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS, Tokenizer
 
 __all__ = ["plan_request", "replan"]
 

@@ -44,13 +44,14 @@ from looplab.backends.simulator.pacing import (
 )
 from looplab.backends.simulator.prefix_cache import PrefixCache, prefix_hashes
 from looplab.backends.simulator.protocol import ApiError, ChatRequest, parse_request
+from looplab.backends.simulator.record import ServedTiming, served_plan
 from looplab.backends.simulator.sse import DONE, ChunkWriter
-from looplab.backends.simulator.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 from looplab.clock import Clock, WallClock, utc_now
 from looplab.distributions import rate_factor
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.timing import CallTokens, TimingModel, Transport
 from looplab.latency.token_track import ServedPhases
+from looplab.latency.tokens import REPLY_PRIMING_TOKENS, Tokenizer, default_tokenizer
 
 __all__ = ["PreparedCompletion", "Simulator"]
 
@@ -104,7 +105,7 @@ class Simulator:
         self._in_flight: set[PacingRecord] = set()
         # per repetition too: each repetition's server has its own profile seed
         self._fault_rng = random.Random(f"{profile.faults.seed}:{profile.seed}")
-        self.timings: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self.timings: OrderedDict[str, ServedTiming] = OrderedDict()
         self.phases: OrderedDict[str, ServedPhases] = OrderedDict()
         """Each finished call's served phases by request id (typed; re-timing reads these)."""
 
@@ -331,7 +332,7 @@ class Simulator:
         record: PacingRecord | None,
         outcome: str,
     ) -> None:
-        timing: dict[str, Any] = {
+        timing: ServedTiming = {
             "request_id": prepared.request_id,
             "model": prepared.request.model,
             "profile": self.profile.name,
@@ -348,25 +349,23 @@ class Simulator:
             "finish_reason": prepared.finish_reason,
         }
         if record is not None:
-            timing.update(record.summary())
+            timing = {**timing, **record.summary()}
         if prepared.plan is not None and record is not None:
             plan = prepared.plan
             # the track's final plan: the load may have changed while the reply streamed
             reasoning_s, decode_s = record.track.phases(plan.tokens.reasoning, plan.tokens.output)
             self.phases[prepared.request_id] = ServedPhases(plan.ttft_s, reasoning_s, decode_s)
-            timing.update(
-                ttft_s=plan.ttft_s,
-                network_s=plan.network_s,
-                overhead_s=plan.overhead_s,
-                transport=prepared.transport,
-                base_s=plan.base_s,
-                pipeline_s=plan.pipeline_s,
-                prefill_s=plan.prefill_s,
-                reasoning_s=reasoning_s,
-                decode_s=decode_s,
-                streams_at_start=plan.streams + self.timing.background_streams,
-                replans=record.version,
-            )
+            timing = {
+                **timing,
+                **served_plan(
+                    plan,
+                    reasoning_s,
+                    decode_s,
+                    transport=prepared.transport,
+                    streams=plan.streams + self.timing.background_streams,
+                    replans=record.version,
+                ),
+            }
         self.timings[prepared.request_id] = timing
         log.debug(
             "simulator.request",

@@ -26,8 +26,9 @@ import asyncio
 import math
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from looplab.backends.simulator.record import PacingSummary
 from looplab.clock import Clock
 from looplab.latency.timing import TimingModel, TokenTrack
 from looplab.serving.timers import has_precise_timers
@@ -119,7 +120,7 @@ class PacingRecord:
             )
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> PacingSummary:
         """JSON-ready summary: schedule, achieved rate, lateness percentiles, chunks.
 
         `intended_rate_tps` is the intended mean rate over the visible slots,

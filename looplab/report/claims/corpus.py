@@ -22,7 +22,8 @@ from looplab.analysis.retime import sweep_trace
 from looplab.claims.groups import pooled_equal
 from looplab.errors import LooplabError
 from looplab.latency.presets import resolve_profile
-from looplab.latency.profile import RECORDED, LatencyProfile
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.spec import recorded_profile
 from looplab.report.claims.rows import ClaimRow, make_row
 from looplab.stats.intervals import bca_speedup, median
 from looplab.traces.corpus import CorpusRun, list_corpus, load_corpus
@@ -42,12 +43,8 @@ def corpus_traces() -> tuple[tuple[CorpusRun, Trace], ...]:
 
 
 def _profile(spec: Mapping[str, object] | None) -> LatencyProfile:
-    if spec:
-        try:
-            return LatencyProfile.model_validate(dict(spec), context=RECORDED)
-        except ValueError:
-            pass
-    return resolve_profile("slow-80", [])
+    recorded = recorded_profile(spec)
+    return recorded if recorded is not None else resolve_profile("slow-80", [])
 
 
 def _timed(

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from looplab.latency.profile import RECORDED, LatencyProfile
+from looplab.latency.spec import recorded_profile
 from looplab.latency.timing import TimingModel
 from looplab.report.data.records import RunRecord
 from looplab.traces.schema import ModelCallEvent, StepEvent, ToolCallEvent
@@ -121,14 +121,8 @@ def _browser(event: StepEvent | None) -> dict[str, float]:
 
 
 def _timing(record: RunRecord) -> TimingModel | None:
-    if not record.profile_spec:
-        return None
-    try:
-        return TimingModel.from_profile(
-            LatencyProfile.model_validate(record.profile_spec, context=RECORDED)
-        )
-    except ValueError:
-        return None
+    profile = recorded_profile(record.profile_spec)
+    return TimingModel.from_profile(profile) if profile is not None else None
 
 
 def _row(

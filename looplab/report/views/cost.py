@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from looplab.analysis.cost import price_of, trace_cost
 from looplab.errors import LooplabError
+from looplab.latency.spec import profile_name, profile_price
 from looplab.report.data.records import RunRecord
 from looplab.stats.intervals import bca_median
 from looplab.stats.order import median
@@ -46,7 +47,7 @@ def cost_figure(runs: Sequence[RunRecord]) -> CostFigure:
     if not traced:
         return CostFigure(None, None, None, "no run carries a trace to price")
     spec = traced[0].profile_spec
-    name = (spec or {}).get("price")
+    name = profile_price(spec)
     try:
         price = price_of(spec)
     except LooplabError as exc:
@@ -55,7 +56,7 @@ def cost_figure(runs: Sequence[RunRecord]) -> CostFigure:
         why = (
             "the runs carry no profile (imported without `-p PROFILE`)"
             if spec is None
-            else f"the profile {spec.get('name', '?')!r} names no price entry"
+            else f"the profile {profile_name(spec) or '?'!r} names no price entry"
         )
         return CostFigure(None, None, None, why)
     costs: dict[str, list[float]] = defaultdict(list)

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.errors import LooplabError
+from looplab.latency.spec import profile_vision
+from looplab.latency.tokens import default_tokenizer
 from looplab.latency.vision import DEFAULT_VISION_RULE, image_tokens
 from looplab.report.claims.click_views import click_groups
 from looplab.report.data.records import RunRecord
@@ -59,7 +60,7 @@ def _text_tokens(tool: ToolCallEvent) -> float:
 
 
 def _row(label: str, kind: str, runs: Sequence[RunRecord]) -> ObservationRow:
-    rule = str((runs[0].profile_spec or {}).get("vision_tokens") or DEFAULT_VISION_RULE)
+    rule = profile_vision(runs[0].profile_spec) or DEFAULT_VISION_RULE
     texts: list[float] = []
     images: list[int] = []
     prompts: list[float] = []

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from looplab.analysis.retime import sweep_trace
 from looplab.latency.presets import resolve_profile
-from looplab.latency.profile import RECORDED, LatencyProfile
-from looplab.latency.spec import profile_ttft
+from looplab.latency.profile import LatencyProfile
+from looplab.latency.spec import profile_ttft, recorded_profile
 from looplab.report.data.records import RunRecord
 from looplab.report.views.group import GroupView
 from looplab.stats.intervals import median
@@ -48,10 +48,10 @@ def run_profile(runs: Sequence[RunRecord]) -> tuple[LatencyProfile, list[str]]:
     """The latency profile the runs carry (the first valid one), else slow-80 with a note."""
     for run in runs:
         if run.profile_spec:
-            try:
-                return LatencyProfile.model_validate(run.profile_spec, context=RECORDED), []
-            except ValueError:
-                break
+            recorded = recorded_profile(run.profile_spec)
+            if recorded is not None:
+                return recorded, []
+            break
     note = (
         "these runs carry no latency profile: prefill, network and jitter of the slow-80 "
         "preset are assumed, and the recorded speed is taken as 80 tok/s"

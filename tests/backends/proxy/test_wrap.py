@@ -1,4 +1,8 @@
-"""`looplab wrap`: a foreign agent (OpenAI Agents SDK) at two speeds, traces, report, cleanup."""
+"""`looplab wrap`: a foreign agent (OpenAI Agents SDK) at two speeds, traces, report, cleanup.
+
+It sits in tests/backends/proxy/ without importing looplab.backends.proxy: it runs the
+`wrap` command (`backends/proxy/wrap.py`) in a process, as its users do.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""SSE and JSON format conformance, checked with the real openai client."""
+"""SSE and JSON format conformance, checked with the real openai client.
+
+It sits in tests/backends/simulator/ without importing looplab.backends.simulator: it
+reaches the simulator through the `openai_client` fixture (tests/backends/conftest.py).
+"""
 
 from __future__ import annotations
 

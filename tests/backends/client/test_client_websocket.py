@@ -14,8 +14,7 @@ from looplab.backends.client.client import EndpointConfig, InstrumentedClient
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.errors import BackendError
 from looplab.latency.presets import resolve_profile
-
-from .conftest import FAST, TOOLS
+from tests.backends.conftest import FAST, TOOLS
 
 OVERHEADS = ["request_overhead_s=0.3", "websocket_overhead_s=0.02"]
 

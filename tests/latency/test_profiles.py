@@ -121,3 +121,15 @@ def test_typed_values_apply_without_a_string_round_trip() -> None:
     assert profile.name == "fast-750+custom"
     with pytest.raises(ConfigError, match="decode_tps"):
         resolve_profile("fast-750", values={"decode_tps": "fast"})
+
+
+def test_a_bare_preset_is_a_copy_of_the_loaded_one() -> None:
+    """Without overrides or values a preset is returned as loaded (equal to what the dump
+    and validation round trip gave), as a deep copy: changing it leaves the preset alone."""
+    for name, preset in presets().items():
+        profile = resolve_profile(name, [], values={})
+        assert profile == preset and profile is not preset
+        assert profile == LatencyProfile.model_validate(preset.model_dump(by_alias=True))
+        profile.faults.seed += 1
+        assert presets()[name].faults.seed != profile.faults.seed
+    assert resolve_profile("fast-750", values={"seed": 3}).seed == 3

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from looplab.backends.simulator.workers import PUBLISH_S
 from looplab.bench.loadgen import LoadGenerator, LoadSpec, start_delay_s
 from looplab.serving.guard import READ_TIMEOUT_S
 
@@ -138,13 +139,13 @@ async def _requests(url: str, count: int) -> list[str]:
 
 
 def _health_until(served: Served, done: Any, limit_s: float = 5.0) -> dict[str, Any]:
-    """Poll `/health` until `done(health)` (board rows are up to 0.1 s old)."""
+    """Poll `/health` until `done(health)` (board rows are up to `PUBLISH_S` old)."""
     deadline = time.monotonic() + limit_s
     while True:
         health = served.health()
         if done(health) or time.monotonic() > deadline:
             return health
-        time.sleep(0.05)
+        time.sleep(PUBLISH_S / 2)
 
 
 def test_two_workers_serve_one_port_and_health_sums_them(served: Served) -> None:

@@ -1,4 +1,8 @@
-"""Budgeted text calls (an agent's planning and reflection calls) get exactly their budget."""
+"""Budgeted text calls (an agent's planning and reflection calls) get exactly their budget.
+
+It sits in tests/backends/policies/ without importing looplab.backends.policies: the rule
+is `policies/budget.py`'s, checked through the simulator's API as an agent calls it.
+"""
 
 from __future__ import annotations
 

@@ -14,10 +14,10 @@ from looplab.backends.proxy.app import ProxyServer
 from looplab.backends.proxy.schedule import plan_request
 from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.backends.simulator.prefix_cache import PrefixCache
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.errors import ConfigError
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
+from looplab.latency.tokens import default_tokenizer
 from looplab.latency.vision import VISION_RULES, image_size, image_tokens
 
 FAST = ["decode_tps=20000", "ttft_s=0", "prefill_tps=null", "output_tokens=5"]

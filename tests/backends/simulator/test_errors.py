@@ -238,7 +238,7 @@ def test_megabyte_message_is_counted_not_refused() -> None:
 def test_long_text_is_counted_exactly_in_pieces() -> None:
     """Cutting before spaces keeps the count exact, and texts past the encoder's own input
     limit count like any other."""
-    from looplab.backends.simulator.tokens import CHUNK_CHARS, chunks, default_tokenizer
+    from looplab.latency.tokens import CHUNK_CHARS, chunks, default_tokenizer
 
     tokenizer = default_tokenizer()
     text = "alpha beta, gamma. " * (CHUNK_CHARS // 5)

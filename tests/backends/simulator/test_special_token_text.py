@@ -6,8 +6,8 @@ from __future__ import annotations
 import openai
 
 from looplab.backends.simulator.inprocess import SimulatorServer
-from looplab.backends.simulator.tokens import default_tokenizer
 from looplab.latency.presets import resolve_profile
+from looplab.latency.tokens import default_tokenizer
 
 
 async def test_special_token_text_is_counted_as_text() -> None:
