@@ -46,6 +46,10 @@ def test_anchor_bomb_fails_fast(tmp_path: Path) -> None:
         ("a: &a [*a]\n", "recursive YAML anchor"),
         ("x: " + "[" * 1000 + "]" * 1000 + "\n", "nested too deeply"),
         ("x: " + "[" * (MAX_YAML_DEPTH + 5) + "]" * (MAX_YAML_DEPTH + 5) + "\n", "the limit is 64"),
+        # refused by libyaml (past its 1,000 levels; broken at 900): never re-read by the
+        # pure-Python scanner, quadratic in depth (a fuzz case took 300 s under load)
+        ("x: " + "[" * 5000 + "\n", "the limit is 64"),
+        ("x: " + "[a, " * 900 + ": :\n", "the limit is 64"),
     ],
 )
 def test_recursive_and_deep_yaml_is_refused(tmp_path: Path, text: str, message: str) -> None:
