@@ -35,9 +35,29 @@ from looplab.traces.schema import (
 from looplab.traces.scrub import Scrubber
 from looplab.traces.structure import structure_problem
 
-__all__ = ["Trace", "TraceWriter", "main_steps", "read_trace", "write_trace"]
+__all__ = ["RunEvents", "Trace", "TraceWriter", "main_steps", "read_trace", "write_trace"]
 
 _EVENT = TypeAdapter[TraceEvent](TraceEvent)
+
+
+@dataclass
+class RunEvents:
+    """One run's events of a trace (`Trace.run_events`), by kind, in file order."""
+
+    events: list[TraceEvent] = field(default_factory=list)
+    model_calls: list[ModelCallEvent] = field(default_factory=list)
+    tool_calls: list[ToolCallEvent] = field(default_factory=list)
+    steps: list[StepEvent] = field(default_factory=list)
+
+    def add(self, event: TraceEvent) -> None:
+        """File `event` under its kind."""
+        self.events.append(event)
+        if isinstance(event, ModelCallEvent):
+            self.model_calls.append(event)
+        elif isinstance(event, ToolCallEvent):
+            self.tool_calls.append(event)
+        elif isinstance(event, StepEvent):
+            self.steps.append(event)
 
 
 @dataclass
@@ -47,6 +67,20 @@ class Trace:
     header: TraceHeader
     events: list[TraceEvent] = field(default_factory=list)
     path: Path | None = None
+    _runs: tuple[int, dict[str | None, RunEvents]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def run_events(self, subrun: str | None) -> RunEvents:
+        """The events of one run of the tree (None: the top-level run), by kind, in file
+        order. One pass over the trace indexes every run (kept until `events` changes
+        length), so views that walk each of 1,000 sub-runs stay linear."""
+        if self._runs is None or self._runs[0] != len(self.events):
+            runs: dict[str | None, RunEvents] = {}
+            for event in self.events:
+                runs.setdefault(event.subrun, RunEvents()).add(event)
+            self._runs = (len(self.events), runs)
+        return self._runs[1].get(subrun) or RunEvents()
 
     @property
     def complete(self) -> bool:

@@ -77,7 +77,7 @@ def test_spawning_call_spans_its_subrun_and_summed_is_stable() -> None:
         assert again.summed_s == pytest.approx(first.summed_s, abs=1e-6)
 
 
-# the report of the chain takes ~24 s of CPU (its sensitivity view re-times the tree at 16
+# the report of the chain takes ~10 s of CPU (its sensitivity view re-times the tree at 16
 # points): past the 120 s default beside two other xdist workers on a loaded machine
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("command", ["sweep", "replay", "report"])

@@ -4,6 +4,7 @@ phases), in lanes, one lane group per sub-run (`lanes.py` names them)."""
 from __future__ import annotations
 
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass, replace
 
 from looplab.report.data.lanes import SubRunLane, lane_name
@@ -52,15 +53,15 @@ def run_bars(
 ) -> list[Bar]:
     """Every run's bars in the tree: the top-level run's lanes, then each sub-run's own
     (named and ordered by `data/lanes.py`)."""
-    bars = _bars(
-        [c for c in calls if c.subrun is None], [t for t in tools if t.subrun is None], computed
-    )
+    calls_of: dict[str | None, list[ModelCallEvent]] = defaultdict(list)
+    tools_of: dict[str | None, list[ToolCallEvent]] = defaultdict(list)
+    for call in calls:
+        calls_of[call.subrun].append(call)
+    for tool in tools:
+        tools_of[tool.subrun].append(tool)
+    bars = _bars(calls_of[None], tools_of[None], computed)
     for sub in subruns:
-        own = _bars(
-            [c for c in calls if c.subrun == sub.id],
-            [t for t in tools if t.subrun == sub.id],
-            computed,
-        )
+        own = _bars(calls_of[sub.id], tools_of[sub.id], computed)
         bars += [replace(b, lane=lane_name(sub.label, b.lane), order=sub.order) for b in own]
     return bars
 

@@ -63,6 +63,7 @@ def subrun_lanes(events: list[TraceEvent]) -> list[SubRunLane]:
     walked = tree.walk()
     order = {node.id: i for i, (_, node) in enumerate(walked)}
     binding = set(critical_path(events, lambda call: None).binding)
+    starts = _step_starts(events)
     out: list[SubRunLane] = []
     for depth, node in walked:
         if node.id is None:
@@ -86,20 +87,18 @@ def subrun_lanes(events: list[TraceEvent]) -> list[SubRunLane]:
                 end=node.end,
                 spawn_step=declared.parent_step if declared is not None else None,
                 join_step=join,
-                join_at=_step_start(events, parent, join),
+                join_at=starts.get((parent, join)) if join is not None else None,
                 critical=node.id in binding,
             )
         )
     return out
 
 
-def _step_start(events: list[TraceEvent], run: str | None, step: int | None) -> float | None:
-    """When step `step` of `run` started (its earliest event), or None."""
-    if step is None:
-        return None
-    starts = [
-        e.start
-        for e in events
-        if e.subrun == run and e.step == step and not isinstance(e, SubRunEvent)
-    ]
-    return min(starts, default=None)
+def _step_starts(events: list[TraceEvent]) -> dict[tuple[str | None, int | None], float]:
+    """When each step of each run started (its earliest event), by (run, step)."""
+    starts: dict[tuple[str | None, int | None], float] = {}
+    for e in events:
+        if not isinstance(e, SubRunEvent):
+            key = (e.subrun, e.step)
+            starts[key] = min(starts.get(key, e.start), e.start)
+    return starts

@@ -87,20 +87,18 @@ def step_rows(record: RunRecord, subrun: str | None = None) -> list[StepRow]:
     trace = record.trace
     if trace is None:
         return []
+    own = trace.run_events(subrun)  # another run of the tree has its own steps
     calls: dict[int, ModelCallEvent] = {}
     side: dict[int, float] = defaultdict(float)
-    for call in trace.model_calls():
-        if call.subrun != subrun:  # another run of the tree: its own steps
-            continue
+    for call in own.model_calls:
         if call.purpose in ("planner", "reflection"):
             side[call.step or 0] += call.end - call.start
         else:
             calls.setdefault(call.step or 0, call)
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
-    for tool in trace.tool_calls():
-        if tool.subrun == subrun:
-            tools[tool.step or 0].append(tool)
-    events = {s.step or 0: s for s in trace.steps() if s.subrun == subrun}
+    for tool in own.tool_calls:
+        tools[tool.step or 0].append(tool)
+    events = {s.step or 0: s for s in own.steps}
     indices = sorted(set(calls) | set(tools) | set(events))
     timing = _timing(record)
     return [

@@ -120,15 +120,11 @@ def _steps(
     trace = record.trace
     if trace is None:
         return []
-    calls = {
-        c.step or 0: c
-        for c in trace.model_calls()
-        if c.subrun == subrun and c.purpose not in ("planner", "reflection")
-    }
+    own = trace.run_events(subrun)
+    calls = {c.step or 0: c for c in own.model_calls if c.purpose not in ("planner", "reflection")}
     tools: dict[int, list[ToolCallEvent]] = defaultdict(list)
-    for tool in trace.tool_calls():
-        if tool.subrun == subrun:
-            tools[tool.step or 0].append(tool)
+    for tool in own.tool_calls:
+        tools[tool.step or 0].append(tool)
     steps = []
     for row in step_rows(record, subrun):
         call = calls.get(row.index)
