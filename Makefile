@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed
 
 venv: $(STAMP)
 
+# The docker tier's sandbox image is not built here: `make test` builds it in the background
+# while its first part runs (scripts/image-in-background.sh); `looplab sandbox build` builds it.
 $(STAMP): pyproject.toml
+	@scripts/ensure-apt-packages.sh
 	@scripts/ensure-bwrap.sh
 	@scripts/ensure-chromium.sh >/dev/null 2>&1 || true
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@scripts/install-deps.sh $(BIN)/python all,dev
-	@scripts/ensure-sandbox-image.sh $(BIN)/python
 	@touch $(STAMP)
 
 CLAIM := experiments/configs/claim.yaml
@@ -41,7 +43,9 @@ demo: $(STAMP)
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(STAMP)
 	@status=0; export PYTHONDONTWRITEBYTECODE=; \
+	. scripts/image-in-background.sh $(BIN)/python; \
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not timing" --durations=15 || status=$$?; \
+	image_build_wait; \
 	$(BIN)/pytest -q -p no:xdist -m timing --durations=5 || status=$$?; \
 	exit $$status
 

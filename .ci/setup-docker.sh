@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # Sourced by .ci/run (as root, fresh Debian, no daemon): give the docker test tier a real
-# engine and image, then require it. Idempotent; quiet unless something fails.
+# engine, then require the tier. Idempotent; quiet unless something fails.
 # Uses .ci/run's log/quiet helpers when present.
 
 _ld_quiet() { if declare -F quiet >/dev/null; then quiet "$@"; else "$@" >/dev/null 2>&1; fi; }
@@ -37,7 +37,9 @@ fi
 # the builder runs in the project's venv (made here if .ci/run has not made it yet)
 _ld_quiet make venv
 .venv/bin/python -c 'import docker' 2>/dev/null || _ld_quiet .venv/bin/pip install -q 'docker>=7,<8'
-_ld_quiet .venv/bin/python -c 'from looplab.sandboxes.image import build_image; build_image()'
+# The image itself is built by `make test`, in the background while its first part runs
+# (scripts/image-in-background.sh); with LOOPLAB_REQUIRE_DOCKER=1 a failed build fails the
+# docker-tier tests with its reason.
 
 export LOOPLAB_REQUIRE_DOCKER=1
 unset _ld_missing _ld_i _ld_pidfile

@@ -3,7 +3,9 @@
 Tiers: unit/simulated (always), docker, browser, ray, bwrap, live. A tier whose
 prerequisite is missing is skipped with the reason (a Docker engine without the sandbox
 image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip into a
-failure (CI sets them, so a broken CI machine cannot pass by skipping).
+failure (CI sets them, so a broken CI machine cannot pass by skipping). While `make test`
+builds the sandbox image in the background (LOOPLAB_IMAGE_BUILD_LOCK), the docker-tier
+tests run last and the first of them waits for the build before deciding.
 
 Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
 serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
@@ -83,6 +85,51 @@ def _chromium_problem() -> str | None:
     return None
 
 
+IMAGE_BUILD_LOCK_ENV = "LOOPLAB_IMAGE_BUILD_LOCK"
+"""Set by `make test` while it builds the sandbox image in the background: a file that
+build holds an exclusive flock on until it ends (scripts/image-in-background.sh)."""
+
+
+def _image_build_pending() -> bool:
+    """True while the background image build of `make test` still runs."""
+    lock = os.environ.get(IMAGE_BUILD_LOCK_ENV)
+    if not lock or not os.path.exists(lock):
+        return False
+    with open(lock) as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def _docker_deferred() -> str | None:
+    """The docker tier's problem at collection, None also while the image is still being
+    built (its tests then wait for the build in `_docker_image_built`)."""
+    problem = _docker_problem()
+    if problem is not None and _image_build_pending() and _docker_engine_problem() is None:
+        return None
+    return problem
+
+
+_AWAITED: dict[str, str | None] = {}
+"""The docker tier's problem once the background image build has ended (this process)."""
+
+
+def _docker_after_build() -> str | None:
+    """Wait for `make test`'s background image build (once per process), then say why the
+    docker tier still cannot run, or None."""
+    if "docker" not in _AWAITED:
+        lock = os.environ.get(IMAGE_BUILD_LOCK_ENV)
+        if lock and os.path.exists(lock):
+            with open(lock) as handle:
+                fcntl.flock(handle, fcntl.LOCK_SH)  # free once the build has ended
+                fcntl.flock(handle, fcntl.LOCK_UN)
+        _AWAITED["docker"] = _docker_problem()
+    return _AWAITED["docker"]
+
+
 def _ray_problem() -> str | None:
     """Return why Ray cannot be imported (the `looplab[ray]` extra), or None when it can."""
     import importlib.util
@@ -102,7 +149,7 @@ def _bwrap_problem() -> str | None:
 
 
 _TIERS = {
-    "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_problem),
+    "docker": ("LOOPLAB_REQUIRE_DOCKER", _docker_deferred),
     "browser": ("LOOPLAB_REQUIRE_BROWSER", _chromium_problem),
     "ray": ("LOOPLAB_REQUIRE_RAY", _ray_problem),
     "bwrap": ("LOOPLAB_REQUIRE_BWRAP", _bwrap_problem),
@@ -138,6 +185,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     required, fail) tests whose tier cannot run on this machine."""
     problems: dict[str, str | None] = {}
     texts: dict[str, bool] = {}
+    if os.environ.get(IMAGE_BUILD_LOCK_ENV):
+        # the image may still be building: docker-tier tests last (the same order in every
+        # xdist worker, whatever the build's state when each collects)
+        items.sort(key=lambda item: item.get_closest_marker("docker") is not None)
     for item in items:
         _mark_needs(item, texts)
         for tier, (require_var, probe) in _TIERS.items():
@@ -149,7 +200,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             if problem is None:
                 continue
             if os.environ.get(require_var) == "1":
-                item.add_marker(pytest.mark.usefixtures("_tier_required_failure"))
                 item.user_properties.append(("tier_problem", f"{require_var}=1 but {problem}"))
             else:
                 item.add_marker(pytest.mark.skip(reason=f"{tier} tier: {problem}"))
@@ -209,12 +259,26 @@ def build_once(tmp_path_factory: pytest.TempPathFactory) -> BuildOnce:
     return once
 
 
-@pytest.fixture
-def _tier_required_failure(request: pytest.FixtureRequest) -> None:
-    """Fail a test whose tier is required (LOOPLAB_REQUIRE_*=1) but cannot run."""
+@pytest.fixture(autouse=True)
+def _tier_gate(request: pytest.FixtureRequest) -> None:
+    """Fail a test whose tier is required (LOOPLAB_REQUIRE_*=1) but cannot run; a docker-tier
+    test collected while the image was still building waits for the build, then skips (or
+    fails, when required) with the reason if the tier still cannot run. (A fixture named
+    by a mark added at collection would come too late: pytest has fixed the test's
+    fixtures by then, so the gate is autouse.)"""
     for key, value in request.node.user_properties:
         if key == "tier_problem":
             pytest.fail(str(value))
+    if request.node.get_closest_marker("docker") is None:
+        return
+    if not os.environ.get(IMAGE_BUILD_LOCK_ENV):
+        return
+    problem = _docker_after_build()
+    if problem is None:
+        return
+    if os.environ.get("LOOPLAB_REQUIRE_DOCKER") == "1":
+        pytest.fail(f"LOOPLAB_REQUIRE_DOCKER=1 but {problem}")
+    pytest.skip(f"docker tier: {problem}")
 
 
 @pytest.fixture(scope="session", autouse=True)
