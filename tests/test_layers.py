@@ -93,6 +93,42 @@ def test_no_upward_import() -> None:
     assert offenders == []
 
 
+COMMANDS_REACHING_UP = {
+    "looplab.traces.commands": {
+        "looplab.analysis.pathsplit",
+        "looplab.analysis.replay",
+        "looplab.workloads.model",
+        "looplab.workloads.sample",
+        "looplab.workloads.shape",
+    },
+    "looplab.traces.collect.commands": {"looplab.workloads.metrics", "looplab.workloads.model"},
+    "looplab.workloads.commands": {"looplab.analysis.fit"},
+    "looplab.backends.proxy.commands": {"looplab.experiments.guards.containment"},
+}
+"""The upward imports of commands modules, each argued in docs/design.md ("Why commands
+modules are wiring")."""
+
+
+def test_commands_reach_up_only_where_design_md_argues_it() -> None:
+    """A commands module imports a higher layer only as `COMMANDS_REACHING_UP` lists, and
+    docs/design.md names every such pair (a new one must be argued there first)."""
+    found: dict[str, set[str]] = {}
+    for path in PACKAGE.rglob("commands.py"):
+        module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        own = _layer(_unit(module))
+        for imported in _imports(path):
+            target = _layer(_unit(imported))
+            if own is not None and target is not None and target > own:
+                found.setdefault(module, set()).add(imported)
+    assert found == COMMANDS_REACHING_UP
+    design = (PACKAGE.parent / "docs" / "design.md").read_text(encoding="utf-8")
+    for module, targets in COMMANDS_REACHING_UP.items():
+        home = module.removeprefix("looplab.").replace(".", "/") + ".py"
+        assert f"`{home}`" in design, home
+        for target in targets:
+            assert target.removeprefix("looplab.").split(".")[-1] in design, target
+
+
 def _module_graph() -> dict[str, set[str]]:
     """Module -> the looplab modules it imports (lazy and type-only imports included)."""
     modules = {
