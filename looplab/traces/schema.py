@@ -41,6 +41,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from looplab.config import StrictModel
+from looplab.traces.end_reason import EndReasonValue
 from looplab.traces.identity import RunIdentity
 
 __all__ = [
@@ -349,10 +350,9 @@ class RunEndEvent(_Event):
     """The run ended: `start` = run origin, `end` = the agent's finish."""
 
     kind: Literal["run_end"] = "run_end"
-    end_reason: str
-    """`finish`, `answer`, `step_limit`, `token_budget`, `wall_time_budget`, `timeout` (the
-    experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
-    `error`, or what an imported source said."""
+    end_reason: EndReasonValue
+    """An `EndReason` (`finish`, `answer`, `step_limit`, `token_budget`,
+    `wall_time_budget`, `timeout`, ...: `traces/end_reason.py`), or an imported source's own."""
     success: bool | None = None
     """Solved? (None: unknown; a stop or non-zero exit fails anyway: `analysis/outcomes.py`)."""
     verdict_by: str | None = None
