@@ -22,6 +22,7 @@ from looplab.layout import ExperimentDir
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.cell import TraceCell
 from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import TraceHeader
 
@@ -117,12 +118,12 @@ def _run(
 def _header(
     run_id: str, created: datetime, profile_name: str, task: str, repetition: int
 ) -> TraceHeader:
-    cell = {"backend": profile_name, "agent": "coding", "task": task, "repetition": repetition}
+    cell = TraceCell(backend=profile_name, agent="coding", task=task, repetition=repetition, seed=0)
     return TraceHeader(
         run_id=run_id,
         created=created,
         experiment="synthetic",
-        cell={**cell, "seed": 0},
+        cell=cell,
         task=task,
         agent="coding",
         model="looplab-scripted",

@@ -103,7 +103,7 @@ def reference_verdict(trace_dir: Path) -> ReferenceVerdict:
         run = ReferenceRun(
             trace=path.name,
             task=header.task or "?",
-            backend=str(header.cell.get("backend") or header.backend.get("name") or "?"),
+            backend=str(header.cell.backend or header.backend.get("name") or "?"),
             end_reason=end.end_reason,
             check_output=end.check_output or "",
         )
