@@ -35,6 +35,7 @@ __all__ = [
     "load_yaml_mapping",
     "parse_override",
     "parse_yaml",
+    "replaced",
     "validate_model",
 ]
 
@@ -54,6 +55,18 @@ class StrictModel(BaseModel):
     floats must be finite (a NaN or infinite timing would poison every figure after it)."""
 
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, allow_inf_nan=False)
+
+
+def replaced(model: M, **changes: Any) -> M:
+    """`model` with `changes` set, validated again as a new instance of its class.
+
+    Unlike `model.model_copy(update=...)`, which copies values in unchecked, a value of the
+    wrong type or range, or a misspelled field (`extra="forbid"`), fails here.
+
+    Raises:
+        pydantic.ValidationError: a change the model refuses.
+    """
+    return type(model).model_validate({**model.model_dump(), **changes})
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:

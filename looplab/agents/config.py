@@ -6,9 +6,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from looplab.config import StrictModel
+from looplab.config import StrictModel, replaced
 
-__all__ = ["KNOB_FIELDS", "TASK_KIND_AGENTS", "AgentConfig", "CallConfig", "RetryConfig"]
+__all__ = [
+    "KNOB_FIELDS",
+    "TASK_KIND_AGENTS",
+    "AgentConfig",
+    "CallConfig",
+    "RetryConfig",
+    "tightest",
+]
 
 KNOB_FIELDS = ("streaming_dispatch", "max_parallel_tools", "speculation", "eager_sandbox")
 """The agent's latency knobs (recorded in every trace's `run_end.knobs`)."""
@@ -71,7 +78,14 @@ class AgentConfig(StrictModel):
     """Prompt + completion tokens over the run before it ends with `token_budget`."""
     wall_time_budget_s: float | None = Field(default=None, gt=0)
     """Seconds from the first request before the run ends with `wall_time_budget`; a tool
-    call still running then is cut (its process tree killed, recorded with `cut`)."""
+    call still running then is cut (its process tree killed, recorded with `cut`). The
+    run's deadline as the agent holds to it and tells it (`agents/deadline.py`): the one
+    name for it from the experiment to the loop. An experiment sets it to the tightest of
+    `budgets.wall_time_s`, `budgets.task_timeout_s` (wall clock only) and the task's
+    `limits.wall_time_s` (`experiments.cell.agent_config`, `agents.runner.run_task`).
+    Unlike the task time cap `budgets.task_timeout_s`, which the runner also applies after
+    the run to the task time on either clock and which ends a run `timeout`
+    (`analysis.caps.cap_events`), this is wall time the agent itself watches."""
     parallel_tool_calls: bool = False
     """Run the tool calls of one step concurrently (False: one after another); without a
     `max_parallel_tools` above 1, all of them at once."""
@@ -140,6 +154,18 @@ class AgentConfig(StrictModel):
     retry: RetryConfig = Field(default_factory=RetryConfig)
     """Backend retry policy."""
 
+    def with_limits(
+        self, *, max_steps: int, token_budget: int | None, wall_time_budget_s: float | None
+    ) -> AgentConfig:
+        """These settings with the run's limits set, validated (a step count below 1 or a
+        budget of 0 s raises `pydantic.ValidationError` here, not in the loop)."""
+        return replaced(
+            self,
+            max_steps=max_steps,
+            token_budget=token_budget,
+            wall_time_budget_s=wall_time_budget_s,
+        )
+
     def knobs(self) -> dict[str, object]:
         """The latency knobs' values, as recorded in traces."""
         return {name: getattr(self, name) for name in KNOB_FIELDS}
@@ -149,3 +175,9 @@ class AgentConfig(StrictModel):
         if self.max_parallel_tools > 1:
             return self.max_parallel_tools
         return 64 if self.parallel_tool_calls or self.fanout else 1
+
+
+def tightest(*budgets: float | None) -> float | None:
+    """The smallest of the time budgets that are set (None: none is)."""
+    present = [b for b in budgets if b is not None]
+    return min(present) if present else None

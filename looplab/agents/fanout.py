@@ -23,8 +23,10 @@ from typing import Any, Protocol
 
 from looplab.agents.config import AgentConfig
 from looplab.agents.records import RunResult, SubRun
+from looplab.config import replaced
 from looplab.tools.base import FunctionTool, ToolContext, ToolResult
 from looplab.tools.registry import ToolBox
+from looplab.traces.end_reason import FINISHED_ENDS
 
 __all__ = [
     "DELEGATE_SCHEMA",
@@ -105,24 +107,20 @@ class _SubLoop(Protocol):
 MakeLoop = Callable[[ToolBox, ToolContext, str, AgentConfig], _SubLoop]
 """(tools, context, system prompt, config) -> a sub-agent's loop (the parent's class)."""
 
-ENDS_OK = frozenset({"answer", "finish"})
-"""Sub-run end reasons whose final text is the delegate call's result."""
-
 
 def subagent_config(parent: AgentConfig) -> AgentConfig:
     """A sub-agent's settings: the parent's backend-facing ones, no fan-out or side calls,
     parallel tool calls, at most `subagent_max_steps` steps."""
-    return parent.model_copy(
-        update={
-            "fanout": False,
-            "max_steps": parent.subagent_max_steps,
-            "parallel_tool_calls": True,
-            "planner": None,
-            "reflection": None,
-            "speculation": False,
-            "eager_sandbox": False,
-            "system_prompt": None,
-        }
+    return replaced(
+        parent,
+        fanout=False,
+        max_steps=parent.subagent_max_steps,
+        parallel_tool_calls=True,
+        planner=None,
+        reflection=None,
+        speculation=False,
+        eager_sandbox=False,
+        system_prompt=None,
     )
 
 
@@ -170,6 +168,6 @@ class Delegation:
         loop = self._make_loop(self._toolbox.subset(names), context, spec.prompt, self._config)
         result = await loop.run(task)
         self.subruns.append(SubRun(step=step, role=role, task=task, result=result))
-        if result.end_reason not in ENDS_OK:
+        if result.end_reason not in FINISHED_ENDS:  # else its text is not the call's result
             return result.final_text, f"ended with {result.end_reason}: {result.error or ''}"
         return result.final_text, None

@@ -25,9 +25,8 @@ reason) changes once per step, so a checkpointer (`compile(checkpointer=...)`), 
 (one state update per step) and `interrupt_before=["step"]` attach at step boundaries.
 looplab runs `ainvoke` and uses none of these yet. With one node per step, LangGraph's
 superstep budget is derived from `max_steps` (`superstep_limit`), not padded: a run is
-always stopped by its own limits, never by LangGraph's.
-
-The graph is the same for every agent; agents differ in system prompt and tools.
+always stopped by its own limits, never by LangGraph's. The graph is the same for every
+agent; agents differ in system prompt and tools.
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from looplab.errors import BackendError
 from looplab.sandbox_contract import SandboxEvent
 from looplab.tools.base import ToolContext, ToolResult
 from looplab.tools.registry import ToolBox
+from looplab.traces.end_reason import EndReason
 
 __all__ = ["AgentLoop", "LoopState", "superstep_limit"]
 
@@ -61,7 +61,7 @@ class LoopState(TypedDict):
     """The graph's state: the conversation and why the run ended (if it has)."""
 
     messages: list[dict[str, Any]]
-    end_reason: str | None
+    end_reason: EndReason | None
 
 
 def superstep_limit(max_steps: int) -> int:
@@ -150,7 +150,7 @@ class AgentLoop:
         last = final["messages"][-1]
         text = str(last.get("content") or "") if last.get("role") == "assistant" else ""
         return RunResult(
-            end_reason=str(final["end_reason"]),
+            end_reason=EndReason(final["end_reason"]),
             started=self._started,
             ended=ended,
             steps=self.steps,
@@ -205,15 +205,15 @@ class AgentLoop:
             self._speculator.resolve(ready.call, self._dispatcher)
         self._dispatcher.on_ready(ready)
 
-    def _limit_reached(self) -> str | None:
+    def _limit_reached(self) -> EndReason | None:
         config = self.config
         if len(self.steps) >= config.max_steps:
-            return "step_limit"
+            return EndReason.STEP_LIMIT
         if config.token_budget is not None and self._tokens >= config.token_budget:
-            return "token_budget"
+            return EndReason.TOKEN_BUDGET
         elapsed = time.perf_counter() - self._started
         if config.wall_time_budget_s is not None and elapsed >= config.wall_time_budget_s:
-            return "wall_time_budget"
+            return EndReason.WALL_TIME_BUDGET
         return None
 
     async def _step(self, state: LoopState) -> dict[str, Any]:
@@ -233,7 +233,7 @@ class AgentLoop:
 
     async def _query(
         self, step: StepRecord, messages: list[dict[str, Any]]
-    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, str | None]:
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, EndReason | None]:
         """The step's model call (after a planning call when one is due), recorded.
 
         Returns:
@@ -259,7 +259,7 @@ class AgentLoop:
         except BackendError as exc:
             step.model_ended = step.ended = time.perf_counter()
             self._error = str(exc)
-            return messages, None, "backend_error"
+            return messages, None, EndReason.BACKEND_ERROR
         step.model = ModelCallRecord.from_response(response)
         self._tokens += (response.prompt_tokens or 0) + (response.completion_tokens or 0)
         step.model_ended = step.ended = time.perf_counter()
@@ -269,7 +269,7 @@ class AgentLoop:
             calls = message.get("tool_calls") or []
             self._speculator.resolve(calls[0] if calls else None, self._dispatcher)
         if not message.get("tool_calls"):
-            return [*messages, message], None, "answer"
+            return [*messages, message], None, EndReason.ANSWER
         return messages, message, None
 
     def _call_params(self) -> dict[str, Any]:
@@ -287,7 +287,7 @@ class AgentLoop:
 
     async def _execute(
         self, step: StepRecord, messages: list[dict[str, Any]], reply: dict[str, Any]
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[dict[str, Any]], EndReason | None]:
         """Run the reply's tool calls (see `StepDispatcher`) and append their results.
 
         Returns:
@@ -308,11 +308,11 @@ class AgentLoop:
         shown = image_message(images)
         if shown is not None:
             messages = drop_old_images([*messages, shown], self.config.images_kept)
-        return messages, "finish" if finished else None
+        return messages, EndReason.FINISH if finished else None
 
     async def _observe(
-        self, step: StepRecord, messages: list[dict[str, Any]], end: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+        self, step: StepRecord, messages: list[dict[str, Any]], end: EndReason | None
+    ) -> tuple[list[dict[str, Any]], EndReason | None]:
         """After the results: a reflection call when one is due, then the emulated harness
         time of a trace-driven run."""
         if end is None and due(self.config.reflection, step.index):
@@ -320,7 +320,7 @@ class AgentLoop:
                 messages = await self._side_call(step, messages, "reflection")
             except BackendError as exc:
                 self._error = str(exc)
-                end = "backend_error"
+                end = EndReason.BACKEND_ERROR
         if self.harness_time_s is not None:
             pause = self.harness_time_s(step.index)
             if pause > 0:

@@ -15,6 +15,7 @@ from typing import Any, Literal
 from looplab.backends.client.client import CallTiming, ModelResponse
 from looplab.sandbox_contract import SandboxEvent
 from looplab.traces.assembly.split import StepSplit, step_split
+from looplab.traces.end_reason import EndReason
 
 __all__ = [
     "AttemptRecord",
@@ -214,11 +215,11 @@ class SubRun:
 class RunResult:
     """The outcome and timing of one agent run.
 
-    `end_reason` is one of `finish` (the finish tool), `answer` (a reply without tool
-    calls), `step_limit`, `token_budget`, `wall_time_budget`, `backend_error`.
+    `end_reason` is one of the agent loop's: `finish` (the finish tool), `answer` (a reply
+    without tool calls), `step_limit`, `token_budget`, `wall_time_budget`, `backend_error`.
     """
 
-    end_reason: str
+    end_reason: EndReason
     started: float
     ended: float
     steps: list[StepRecord]

@@ -37,11 +37,12 @@ from looplab.agents.coding.agent import SYSTEM_PROMPT as CODING_PROMPT
 from looplab.agents.coding.agent import coding_toolbox
 from looplab.agents.computer_use.agent import SYSTEM_PROMPT as COMPUTER_USE_PROMPT
 from looplab.agents.computer_use.agent import computer_use_toolbox
-from looplab.agents.config import TASK_KIND_AGENTS, AgentConfig
+from looplab.agents.config import TASK_KIND_AGENTS, AgentConfig, tightest
 from looplab.agents.loop import AgentLoop
 from looplab.agents.records import RunResult
 from looplab.agents.services import inside_urls, service_ports, start_services, stop_services
 from looplab.backends.client.client import InstrumentedClient
+from looplab.config import replaced
 from looplab.errors import ConfigError, LooplabError, SandboxError
 from looplab.sandbox_contract import Sandbox, SandboxConfig, SandboxEvent
 from looplab.sandboxes.browser import BrowserConfig, BrowserSession
@@ -164,7 +165,7 @@ async def run_task(
     config = _with_task_limits(agent_config or AgentConfig(), task)
     use_browser = kind.browser or config.browse_via == "browser"
     base = sandbox_config or SandboxConfig()
-    sandbox_config = base.model_copy(update=_network_update(task, base, use_browser))
+    sandbox_config = replaced(base, **_network_update(task, base, use_browser))
     pristine = task.build_workspace()
     mark_owned(pristine.parent)
     eager = config.eager_sandbox and eager_applies(use_browser)
@@ -326,13 +327,13 @@ async def _tear_down(
 
 
 def _with_task_limits(config: AgentConfig, task: Task) -> AgentConfig:
+    """`config` within the task's own limits (`limits.max_steps`, `limits.wall_time_s`): the
+    tighter of each pair holds."""
     limits = task.spec.limits
-    budget = config.wall_time_budget_s
-    return config.model_copy(
-        update={
-            "max_steps": min(config.max_steps, limits.max_steps),
-            "wall_time_budget_s": min(budget, limits.wall_time_s) if budget else limits.wall_time_s,
-        }
+    return config.with_limits(
+        max_steps=min(config.max_steps, limits.max_steps),
+        token_budget=config.token_budget,
+        wall_time_budget_s=tightest(config.wall_time_budget_s, limits.wall_time_s),
     )
 
 

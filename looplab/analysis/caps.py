@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from looplab.analysis.outcomes import STOP_REASONS, outcome
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.latency.profile import LatencyProfile
+from looplab.traces.end_reason import EndReason
 from looplab.traces.io import Trace
 from looplab.traces.schema import RunEndEvent, StepEvent, ToolCallEvent, TraceEvent
 
@@ -139,6 +140,11 @@ def cap_events(
     `timeout`). With `stopped`, the runner stopped the run for this cap (a wall-clock run
     stops at a step boundary), so it ends `timeout` even a hair under the cap. Otherwise a
     run within its cap comes back unchanged, and so does one without a `run_end`.
+
+    `cap_s` is the experiment's task time cap, `budgets.task_timeout_s`: a cap on task time
+    (wall or composed virtual) applied to the finished run's events. It is not the agent's
+    deadline (`AgentConfig.wall_time_budget_s`, wall time the loop itself watches and ends
+    `wall_time_budget`), though on the wall clock the cap also sets that deadline.
     """
     end = next((e for e in reversed(events) if isinstance(e, RunEndEvent)), None)
     if end is None or (end.end <= cap_s and not stopped):
@@ -152,10 +158,11 @@ def cap_events(
     steps = [e for e in kept if isinstance(e, StepEvent)]
     cut = end.end - stop
     kept.append(
-        end.model_copy(
-            update={
+        RunEndEvent.model_validate(  # validated: a wrong value fails here, not downstream
+            {
+                **end.model_dump(),
                 "end": stop,
-                "end_reason": "timeout",
+                "end_reason": EndReason.TIMEOUT,
                 "success": False,
                 "steps": len(steps),
                 "model_s": sum(s.model_s for s in steps) if steps else end.model_s,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import RunEndEvent
 
 __all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of"]
@@ -34,19 +35,21 @@ VERDICT_SOURCES = ("check", "check command", "exit code", "span", "harness")
 
 STOP_REASONS = frozenset(
     {
-        "timeout",
-        "step_limit",
-        "token_budget",
-        "wall_time_budget",
-        "backend_error",
-        "error",
-        "cancelled",
+        EndReason.TIMEOUT,
+        EndReason.STEP_LIMIT,
+        EndReason.TOKEN_BUDGET,
+        EndReason.WALL_TIME_BUDGET,
+        EndReason.BACKEND_ERROR,
+        EndReason.ERROR,
+        EndReason.CANCELLED,
     }
 )
 """End reasons of runs that did not finish their task."""
 
 
-def outcome_of(end_reason: str, success: bool | None, exit_code: int | None = None) -> Outcome:
+def outcome_of(
+    end_reason: EndReason | str, success: bool | None, exit_code: int | None = None
+) -> Outcome:
     """The outcome of a run that ended for `end_reason` with verdict `success` and (for a
     command) `exit_code` (module doc)."""
     if end_reason in STOP_REASONS or success is False or exit_code not in (None, 0):

@@ -11,12 +11,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from looplab.analysis.placement import retime_tree
 from looplab.analysis.retime import profile_model_timing, retime_events
 from looplab.clock import utc_now
+from looplab.config import replaced
 from looplab.latency.profile import LatencyProfile
+from looplab.traces.cell import TraceCell
 from looplab.traces.identity import retimed
 from looplab.traces.io import Trace
 
@@ -49,12 +50,12 @@ def replay_virtual(trace: Trace, profile: LatencyProfile) -> Trace:
     return Trace(header=header, events=events)
 
 
-def replayed_cell(cell: dict[str, Any], profile: LatencyProfile) -> dict[str, Any]:
+def replayed_cell(cell: TraceCell, profile: LatencyProfile) -> TraceCell:
     """The cell of a replay (virtual or live) at `profile`: its `backend` is the profile it
-    ran at (the original's is kept as `replayed_from`)."""
-    if "backend" not in cell:
-        return dict(cell)
-    return {**cell, "backend": profile.name, "replayed_from": cell["backend"]}
+    ran at (the original's is kept as `replayed_from`); a cell without one is kept."""
+    if cell.backend is None:
+        return cell
+    return replaced(cell, backend=profile.name, replayed_from=cell.backend)
 
 
 def default_output(inputs: Sequence[Path]) -> Path:

@@ -29,6 +29,7 @@ from looplab.stats.order import quantile
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.end_reason import EndReason
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import ToolCallEvent, TraceEvent, TraceHeader
 
@@ -71,7 +72,7 @@ def synthetic_trace(steps: int, run_id: str = "synthetic") -> Trace:
         t = start + 3.102
         events += builder.step(step, StepDraft(model=call, tools=[tool], start=start, end=t))
         prefix = prompt + 214
-    events.append(builder.run_end(RunEndDraft(end_reason="finish", end_time=t)))
+    events.append(builder.run_end(RunEndDraft(end_reason=EndReason.FINISH, end_time=t)))
     header = TraceHeader(run_id=run_id, created=utc_now())
     return Trace(header=header, events=events)
 

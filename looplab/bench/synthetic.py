@@ -22,6 +22,8 @@ from looplab.layout import ExperimentDir
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.cell import TraceCell
+from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import TraceHeader
 
 __all__ = ["write_synthetic_experiment"]
@@ -107,7 +109,7 @@ def _run(
         draft = StepDraft(model=call, tools=tools, start=start, end=t)
         events.extend(e.model_dump_json() for e in builder.step(step, draft))
     outcome = RunEndDraft(
-        end_reason="finish", end_time=t, success=rng.random() > 0.05, sandbox_start_s=0.15
+        end_reason=EndReason.FINISH, end_time=t, success=rng.random() > 0.05, sandbox_start_s=0.15
     )
     events.append(builder.run_end(outcome).model_dump_json())
     return events
@@ -116,12 +118,12 @@ def _run(
 def _header(
     run_id: str, created: datetime, profile_name: str, task: str, repetition: int
 ) -> TraceHeader:
-    cell = {"backend": profile_name, "agent": "coding", "task": task, "repetition": repetition}
+    cell = TraceCell(backend=profile_name, agent="coding", task=task, repetition=repetition, seed=0)
     return TraceHeader(
         run_id=run_id,
         created=created,
         experiment="synthetic",
-        cell={**cell, "seed": 0},
+        cell=cell,
         task=task,
         agent="coding",
         model="looplab-scripted",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
-from looplab.agents.config import AgentConfig
+from looplab.agents.config import AgentConfig, tightest
 from looplab.agents.runner import TaskRun, run_task
 from looplab.analysis.caps import cap_events
 from looplab.analysis.retime import annotate_reasoning, compose_virtual_timeline
@@ -42,6 +42,7 @@ from looplab.tasks import load_task
 from looplab.tasks.references import is_trace_driven
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
+from looplab.traces.end_reason import EndReason
 from looplab.traces.identity import run_identity
 from looplab.traces.io import TraceWriter
 from looplab.traces.schema import RunEndEvent, TraceEvent, TraceHeader
@@ -93,18 +94,17 @@ class CellContext:
 
 
 def agent_config(config: ExperimentConfig, *, clock: str = "virtual") -> AgentConfig:
-    """The agent settings with the experiment's budgets applied (on the wall clock, the
-    task time cap stops the loop as a wall-time budget would)."""
+    """The agent settings with the experiment's budgets applied: `budgets.max_steps`,
+    `max_tokens` and the agent's deadline `wall_time_budget_s`, the tighter of
+    `budgets.wall_time_s` and, on the wall clock, the task time cap `task_timeout_s` (which
+    then stops the loop as a wall-time budget would; on the virtual clock only `_capped`
+    applies it, to the composed task time). The `agent` section's own limits are replaced."""
     budgets = config.budgets
-    wall = budgets.wall_time_s
-    if clock == "wall" and budgets.task_timeout_s is not None:
-        wall = min(wall, budgets.task_timeout_s) if wall else budgets.task_timeout_s
-    return config.agent.model_copy(
-        update={
-            "max_steps": budgets.max_steps,
-            "token_budget": budgets.max_tokens,
-            "wall_time_budget_s": wall,
-        }
+    cap = budgets.task_timeout_s if clock == "wall" else None
+    return config.agent.with_limits(
+        max_steps=budgets.max_steps,
+        token_budget=budgets.max_tokens,
+        wall_time_budget_s=tightest(budgets.wall_time_s, cap),
     )
 
 
@@ -117,7 +117,7 @@ def _capped(config: ExperimentConfig, events: list[TraceEvent]) -> list[TraceEve
     wall = config.budgets.wall_time_s
     stopped = (
         isinstance(end, RunEndEvent)
-        and end.end_reason == "wall_time_budget"
+        and end.end_reason == EndReason.WALL_TIME_BUDGET
         and (wall is None or cap <= wall)
     )
     return cap_events(events, cap, stopped=stopped)

@@ -136,7 +136,9 @@ class Budgets(StrictModel):
     max_tokens: int | None = Field(default=None, ge=1, strict=True)
     """Total tokens (prompt + completion) per run."""
     wall_time_s: float | None = Field(default=None, gt=0, strict=True)
-    """Wall time per run (strict, as every budget: `true` is not 1 s)."""
+    """Wall time per run (strict, as every budget: `true` is not 1 s): the agent's own
+    deadline (`AgentConfig.wall_time_budget_s`, with the cap below on the wall clock), a
+    run past it ends `wall_time_budget`."""
     task_timeout_s: float | None = Field(default=None, gt=0, strict=True)
     """Task time cap (a deadline): a run whose task time passes it ends `timeout`, cut at
     the cap, and counts as not finished. On the wall clock the run is stopped at its

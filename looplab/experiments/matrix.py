@@ -15,6 +15,7 @@ from looplab.experiments.axes import Variant, apply_to_backend, axis_label, expa
 from looplab.experiments.config import BackendSpec, ExperimentConfig, TaskFamily
 from looplab.tasks import list_tasks, load_task
 from looplab.tasks.references import is_trace_driven, reference_slug
+from looplab.traces.cell import TraceCell
 from looplab.workloads.resolve import expand_workload_entry
 
 __all__ = ["Cell", "expand_cells", "expand_tasks"]
@@ -34,7 +35,7 @@ class Cell:
     """The axis values of this cell (`looplab.experiments.axes`); `backend` has its
     profile ones applied already."""
 
-    def describe(self) -> dict[str, object]:
+    def describe(self) -> TraceCell:
         """The cell as recorded in a trace header (`variant` only when there are axes)."""
         described: dict[str, object] = {
             "backend": self.backend.name,
@@ -45,7 +46,7 @@ class Cell:
         }
         if self.variant:
             described["variant"] = self.variant_dict()
-        return described
+        return TraceCell.model_validate(described)
 
     def variant_dict(self) -> dict[str, Any]:
         """The axis values as path -> value."""

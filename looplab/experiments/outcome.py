@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from looplab.experiments.matrix import Cell
+from looplab.traces.end_reason import EndReasonValue
 
 __all__ = ["CellOutcome"]
 
@@ -29,7 +30,7 @@ class CellOutcome:
     success: bool | None = None
     error: str | None = None
     loop_lag_p99_ms: float | None = None
-    end_reason: str | None = None
+    end_reason: EndReasonValue | None = None
     """The run's `run_end.end_reason` (`done` cells)."""
     loop_lag_mean_ms: float | None = None
     """Mean event-loop lag during the run (what the progress line's warning weighs)."""

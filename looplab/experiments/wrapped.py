@@ -36,6 +36,7 @@ from looplab.experiments.wrapped_agent import WrappedAgent
 from looplab.latency.presets import resolve_profile
 from looplab.latency.profile import LatencyProfile
 from looplab.tasks import load_task
+from looplab.traces.cell import TraceCell
 from looplab.traces.io import read_trace
 from looplab.traces.schema import RunEndEvent
 from looplab.traces.scrub import remember_secret
@@ -71,7 +72,7 @@ async def run_wrapped_cell(
     trace: Path,
     run_id: str,
     experiment: str,
-    cell: dict[str, object],
+    cell: TraceCell,
 ) -> RunEndEvent:
     """Run one cell of a wrapped agent, write its trace to `trace`, return its end.
 

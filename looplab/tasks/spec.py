@@ -41,7 +41,8 @@ class Limits(StrictModel):
     max_steps: int = Field(default=60, ge=1)
     """Model calls allowed."""
     wall_time_s: float = Field(default=900.0, gt=0)
-    """Wall-time budget of the run."""
+    """Wall-time budget of the run: the agent's deadline (`AgentConfig.wall_time_budget_s`)
+    is at most this."""
 
 
 class FamilyParameter(StrictModel):

@@ -36,6 +36,7 @@ from typing import Any, Literal, Protocol
 
 from looplab.config import StrictModel
 from looplab.latency.spec import profile_name, profile_rate
+from looplab.traces.cell import TraceCell
 
 __all__ = [
     "Clock",
@@ -60,7 +61,7 @@ class HeaderFields(Protocol):
 
     identity: RunIdentity | None
     profile: dict[str, Any] | None
-    cell: dict[str, Any]
+    cell: TraceCell
     source: str
     agent: str | None
     task: str | None
@@ -132,7 +133,7 @@ def identity_of(header: HeaderFields) -> RunIdentity:
         if header.identity.model is None and header.model:
             return header.identity.model_copy(update={"model": header.model})
         return header.identity
-    backend = header.cell.get("backend")
+    backend = header.cell.backend
     if header.source.startswith("replay:"):
         name = profile_name(header.profile) or backend
     else:
@@ -143,7 +144,7 @@ def identity_of(header: HeaderFields) -> RunIdentity:
         agent=header.agent or (header.source if header.source != "looplab" else None),
         task=header.task,
         tasks=header.source if imported else None,
-        profile=str(name) if name else None,
+        profile=name or None,
         decode_tps=rate,
         clock=header.clock,
         model=header.model,

@@ -29,7 +29,6 @@ run; `step` counts within that sub-run). One `subrun` event per sub-run declares
 `parent` sub-run, the parent's `parent_step` that spawned it and `join_step` that waited
 for it. Concurrent calls need no field: their `start`/`end` overlap. Task time on the
 graph is its critical path (`looplab.analysis.graph`); a flat trace's is its steps' sum.
-
 No final `run_end`: incomplete (cut off). NaN, infinities, times beyond `MAX_SECONDS` refused.
 """
 
@@ -41,6 +40,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from looplab.config import StrictModel
+from looplab.traces.cell import TraceCell
+from looplab.traces.end_reason import EndReasonValue
 from looplab.traces.identity import RunIdentity
 
 __all__ = [
@@ -90,8 +91,8 @@ class TraceHeader(StrictModel):
     """The file an imported trace came from."""
     experiment: str | None = None
     """Experiment name, when the run belongs to one."""
-    cell: dict[str, Any] = Field(default_factory=dict)
-    """The experiment cell: profile, agent, task, repetition, seed."""
+    cell: TraceCell = Field(default_factory=TraceCell)
+    """The experiment cell: backend, agent, task, repetition, seed (`traces/cell.py`)."""
     task: str | None = None
     """Task id (`coding/fix-pager`, `nbugs-8`, an imported instance id)."""
     agent: str | None = None
@@ -349,10 +350,9 @@ class RunEndEvent(_Event):
     """The run ended: `start` = run origin, `end` = the agent's finish."""
 
     kind: Literal["run_end"] = "run_end"
-    end_reason: str
-    """`finish`, `answer`, `step_limit`, `token_budget`, `wall_time_budget`, `timeout` (the
-    experiment's task time cap, `task_timeout_s`: not finished), `backend_error`,
-    `error`, or what an imported source said."""
+    end_reason: EndReasonValue
+    """An `EndReason` (`finish`, `answer`, `step_limit`, `token_budget`,
+    `wall_time_budget`, `timeout`, ...: `traces/end_reason.py`), or an imported source's own."""
     success: bool | None = None
     """Solved? (None: unknown; a stop or non-zero exit fails anyway: `analysis/outcomes.py`)."""
     verdict_by: str | None = None

@@ -42,6 +42,7 @@ from looplab.errors import TraceError
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.end_reason import EndReason
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
     ModelCallEvent,
@@ -323,7 +324,7 @@ def shape_trace(shape: TaskShape, run_id: str | None = None) -> Trace:
             t += tool.total_s
         t += step.other_s
         events += builder.step(index, StepDraft(model=call, tools=tools, start=start, end=t))
-    events.append(builder.run_end(RunEndDraft(end_reason="finish", end_time=t)))
+    events.append(builder.run_end(RunEndDraft(end_reason=EndReason.FINISH, end_time=t)))
     header = TraceHeader(
         run_id=run,
         created=created,

@@ -108,7 +108,7 @@ def test_an_axes_experiment_resumes_and_records_the_variant(small_config: dict[s
     first = _run(small_config)
     assert [o.status for o in first.outcomes] == ["done", "done"]
     trace = read_trace(first.outcomes[1].trace_path)
-    assert trace.header.cell["variant"] == {"agent.streaming_dispatch": True}
+    assert trace.header.cell.variant == {"agent.streaming_dispatch": True}
     assert trace.end is not None and trace.end.knobs["streaming_dispatch"] is True
     rows = knob_rows(load_runs([first.directory]))
     assert [(r.label, r.saving is None) for r in rows] == [

@@ -33,7 +33,7 @@ def test_cap_times_out_slow_80_and_not_fast_750(tmp_path: Path) -> None:
     ends = {}
     for path in sorted((tmp_path / "exp" / "traces").glob("*.jsonl")):
         trace = read_trace(path)
-        ends[trace.header.cell["backend"]] = trace.end
+        ends[trace.header.cell.backend] = trace.end
     slow, fast = ends["slow-80"], ends["fast-750"]
     assert slow is not None and fast is not None
     assert (slow.end_reason, slow.success, slow.end) == ("timeout", False, 30.0)

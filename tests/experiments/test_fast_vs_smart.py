@@ -47,7 +47,7 @@ def test_small_fast_leaves_a_task_unsolved_by_its_real_check(runs: Path) -> None
     ends = {}
     for path in sorted((runs / "traces").glob("*.jsonl")):
         trace = read_trace(path)
-        ends[(trace.header.cell["backend"], trace.header.task)] = trace
+        ends[(trace.header.cell.backend, trace.header.task)] = trace
     small = ends[("small-fast", "coding/fix-discount")]
     large = ends[("large-slow", "coding/fix-discount")]
     assert small.end is not None and large.end is not None

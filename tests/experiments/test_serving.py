@@ -55,7 +55,7 @@ def test_late_steps_slow_down_only_under_a_context_profile(tmp_path: Path) -> No
             "output_dir": str(tmp_path),
         }
     )
-    by_backend = {t.header.cell["backend"]: _per_token_ms(t) for t in traces}
+    by_backend = {t.header.cell.backend: _per_token_ms(t) for t in traces}
     for name, per_token in by_backend.items():
         third = len(per_token) // 3
         early = statistics.mean(per_token[:third])

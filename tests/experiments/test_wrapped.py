@@ -53,12 +53,12 @@ async def test_matrix_runs_a_wrapped_agent_at_two_profiles(tmp_path: Path) -> No
         trace = read_trace(outcome.trace_path)
         assert trace.complete and trace.header.source == "wrap"
         assert trace.header.experiment == "wrapped"
-        assert trace.header.cell["agent"] == "one-call"
+        assert trace.header.cell.agent == "one-call"
         assert trace.end is not None and trace.end.exit_code == 0
         (call,) = trace.model_calls()
-        tokens = {"slow-80": 60, "fast-750": 560}[trace.header.cell["backend"]]
+        tokens = {"slow-80": 60, "fast-750": 560}[trace.header.cell.backend]
         assert call.output_tokens == tokens and call.decode_s
-        rates[trace.header.cell["backend"]] = (tokens - 1) / call.decode_s
+        rates[trace.header.cell.backend] = (tokens - 1) / call.decode_s
     assert rates["slow-80"] == pytest.approx(80, rel=0.02)
     assert rates["fast-750"] == pytest.approx(750, rel=0.02)
     assert result.database.exists()

@@ -9,6 +9,7 @@ import shutil
 from dataclasses import replace
 from pathlib import Path
 
+from looplab.config import replaced
 from looplab.latency.presets import resolve_profile
 from looplab.report.build import build_report
 from looplab.report.data.records import record_from_trace
@@ -19,7 +20,7 @@ from looplab.traces.io import read_trace, write_trace
 def _rewrite(path: Path, **header: object) -> None:
     """Rewrite a trace with header fields changed (run id, cell, clock...)."""
     trace = read_trace(path)
-    new = trace.header.model_copy(update=header)
+    new = replaced(trace.header, **header)  # validated: a cell dict becomes a TraceCell
     events = [e.model_copy(update={"run_id": new.run_id}) for e in trace.events]
     write_trace(path, new, events)
 

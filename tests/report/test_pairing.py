@@ -158,8 +158,8 @@ def test_replay_records_the_profile_it_ran_at(runs_root: Path, tmp_path: Path) -
     identity = replayed.header.identity
     assert identity is not None and identity.profile == "fast-750"
     assert identity.decode_tps == 750 and identity.clock == "virtual"
-    assert replayed.header.cell["backend"] == "fast-750"
-    assert replayed.header.cell["replayed_from"] == "slow-80"
+    assert replayed.header.cell.backend == "fast-750"
+    assert replayed.header.cell.replayed_from == "slow-80"
     # an older replay (no identity, cell.backend left at the original) reads tolerantly
     old = replayed.header.model_copy(update={"identity": None, "cell": original.header.cell})
     assert identity_of(old).profile == "fast-750"

@@ -147,9 +147,10 @@ def test_workloads_run_live_on_the_virtual_clock_at_80_and_750(tmp_path: Path) -
     for path in _run(tmp_path):
         trace = read_trace(path)
         assert trace.end is not None and trace.end.success
-        cell = trace.header.cell or {}
-        task, backend = str(cell["task"]), str(cell["backend"])
-        shape = draw_shape(_model(task), int(cell["seed"]))
+        cell = trace.header.cell
+        assert cell.task is not None and cell.backend is not None and cell.seed is not None
+        task, backend = cell.task, cell.backend
+        shape = draw_shape(_model(task), cell.seed)
         live = trace.end.end / shape.actions
         predicted = _per_action(shape, backend, tool_scale=0.02)
         assert live == pytest.approx(predicted, rel=0.05, abs=0.3), path.name

@@ -21,12 +21,14 @@ from looplab.agents.loop import AgentLoop
 from looplab.agents.runner import TaskRun
 from looplab.agents.workload.agent import SYSTEM_PROMPT, workload_prompt, workload_toolbox
 from looplab.backends.client.client import InstrumentedClient
+from looplab.config import replaced
 from looplab.sandbox_contract import SandboxConfig, SandboxEvent
 from looplab.sandboxes.factory import open_sandbox
 from looplab.sandboxes.leftovers import owned_tempdir
 from looplab.tasks import CheckResult
 from looplab.tools.base import ToolContext
 from looplab.tools.synthetic import SyntheticWork
+from looplab.traces.end_reason import FINISHED_ENDS
 from looplab.workloads.resolve import WorkloadSettings
 from looplab.workloads.shape import TaskShape
 
@@ -96,7 +98,7 @@ async def run_workload_task(
         await sandbox.close()
         shutil.rmtree(workspace.parent, ignore_errors=True)
     played = len(result.steps)
-    complete = played == len(shape.steps) and result.end_reason in ("finish", "answer")
+    complete = played == len(shape.steps) and result.end_reason in FINISHED_ENDS
     check = CheckResult(
         passed=complete,
         exit_code=0 if complete else 1,
@@ -110,14 +112,10 @@ def _loop_config(base: AgentConfig, shape: TaskShape) -> AgentConfig:
     """The loop's settings for `shape`: as many steps as it has, uncapped replies, tools
     one after another; with drawn sub-agents, fan-out (delegate calls played concurrently,
     `agents/fanout.py`) and room for the longest sub-agent."""
-    config = base.model_copy(
-        update={
-            "max_steps": len(shape.steps) + 1,
-            "max_completion_tokens": None,
-            "parallel_tool_calls": False,
-        }
+    config = replaced(
+        base, max_steps=len(shape.steps) + 1, max_completion_tokens=None, parallel_tool_calls=False
     )
     spawned = [len(sub) for step in shape.steps for sub in step.subagents]
     if spawned:
-        config = config.model_copy(update={"fanout": True, "subagent_max_steps": max(spawned) + 1})
+        config = replaced(config, fanout=True, subagent_max_steps=max(spawned) + 1)
     return config

@@ -32,6 +32,7 @@ from looplab.backends.proxy.verdict import WrapVerdict
 from looplab.traces.assembly.axis import RunAxis
 from looplab.traces.assembly.builder import EventBuilder
 from looplab.traces.assembly.items import ModelDraft, RunEndDraft, StepDraft, ToolDraft
+from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import Attempt, TraceEvent
 
 __all__ = ["AGENT_NOTE", "GAP_NOTE", "wrap_events"]
@@ -88,7 +89,7 @@ def wrap_events(
         pending = []
     error = None if exit_code == 0 else f"the command exited with status {exit_code}"
     end_draft = RunEndDraft(
-        end_reason="exit",
+        end_reason=EndReason.EXIT,
         end_time=exited,
         error=error,
         exit_code=exit_code,

@@ -44,6 +44,7 @@ from looplab.backends.simulator.inprocess import SimulatorServer
 from looplab.clock import utc_now
 from looplab.errors import ConfigError
 from looplab.latency.profile import LatencyProfile
+from looplab.traces.cell import TraceCell
 from looplab.traces.identity import run_identity
 from looplab.traces.io import write_trace
 from looplab.traces.schema import TraceHeader
@@ -136,7 +137,7 @@ def run_wrapped(
     stop: threading.Event | None = None,
     run_id: str | None = None,
     experiment: str | None = None,
-    cell: Mapping[str, object] | None = None,
+    cell: TraceCell | None = None,
     check: str | None = None,
 ) -> WrapResult:
     """Run `command` against the proxy and write its trace to `output` (module doc).
@@ -268,7 +269,7 @@ def _header(
     upstream: str | None,
     replay: Path | None,
     experiment: str | None,
-    cell: Mapping[str, object] | None,
+    cell: TraceCell | None,
 ) -> TraceHeader:
     """The wrapped run's trace header: the profile, the proxy, the command and its status."""
     model = next((c.model for c in calls if c.model), None)
@@ -278,7 +279,7 @@ def _header(
         created=utc_now(),
         source="wrap",
         experiment=experiment,
-        cell=dict(cell) if cell else {"backend": profile.name, "agent": agent, "task": task},
+        cell=cell or TraceCell(backend=profile.name, agent=agent, task=task),
         task=task,
         agent=agent,
         model=model,

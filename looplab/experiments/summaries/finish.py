@@ -15,6 +15,7 @@ from rich.table import Table
 
 from looplab.console import err_console, out_console
 from looplab.layout import ExperimentDir, trace_files
+from looplab.traces.end_reason import EndReason
 
 __all__ = ["finish_run", "nothing_measured", "print_interrupted", "where"]
 
@@ -98,12 +99,16 @@ def finish_run(result: Any, choose: Any = None) -> None:
         raise typer.Exit(1)
 
 
+_ERROR_ENDS = frozenset({EndReason.BACKEND_ERROR, EndReason.ERROR})
+"""End reasons of a cell that measured nothing: the backend or the harness failed."""
+
+
 def nothing_measured(outcomes: list[Any]) -> str | None:
     """A sentence when every cell run now ended in an error (`backend_error`, `error`):
     then nothing was measured, and the cause is almost always the configuration (a wrong
     URL, model or key), so the run exits 1 instead of reporting empty numbers."""
     ran = [o for o in outcomes if o.status == "done"]
-    if not ran or any(o.end_reason not in ("backend_error", "error") for o in ran):
+    if not ran or any(o.end_reason not in _ERROR_ENDS for o in ran):
         return None
     causes = sorted({str(o.error or o.end_reason) for o in ran})
     shown = "; ".join(cause[:300] for cause in causes[:3])

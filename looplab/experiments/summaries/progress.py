@@ -25,6 +25,7 @@ from rich.live import Live
 from rich.text import Text
 
 from looplab.experiments.outcome import CellOutcome
+from looplab.traces.end_reason import EndReason
 
 __all__ = ["LAG_SHARE", "LOG_INTERVAL_S", "WAKEUPS_PER_STEP", "RunProgress", "lag_share"]
 
@@ -145,9 +146,9 @@ class RunProgress:
         return clock + line + _saturation_note(outcome)
 
 
-_VERDICTS = {
-    "timeout": "[yellow]timeout[/] (the task time cap)",
-    "backend_error": "[red]backend error[/]",
+_VERDICTS: dict[str, str] = {
+    EndReason.TIMEOUT: "[yellow]timeout[/] (the task time cap)",
+    EndReason.BACKEND_ERROR: "[red]backend error[/]",
 }
 """How a cell that did not solve its task ended, where that is not the agent's doing."""
 

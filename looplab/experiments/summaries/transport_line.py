@@ -50,7 +50,7 @@ def transport_savings(records: Sequence[RunRecord]) -> list[TransportSaving]:
         transport = variant_of(record).get(AXIS)
         if transport is None or not record.complete or record.trace is None:
             continue
-        seed = record.trace.header.cell.get("seed")
+        seed = record.trace.header.cell.seed
         runs[(record.profile, record.task, seed)][str(transport)] = record
     by_backend: dict[str, list[tuple[RunRecord, RunRecord]]] = defaultdict(list)
     for (backend, _, _), pair in runs.items():

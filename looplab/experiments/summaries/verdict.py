@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import FINISHED_ENDS, EndReasonValue
 from looplab.traces.io import read_trace
 
 __all__ = ["REFERENCE_MODEL", "ReferenceRun", "ReferenceVerdict", "reference_verdict"]
 
 REFERENCE_MODEL = "looplab-scripted"
 """The simulator model that replays reference solutions."""
-_NORMAL_ENDS = ("finish", "answer")
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ class ReferenceRun:
     trace: str
     task: str
     backend: str
-    end_reason: str
+    end_reason: EndReasonValue
     check_output: str
 
 
@@ -103,9 +103,9 @@ def reference_verdict(trace_dir: Path) -> ReferenceVerdict:
         run = ReferenceRun(
             trace=path.name,
             task=header.task or "?",
-            backend=str(header.cell.get("backend") or header.backend.get("name") or "?"),
+            backend=str(header.cell.backend or header.backend.get("name") or "?"),
             end_reason=end.end_reason,
             check_output=end.check_output or "",
         )
-        (verdict.broken if end.end_reason in _NORMAL_ENDS else verdict.cut_short).append(run)
+        (verdict.broken if end.end_reason in FINISHED_ENDS else verdict.cut_short).append(run)
     return verdict

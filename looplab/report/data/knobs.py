@@ -63,8 +63,7 @@ def variant_of(record: RunRecord) -> dict[str, Any]:
     """The run's axis values (empty for a run without axes)."""
     if record.trace is None:
         return {}
-    variant = record.trace.header.cell.get("variant")
-    return dict(variant) if isinstance(variant, dict) else {}
+    return dict(record.trace.header.cell.variant or {})
 
 
 def _key(variant: dict[str, Any]) -> tuple[tuple[str, str], ...]:

@@ -26,6 +26,7 @@ from looplab.analysis.pathsplit import keep_recorded, path_split
 from looplab.errors import TraceError
 from looplab.report.data.bars import TOOL_BAR_KINDS, Bar, computed, run_bars
 from looplab.report.data.lanes import SubRunLane, subrun_lanes
+from looplab.traces.end_reason import EndReasonValue
 from looplab.traces.identity import RunIdentity, identity_of
 from looplab.traces.inputs import SetAside, read_traces
 from looplab.traces.io import Trace
@@ -62,7 +63,7 @@ class RunRecord:
     clock: str
     complete: bool
     success: bool | None
-    end_reason: str
+    end_reason: EndReasonValue
     steps: int
     """Steps of the main agent (the top-level run); a sub-agent's steps are in
     `model_calls` and the run tree."""

@@ -22,6 +22,7 @@ from looplab.analysis.shift import ShiftRow, behaviour_of, behaviour_shift
 from looplab.errors import ConfigError
 from looplab.report.data.pairing import by_profile, comparison_groups
 from looplab.report.data.records import RunRecord
+from looplab.traces.end_reason import EndReason
 
 __all__ = ["ChoiceView", "arm_choice", "choice_json", "choice_outcome", "choice_views"]
 
@@ -51,7 +52,7 @@ def choice_outcome(record: RunRecord) -> Outcome:
     return Outcome(
         task=record.task,
         time_s=record.task_s,
-        solved=record.success if record.end_reason != "timeout" else False,
+        solved=record.success if record.end_reason != EndReason.TIMEOUT else False,
         cost_usd=cost,
         decode_s=(record.decode_s or 0.0) + record.reasoning_s,
         decode_tps=record.decode_tps,

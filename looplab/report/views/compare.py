@@ -53,8 +53,7 @@ def cell_key(record: RunRecord, fallback: int) -> tuple[str, int]:
 
 def _repetition(record: RunRecord) -> int | None:
     trace = record.trace
-    value = trace.header.cell.get("repetition") if trace is not None else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return trace.header.cell.repetition if trace is not None else None
 
 
 def keyed(runs: Sequence[RunRecord]) -> dict[tuple[str, int], list[RunRecord]]:

@@ -35,6 +35,7 @@ from looplab.report.views.cost import cost_figure
 from looplab.report.views.speedup import paired_speedup
 from looplab.stats.intervals import bca_median
 from looplab.stats.order import median
+from looplab.traces.end_reason import EndReason
 
 __all__ = [
     "CORPUS_PROFILES",
@@ -146,7 +147,7 @@ def money_view(by_group: dict[str, list[RunRecord]], order: Sequence[str]) -> Mo
             )
     if not points:
         return None
-    timeouts = sum(1 for g in order for r in by_group[g] if r.end_reason == "timeout")
+    timeouts = sum(1 for g in order for r in by_group[g] if r.end_reason == EndReason.TIMEOUT)
     unpriced = [f"{p.group}: {p.unpriced}" for p in points if p.unpriced]
     waiting = [row for key in sorted(parts) for row in waiting_rows(key, parts[key])]
     return MoneyView(points=points, waiting=waiting, unpriced=unpriced, timeouts=timeouts)

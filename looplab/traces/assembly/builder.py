@@ -25,6 +25,7 @@ from looplab.traces.assembly.items import (
     ToolDraft,
 )
 from looplab.traces.assembly.split import Span, step_split
+from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import (
     Attempt,
     ModelCallEvent,
@@ -292,7 +293,7 @@ class EventBuilder:
             start=0.0,
             end=end,
             estimated=dict(draft.estimated),
-            end_reason=draft.end_reason or "unknown",
+            end_reason=draft.end_reason or EndReason.UNKNOWN,
             success=draft.success,
             verdict_by=draft.verdict_by if draft.success is not None else None,
             check_output=draft.check_output,

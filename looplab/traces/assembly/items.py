@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
+from looplab.traces.end_reason import EndReasonValue
 from looplab.traces.schema import Attempt
 
 __all__ = ["ModelDraft", "RunEndDraft", "SandboxDraft", "StepDraft", "ToolDraft"]
@@ -122,7 +123,7 @@ class StepDraft:
 class RunEndDraft:
     """How the run ended: the `run_end` event's own fields (totals are the builder's)."""
 
-    end_reason: str | None = None
+    end_reason: EndReasonValue | None = None
     """None: unknown (`unknown` in the event)."""
     end_time: float | None = None
     """When the run ended (clock); the event ends no earlier than the last item."""

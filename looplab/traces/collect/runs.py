@@ -35,6 +35,7 @@ from looplab.traces.collect.conventions import (
 )
 from looplab.traces.collect.spans import STATUS_ERROR, STATUS_OK, Span
 from looplab.traces.collect.subruns import owners, subrun_drafts
+from looplab.traces.end_reason import EndReason
 from looplab.traces.identity import assign_profile
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.schema import MAX_TOKENS, TraceHeader
@@ -279,7 +280,7 @@ def _verdict(draft: RunDraft, root: Span) -> None:
     draft.success = success if isinstance(success, bool) else None
     if root.status_code == STATUS_ERROR:
         draft.success = False
-        draft.end_reason = "error"
+        draft.end_reason = EndReason.ERROR
         draft.error = root.status_message or "the root span's status is ERROR"
     elif draft.success is None and root.status_code == STATUS_OK:
         draft.success = True

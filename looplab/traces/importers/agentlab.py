@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -90,7 +91,7 @@ def _step_infos(draft: RunDraft, infos: list[dict[str, Any]]) -> None:
         draft.steps.append(step)
     last = infos[-1]
     if last.get("terminated") or last.get("truncated"):
-        draft.end_reason = "terminated" if last.get("terminated") else "truncated"
+        draft.end_reason = EndReason.TERMINATED if last.get("terminated") else EndReason.TRUNCATED
         draft.success = (as_float(last.get("reward")) or 0.0) > 0
     draft.model_timing = "measured: profiling.agent_start -> agent_stop (the agent's get_action)"
     draft.tool_timing = "measured: the next StepInfo's profiling.env_start -> env_stop"
@@ -143,12 +144,12 @@ def _summary(draft: RunDraft, summary: dict[str, Any]) -> None:
     draft.notes.append("summary_info.json: per-step values are equal shares of the totals")
 
 
-def _end_reason(summary: dict[str, Any]) -> str | None:
+def _end_reason(summary: dict[str, Any]) -> EndReason | None:
     if summary.get("err_msg"):
-        return "error"
+        return EndReason.ERROR
     if summary.get("terminated"):
-        return "terminated"
-    return "truncated" if summary.get("truncated") else None
+        return EndReason.TERMINATED
+    return EndReason.TRUNCATED if summary.get("truncated") else None
 
 
 class AgentLabImporter:

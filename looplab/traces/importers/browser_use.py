@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.browser import note_split, split_step, tokens_of_text
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
@@ -62,7 +63,7 @@ def import_browser_use(path: Path) -> list[ImportedRun]:
     last = obj(history[-1]) if history else {}
     done = [obj(r) for r in last.get("result") or [] if obj(r).get("is_done")]
     if done:
-        draft.end_reason = "done"
+        draft.end_reason = EndReason.DONE
         success = done[-1].get("success")
         draft.success = success if isinstance(success, bool) else None
     if not usage and not any(obj(h).get("metadata", {}).get("input_tokens") for h in history):

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -96,7 +97,7 @@ def import_cline(path: Path) -> list[ImportedRun]:
         if kind in _TOOLS and draft.steps:
             draft.steps[-1].tools.append(_tool(message, at, _next_request(ordered, index)))
         if kind == "completion_result":
-            draft.end_reason = "completion_result"
+            draft.end_reason = EndReason.COMPLETION_RESULT
         if draft.prompt is None and kind in ("task", "text") and not draft.steps:
             draft.prompt = as_str(message.get("text"))
     if not draft.steps:
@@ -213,7 +214,7 @@ def _describe(draft: RunDraft, cancelled: int, has_models: bool) -> None:
         draft.absent.add("model_call.model")
         draft.notes.append("no task_metadata.json model_usage beside the file: model absent")
     if draft.end_reason is None:
-        draft.end_reason = "no completion_result"
+        draft.end_reason = EndReason.NO_COMPLETION_RESULT
 
 
 class ClineImporter:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.traces.assembly.items import ModelDraft, SandboxDraft, StepDraft, ToolDraft
+from looplab.traces.end_reason import EndReasonValue
 
 __all__ = ["ModelDraft", "RunDraft", "SandboxDraft", "StepDraft", "SubRunDraft", "ToolDraft"]
 
@@ -53,7 +54,7 @@ class RunDraft:
     model: str | None = None
     prompt: str | None = None
     created: datetime | None = None
-    end_reason: str | None = None
+    end_reason: EndReasonValue | None = None
     success: bool | None = None
     verdict_by: str = "harness"
     """Who decided `success` when set: `harness` (the record's own verdict), `span` (a

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -81,7 +82,7 @@ def import_gemini_cli_json(path: Path) -> list[ImportedRun]:
     error = data.get("error")
     if error:
         draft.error = as_str(obj(error).get("message")) or as_str(error) or "error"
-        draft.end_reason = "error"
+        draft.end_reason = EndReason.ERROR
     draft.end_time = clock
     draft.model_timing = f"estimated: {_SHARE} of totalLatencyMs, {_LAID}"
     draft.tool_timing = "estimated: an equal share of each tool's durationMs" if tools else "absent"

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.atif import trajectory_draft
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import RunDraft, SandboxDraft, StepDraft
@@ -153,7 +154,7 @@ def _verdict(draft: RunDraft, result: dict[str, Any], verifier: Path) -> None:
         if value is not None:
             draft.success = value >= 1.0
             draft.check_output = ", ".join(f"{k} {v}" for k, v in rewards.items())
-            draft.end_reason = draft.end_reason or "verified"
+            draft.end_reason = draft.end_reason or EndReason.VERIFIED
             draft.notes.append(f"verdict: the verifier's {key} = {value:g}")
     if draft.success is None:
         draft.notes.append("no verifier reward: verdict absent")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from looplab.traces.end_reason import EndReasonValue
 from looplab.traces.schema import TraceEvent, TraceHeader
 
 __all__ = ["ImportReport", "ImportedRun"]
@@ -27,7 +28,7 @@ class ImportReport:
     tool_s: float | None
     model_timing: str
     tool_timing: str
-    end_reason: str
+    end_reason: EndReasonValue
     success: bool | None
     absent: list[str]
     notes: list[str]

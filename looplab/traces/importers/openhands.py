@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import RunDraft
 from looplab.traces.importers.imported import ImportedRun
@@ -118,11 +119,13 @@ def _outcome(record: dict[str, Any], events: list[dict[str, Any]], draft: RunDra
     error = record.get("error")
     if error:
         draft.error = str(error)
-        draft.end_reason = "step_limit" if "maximum iteration" in str(error) else "error"
+        draft.end_reason = (
+            EndReason.STEP_LIMIT if "maximum iteration" in str(error) else EndReason.ERROR
+        )
     elif any(e.get("action") == "finish" for e in events):
-        draft.end_reason = "finish"
+        draft.end_reason = EndReason.FINISH
     elif "error" in record or "test_result" in record:
-        draft.end_reason = "stopped"
+        draft.end_reason = EndReason.STOPPED
     result = obj(record.get("test_result"))
     resolved = obj(result.get("report")).get("resolved")
     draft.success = resolved if isinstance(resolved, bool) else None

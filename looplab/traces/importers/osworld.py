@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
+from looplab.traces.end_reason import EndReason
 from looplab.traces.importers.browser import MODEL_RULE, estimate_model_s, tokens_of_text
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import ModelDraft, RunDraft, StepDraft, ToolDraft
@@ -60,7 +61,7 @@ def import_osworld(path: Path) -> list[ImportedRun]:
         following = ordered[index + 1] if index + 1 < len(ordered) else None
         draft.steps.append(_step(group, following, draft.steps))
     if any(r.get("done") is True for r in rows):
-        draft.end_reason = "done"
+        draft.end_reason = EndReason.DONE
     draft.model_timing = f"estimated: ends at the action stamp (1 s); length {MODEL_RULE}"
     draft.tool_timing = "estimated: action stamp -> the next call's estimated start (1 s stamps)"
     draft.absent.update(f"model_call.{k}" for k in _ABSENT)

@@ -49,7 +49,7 @@ def test_foreign_agent_at_slow_80_and_fast_750(
     for name, rate in rates.items():
         trace = only_trace(tmp_path / name)
         assert trace.header.source == "wrap" and trace.complete
-        assert trace.header.cell["backend"] == name
+        assert trace.header.cell.backend == name
         assert trace.end is not None and trace.end.exit_code == 0 and trace.end.steps >= 2
         assert decode_rate(trace) == pytest.approx(rate, rel=0.01)
         assert any(c.name == "read_file" for c in trace.tool_calls())
