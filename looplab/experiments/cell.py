@@ -95,16 +95,20 @@ class CellContext:
 
 def agent_config(config: ExperimentConfig, *, clock: str = "virtual") -> AgentConfig:
     """The agent settings with the experiment's budgets applied: `budgets.max_steps`,
-    `max_tokens` and the agent's deadline `wall_time_budget_s`, the tighter of
-    `budgets.wall_time_s` and, on the wall clock, the task time cap `task_timeout_s` (which
-    then stops the loop as a wall-time budget would; on the virtual clock only `_capped`
-    applies it, to the composed task time). The `agent` section's own limits are replaced."""
+    `max_tokens` and the agent's deadline `wall_time_budget_s`, the tightest of
+    `budgets.wall_time_s`, the `agent` section's own `wall_time_budget_s` and, on the wall
+    clock, the task time cap `task_timeout_s` (which then stops the loop as a wall-time
+    budget would; on the virtual clock only `_capped` applies it, to the composed task
+    time). The token budget is the tighter of `budgets.max_tokens` and the agent's own; the
+    step budget is `budgets.max_steps` (it has a default, so it always replaces the
+    agent's)."""
     budgets = config.budgets
     cap = budgets.task_timeout_s if clock == "wall" else None
+    tokens = [t for t in (budgets.max_tokens, config.agent.token_budget) if t is not None]
     return config.agent.with_limits(
         max_steps=budgets.max_steps,
-        token_budget=budgets.max_tokens,
-        wall_time_budget_s=tightest(budgets.wall_time_s, cap),
+        token_budget=min(tokens) if tokens else None,
+        wall_time_budget_s=tightest(budgets.wall_time_s, config.agent.wall_time_budget_s, cap),
     )
 
 

@@ -37,6 +37,27 @@ def test_the_cap_is_the_agents_deadline_on_the_wall_clock_only() -> None:
     assert agent_config(_experiment(task_timeout_s=9.0)).wall_time_budget_s is None
 
 
+def test_the_agent_sections_own_budgets_are_not_ignored() -> None:
+    """`agent.wall_time_budget_s` / `agent.token_budget` in an experiment hold when tighter
+    than the `budgets` ones (they used to be replaced by them, even by an unset one)."""
+    config = ExperimentConfig.model_validate(
+        {
+            "name": "limits",
+            "backends": [{"name": "fast-750", "profile": "fast-750"}],
+            "tasks": ["coding/fix-pager"],
+            "agent": {"wall_time_budget_s": 30.0, "token_budget": 900},
+            "budgets": {"max_steps": 7, "wall_time_s": 60.0},
+        }
+    )
+    agent = agent_config(config)
+    assert (agent.max_steps, agent.token_budget, agent.wall_time_budget_s) == (7, 900, 30.0)
+    looser = replaced(config, budgets=replaced(config.budgets, max_tokens=5000, wall_time_s=10.0))
+    assert (agent_config(looser).token_budget, agent_config(looser).wall_time_budget_s) == (
+        900,
+        10.0,
+    )
+
+
 def test_the_tasks_own_limits_tighten_the_agents() -> None:
     """A task's `limits` (60 steps, 900 s by default) hold when tighter than the agent's."""
     task = load_task("coding/fix-pager")
