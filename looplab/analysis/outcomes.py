@@ -4,7 +4,7 @@ Every figure that counts finished or solved runs reads a run's outcome here, so 
 can count a failed run as finished or an unknown one as solved:
 
 - `failed`: the run stopped (`STOP_REASONS`: a time cap, a limit, a backend or harness
-  error), or its command exited non-zero (`run_end.exit_code`, a wrapped agent), or its
+  error; or an imported harness's `<type>_limit`), or its command exited non-zero (`run_end.exit_code`, a wrapped agent), or its
   verdict said so (`success` False: the task's check, `wrap --check`, a span, the
   harness's own record);
 - `solved`: its verdict said so (`success` True) and it did not fail as above;
@@ -26,7 +26,7 @@ from typing import Literal
 from looplab.traces.end_reason import EndReason
 from looplab.traces.schema import RunEndEvent
 
-__all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of"]
+__all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of", "stopped"]
 
 Outcome = Literal["solved", "failed", "unknown"]
 
@@ -47,12 +47,19 @@ STOP_REASONS = frozenset(
 """End reasons of runs that did not finish their task."""
 
 
+def stopped(end_reason: EndReason | str) -> bool:
+    """True for an end reason of a run that did not finish: one of `STOP_REASONS`, or an
+    imported harness's own limit (`<type>_limit`: Inspect's message, token, time, working,
+    cost or custom limits)."""
+    return end_reason in STOP_REASONS or str(end_reason).endswith("_limit")
+
+
 def outcome_of(
     end_reason: EndReason | str, success: bool | None, exit_code: int | None = None
 ) -> Outcome:
     """The outcome of a run that ended for `end_reason` with verdict `success` and (for a
     command) `exit_code` (module doc)."""
-    if end_reason in STOP_REASONS or success is False or exit_code not in (None, 0):
+    if stopped(end_reason) or success is False or exit_code not in (None, 0):
         return "failed"
     return "solved" if success else "unknown"
 
