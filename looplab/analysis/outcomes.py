@@ -5,8 +5,8 @@ can count a failed run as finished or an unknown one as solved:
 
 - `failed`: the run stopped (`STOP_REASONS`: a time cap, a limit, a backend or harness
   error; or an imported harness's `<type>_limit`), or its command exited non-zero
-  (`run_end.exit_code`, a wrapped agent), or its verdict said so (`success` False: the task's check, `wrap --check`, a span, the
-  harness's own record);
+  (`run_end.exit_code`, a wrapped agent), or its verdict said so (`success` False: the
+  task's check, `wrap --check`, a span, the harness's own record);
 - `solved`: its verdict said so (`success` True) and it did not fail as above;
 - `unknown`: no verdict (`success` None): an imported session without a harness verdict,
   a collected run without a success attribute. Unknown is said, never counted as solved.
