@@ -5,7 +5,8 @@ prerequisite is missing is skipped with the reason (a Docker engine without the 
 image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip into a
 failure (CI sets them, so a broken CI machine cannot pass by skipping). While `make test`
 builds the sandbox image in the background (LOOPLAB_IMAGE_BUILD_LOCK), the docker-tier
-tests run last and the first of them waits for the build before deciding.
+tests run after the long ones (tests/long-tests.txt, started first) and the first of them
+waits for the build before deciding.
 
 Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
 serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
@@ -185,10 +186,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     required, fail) tests whose tier cannot run on this machine."""
     problems: dict[str, str | None] = {}
     texts: dict[str, bool] = {}
-    if os.environ.get(IMAGE_BUILD_LOCK_ENV):
-        # the image may still be building: docker-tier tests last (the same order in every
-        # xdist worker, whatever the build's state when each collects)
-        items.sort(key=lambda item: item.get_closest_marker("docker") is not None)
+    items.sort(key=_start_rank)
     for item in items:
         _mark_needs(item, texts)
         for tier, (require_var, probe) in _TIERS.items():
@@ -205,6 +203,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.skip(reason=f"{tier} tier: {problem}"))
         if "live" in item.keywords and not os.environ.get("LOOPLAB_LIVE_API_KEY"):
             item.add_marker(pytest.mark.skip(reason="live tier: LOOPLAB_LIVE_API_KEY is not set"))
+
+
+LONG_TESTS = Path(__file__).with_name("long-tests.txt")
+"""Node ids (without parameters) of the tests that take ~10 s or more: started first."""
+
+
+def _long_tests() -> frozenset[str]:
+    lines = LONG_TESTS.read_text(encoding="utf-8").splitlines()
+    return frozenset(line for line in lines if line and not line.startswith("#"))
+
+
+_LONG = _long_tests()
+
+
+def _start_rank(item: pytest.Item) -> int:
+    """Where a test starts (the same order in every xdist worker, whatever the state of the
+    image build when each collects): the long tests first, so the run does not end waiting
+    on one of them; while `make test` builds the sandbox image, the docker-tier tests after
+    them and the rest last."""
+    if os.environ.get(IMAGE_BUILD_LOCK_ENV) and item.get_closest_marker("docker") is not None:
+        return 1
+    return 0 if item.nodeid.split("[")[0] in _LONG else 2
 
 
 def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
