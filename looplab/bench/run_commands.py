@@ -153,7 +153,7 @@ def bench_sandbox_command(
     reps: Annotated[int, typer.Option(min=1, help="repetitions per operation")] = 50,
     output: OutputOpt = None,
 ) -> None:
-    """Time create (cold, warm pool), exec, 1 MiB file I/O and close per sandbox kind."""
+    """Time create (cold, warm pool), exec, 4 KiB and 1 MiB file I/O and close per sandbox kind."""
     from looplab.bench.sandbox import OPERATIONS, run_bench_sync
 
     chosen = [kind.strip() for kind in kinds.split(",") if kind.strip()]

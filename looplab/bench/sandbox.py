@@ -2,8 +2,9 @@
 
 For each kind: create (cold) and acquire from a warm pool, exec of `true`, exec of
 `python3 -c pass`, the start of a task's pytest (`python3 -m pytest --version`: what every
-`run_tests` step and check pays before a test runs), a 1 MiB write+read, close; p50/p95 over
-`reps` repetitions each.
+`run_tests` step and check pays before a test runs), a 4 KiB write+read+list (an agent's
+usual file step: each goes through the in-sandbox helper, never a host-side open), a 1 MiB
+write+read, close; p50/p95 over `reps` repetitions each.
 """
 
 from __future__ import annotations
@@ -27,10 +28,12 @@ OPERATIONS = (
     "exec_true",
     "exec_python",
     "exec_pytest",
+    "file_4kib_write_read_list",
     "file_1mib_write_read",
     "close",
 )
 _MIB = b"\x5a" * (1024 * 1024)
+_SMALL = b"\x5a" * 4096
 
 
 @dataclass(frozen=True)
@@ -120,6 +123,13 @@ async def bench_kind(config: SandboxConfig, reps: int) -> tuple[dict[str, OpStat
                 if len(await sandbox.read_file("bench.bin")) != len(_MIB):
                     raise AssertionError("1 MiB read back short")
 
+            async def small_file_step() -> None:
+                await sandbox.write_file("notes/bench.txt", _SMALL)
+                if len(await sandbox.read_file("notes/bench.txt")) != len(_SMALL):
+                    raise AssertionError("4 KiB read back short")
+                await sandbox.list_files("notes")
+
+            samples["file_4kib_write_read_list"].append(await _timed(small_file_step))
             samples["file_1mib_write_read"].append(await _timed(write_read))
     finally:
         await sandbox.close()
