@@ -12,22 +12,16 @@ vocabulary of `looplab.claims.verdicts` (its docstring: `supported`, `consistent
 claim`, `undecided`, `faster / slower than claimed`, `consistent with "up to"`, the bound's
 two, `not testable yet: <why>`).
 
-The break-even search (`test.break_even`, about a dozen re-timings of the evidence, most of a
-check's time) depends on nothing but the entry, the package and the shipped workloads and
-corpus, so its result is kept in the user's cache (`looplab.cache.derived`, keyed by the
-entry's content, the package's digest and those folders' digests, as the report's waterfall
-is): a second check of the same claim reads it instead of searching again.
+The break-even search (`test.break_even`, most of a check's time) is kept in the user's
+cache once searched (`kept.py`).
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from looplab.bundled import bundled_corpus_dir, bundled_tasks_dir
-from looplab.cache import derived
 from looplab.claims.breakeven import (
     BreakEvenResult,
     break_even_text,
@@ -38,6 +32,7 @@ from looplab.claims.breakeven import (
 from looplab.claims.decompose import Decomposition, decompose, decomposition_json
 from looplab.claims.evidence import WORKLOAD_GROUP, Evidence, gather, timed_evidence
 from looplab.claims.groups import GroupRow, Pooled, group_rows, pooled_equal
+from looplab.claims.kept import kept
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import BreakEven, Claimed, ClaimEntry
 from looplab.claims.verdicts import TOO_FEW, not_testable, verdict
@@ -131,18 +126,17 @@ def _break_even(
     entry: ClaimEntry, spec: BreakEven, evidence: Evidence, retimer: Retimer
 ) -> BreakEvenResult:
     """The break-even search of `entry` (`breakeven.py`), from the cache when kept there
-    (module docstring)."""
+    (`kept.py`)."""
 
     def judge(value: float) -> str:
         at = timed_evidence(entry, retimer, evidence.what, both={spec.knob: value})
         return verdict(entry.claimed, *_predict(entry.claimed, at), bound=evidence.bound)
 
-    content = hashlib.sha256(entry.model_dump_json().encode()).hexdigest()[:16]
-    return derived(
-        f"break-even-{entry.name}-{content}",
+    return kept(
+        entry,
+        "break-even",
         lambda: result_json(find_break_even(spec, judge)),
         lambda raw: result_from_json(spec, raw),
-        inputs=(bundled_tasks_dir() / "workload", bundled_corpus_dir()),
     )
 
 
