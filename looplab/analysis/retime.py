@@ -44,7 +44,7 @@ from looplab.analysis.eager import apply_eager_setup
 from looplab.analysis.graph import walk_tree
 from looplab.analysis.overlap import apply_overlap
 from looplab.latency.profile import LatencyProfile
-from looplab.latency.timing import TimingModel
+from looplab.latency.timing import CallTokens, TimingModel
 from looplab.latency.token_track import ServedPhases
 from looplab.traces.io import Trace
 from looplab.traces.schema import (
@@ -56,6 +56,7 @@ from looplab.traces.schema import (
 
 __all__ = [
     "ModelTiming",
+    "SweepBase",
     "SweepPoint",
     "annotate_reasoning",
     "call_tokens",
@@ -63,6 +64,8 @@ __all__ = [
     "profile_model_timing",
     "retime_events",
     "simulator_record",
+    "sweep_base",
+    "sweep_points",
     "sweep_trace",
 ]
 
@@ -240,6 +243,49 @@ class SweepPoint:
         return self.decode_s + self.reasoning_s
 
 
+@dataclass(frozen=True)
+class SweepBase:
+    """What `sweep_trace` reads off a trace, whatever the grid point (`sweep_base`): kept
+    by a caller that re-times the same trace at many profiles (`claims.knobs.Retimer`)."""
+
+    trace: Trace
+    shapes: list[tuple[ModelCallEvent, CallTokens]]
+    """The calls with token counts (re-timed), with those counts."""
+    kept: int
+    """Calls without token counts (they keep their recorded time)."""
+    kept_time: float
+    non_model: float
+    queue_tail: float
+    tools: float
+    structured: bool
+    """A run tree (subruns): its critical path is walked at each point."""
+
+
+def sweep_base(trace: Trace) -> SweepBase:
+    """`trace`'s grid-independent sums for `sweep_points`."""
+    calls = trace.model_calls()
+    end = trace.end
+    recorded_total = end.end if end is not None else max((e.end for e in trace.events), default=0)
+    recorded_model = sum(c.end - c.start for c in calls)
+    shapes = [(c, t) for c in calls if (t := call_tokens(c)) is not None]
+    kept = [c for c in calls if c.completion_tokens is None]
+    queue_tail = sum(
+        ((c.sent - c.start) if c.sent is not None else 0.0)
+        + ((c.end - c.last_token) if c.last_token is not None else 0.0)
+        for c, _ in shapes
+    )
+    return SweepBase(
+        trace=trace,
+        shapes=shapes,
+        kept=len(kept),
+        kept_time=sum(c.end - c.start for c in kept),
+        non_model=recorded_total - recorded_model,
+        queue_tail=queue_tail,
+        tools=sum(s.tool_s for s in trace.steps()),
+        structured=any(e.subrun is not None for e in trace.events),
+    )
+
+
 def sweep_trace(
     trace: Trace, rates: Sequence[float], ttfts: Sequence[float], base: LatencyProfile
 ) -> list[SweepPoint]:
@@ -249,35 +295,29 @@ def sweep_trace(
     the profile; `ttft_s` replaces its TTFT base. Calls without token counts keep their
     recorded time (`kept_calls`).
     """
-    calls = trace.model_calls()
-    end = trace.end
-    recorded_total = end.end if end is not None else max((e.end for e in trace.events), default=0)
-    recorded_model = sum(c.end - c.start for c in calls)
-    tools = sum(s.tool_s for s in trace.steps())
-    shapes = [(c, t) for c in calls if (t := call_tokens(c)) is not None]
-    kept = [c for c in calls if c.completion_tokens is None]
-    kept_time = sum(c.end - c.start for c in kept)
-    non_model = recorded_total - recorded_model
-    queue_tail = sum(
-        ((c.sent - c.start) if c.sent is not None else 0.0)
-        + ((c.end - c.last_token) if c.last_token is not None else 0.0)
-        for c, _ in shapes
-    )
+    return sweep_points(sweep_base(trace), rates, ttfts, base)
+
+
+def sweep_points(
+    sums: SweepBase, rates: Sequence[float], ttfts: Sequence[float], base: LatencyProfile
+) -> list[SweepPoint]:
+    """`sweep_trace` of the trace `sums` was read from."""
     model = TimingModel.from_profile(base)
-    structured = any(e.subrun is not None for e in trace.events)
     floors: dict[float, float] = {}  # no decode: the floor depends on the TTFT, not the rate
     points: list[SweepPoint] = []
     for rate in rates:
         for ttft in ttfts:
             at = model.with_(decode_tps=rate, ttft_s=ttft)
-            plans = [at.plan(tokens, transport=c.transport) for c, tokens in shapes]
+            plans = [at.plan(tokens, transport=c.transport) for c, tokens in sums.shapes]
             decode = sum(p.decode_s for p in plans)
             reasoning = sum(p.reasoning_s for p in plans)
             ttft_total = sum(p.ttft_s for p in plans)
-            task = non_model + kept_time + queue_tail + ttft_total + reasoning + decode
-            if structured:  # a run tree: its critical path, split by what is on it
-                point = _tree_point(trace, model_timing(at), rate, ttft, len(kept), floors)
-                points.append(point)
+            task = (
+                sums.non_model + sums.kept_time + sums.queue_tail + ttft_total + reasoning + decode
+            )
+            if sums.structured:  # a run tree: its critical path, split by what is on it
+                timing = model_timing(at)
+                points.append(_tree_point(sums.trace, timing, rate, ttft, sums.kept, floors))
                 continue
             points.append(
                 SweepPoint(
@@ -286,9 +326,9 @@ def sweep_trace(
                     task_s=task,
                     decode_s=decode,
                     ttft_total_s=ttft_total,
-                    tool_s=tools,
-                    other_s=task - decode - reasoning - ttft_total - tools,
-                    kept_calls=len(kept),
+                    tool_s=sums.tools,
+                    other_s=task - decode - reasoning - ttft_total - sums.tools,
+                    kept_calls=sums.kept,
                     reasoning_s=reasoning,
                     floor_s=task - decode - reasoning,
                     work_s=task,

@@ -5,11 +5,13 @@ decode rate; coding tasks including the `coding/nbugs-N` family) with seeded ran
 token counts and tool times, and lorem content of realistic sizes (messages, tool
 arguments, outputs of up to a few KB), so report size and speed are measured with
 transcripts to show. They are labelled `synthetic` in their header notes and are not
-measurements of anything.
+measurements of anything. Their lorem content is a seeded slice of one fixed lorem text
+(`_lorem`), not drawn word by word: a thousand runs hold millions of words.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from datetime import UTC, datetime
@@ -54,22 +56,27 @@ def write_synthetic_experiment(
     traces = layout.traces
     traces.mkdir(parents=True, exist_ok=True)
     created = datetime(2026, 1, 1, tzinfo=UTC)
+    timings = {name: TimingModel.from_profile(resolve_profile(name)) for name in profiles}
     for index in range(runs):
         name = profiles[index % len(profiles)]
         task = _TASKS[(index // len(profiles)) % len(_TASKS)]
         repetition = index // (len(profiles) * len(_TASKS))
         cell = f"{name}__coding__{task.replace('/', '-')}__r{repetition}"
-        lines = _run(rng, cell, name, task, repetition, created)
+        lines = _run(rng, cell, (name, timings[name]), task, repetition, created)
         layout.trace(cell).write_text("\n".join(lines) + "\n", encoding="utf-8")
     layout.config.write_text(json.dumps({"name": "synthetic", "runs": runs}))
     return directory
 
 
 def _run(
-    rng: random.Random, cell: str, profile_name: str, task: str, repetition: int, created: datetime
+    rng: random.Random,
+    cell: str,
+    profile: tuple[str, TimingModel],
+    task: str,
+    repetition: int,
+    created: datetime,
 ) -> list[str]:
-    profile = resolve_profile(profile_name)
-    timing = TimingModel.from_profile(profile)
+    profile_name, timing = profile
     run_id = f"{cell}.{rng.getrandbits(32):08x}"
     bugs = int(task.rsplit("-", 1)[1]) if task.split("/")[1].startswith("nbugs") else 2
     steps = 2 + 2 * bugs + rng.randint(0, 2)
@@ -160,5 +167,22 @@ def _tool_calls(
     return tools, t
 
 
+LOREM_WORDS = 8192
+"""Words of the fixed lorem text every synthetic content is a slice of."""
+
+
+@functools.cache
+def _lorem_text() -> tuple[str, ...]:
+    """The fixed lorem text, as word pieces (each but the first after a space)."""
+    return tuple(lorem_pieces(LOREM_WORDS, random.Random("looplab-synthetic-lorem")))
+
+
 def _lorem(rng: random.Random, words: int) -> str:
-    return "".join(lorem_pieces(max(1, words), rng))
+    """`words` lorem words from a seeded place in the fixed text (drawn word by word only
+    past its length)."""
+    words = max(1, words)
+    text = _lorem_text()
+    if words >= len(text):
+        return "".join(lorem_pieces(words, rng))
+    start = rng.randrange(len(text) - words)
+    return "".join(text[start : start + words]).lstrip()

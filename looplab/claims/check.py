@@ -11,6 +11,9 @@ verdict compares the interval with the claimed band in the claim's measure, in t
 vocabulary of `looplab.claims.verdicts` (its docstring: `supported`, `consistent with the
 claim`, `undecided`, `faster / slower than claimed`, `consistent with "up to"`, the bound's
 two, `not testable yet: <why>`).
+
+The break-even search (`test.break_even`, most of a check's time) is kept in the user's
+cache once searched (`kept.py`).
 """
 
 from __future__ import annotations
@@ -19,11 +22,19 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from looplab.claims.breakeven import BreakEvenResult, break_even_text, find_break_even
+from looplab.claims.breakeven import (
+    BreakEvenResult,
+    break_even_text,
+    find_break_even,
+    result_from_json,
+    result_json,
+)
 from looplab.claims.decompose import Decomposition, decompose, decomposition_json
 from looplab.claims.evidence import WORKLOAD_GROUP, Evidence, gather, timed_evidence
 from looplab.claims.groups import GroupRow, Pooled, group_rows, pooled_equal
-from looplab.claims.model import Claimed, ClaimEntry
+from looplab.claims.kept import kept
+from looplab.claims.knobs import Retimer
+from looplab.claims.model import BreakEven, Claimed, ClaimEntry
 from looplab.claims.verdicts import TOO_FEW, not_testable, verdict
 from looplab.stats.intervals import MIN_PAIRED_N, bca_median, bca_speedup
 from looplab.stats.order import median
@@ -88,8 +99,9 @@ def _predict(
 def check_claim(entry: ClaimEntry, *, break_even: bool = True) -> ClaimCheck:
     """Gather the entry's evidence, predict, judge and (when asked) decompose.
 
-    `break_even=False` skips the break-even search (`test.break_even`: about 16 re-timings
-    of the evidence, most of a check's time) for a caller that shows no break-even.
+    `break_even=False` skips the break-even search (`test.break_even`: about a dozen
+    re-timings of the evidence, most of a check's time, kept in the cache once searched)
+    for a caller that shows no break-even.
 
     Raises:
         ConfigError: the entry's test cannot be run as written (names the field).
@@ -106,13 +118,26 @@ def check_claim(entry: ClaimEntry, *, break_even: bool = True) -> ClaimCheck:
     spec = entry.test.break_even
     retimer = evidence.retimer
     if break_even and spec is not None and retimer is not None and evidence.units:
-
-        def judge(value: float) -> str:
-            at = timed_evidence(entry, retimer, evidence.what, both={spec.knob: value})
-            return verdict(entry.claimed, *_predict(entry.claimed, at), bound=evidence.bound)
-
-        check.break_even = find_break_even(spec, judge)
+        check.break_even = _break_even(entry, spec, evidence, retimer)
     return check
+
+
+def _break_even(
+    entry: ClaimEntry, spec: BreakEven, evidence: Evidence, retimer: Retimer
+) -> BreakEvenResult:
+    """The break-even search of `entry` (`breakeven.py`), from the cache when kept there
+    (`kept.py`)."""
+
+    def judge(value: float) -> str:
+        at = timed_evidence(entry, retimer, evidence.what, both={spec.knob: value})
+        return verdict(entry.claimed, *_predict(entry.claimed, at), bound=evidence.bound)
+
+    return kept(
+        entry,
+        "break-even",
+        lambda: result_json(find_break_even(spec, judge)),
+        lambda raw: result_from_json(spec, raw),
+    )
 
 
 def _runs_only(evidence: Evidence) -> Evidence:

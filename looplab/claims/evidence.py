@@ -21,7 +21,8 @@ draws, corpus runs) and, per unit, the slow and the fast side's predicted times,
   `test.implied` (and a workload), the lab solves for what the claim implies: the slow
   value of one knob that, cut by the claimed fraction, gives the claimed gain.
 
-All are analytic re-timings (no agent, no server, no sleeping): seconds for every entry.
+All are analytic re-timings (no agent, no server, no sleeping): seconds for every entry; the
+implied value's search is kept in the user's cache once made (`kept.py`).
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from looplab.bundled import bundled_tasks_dir
 from looplab.claims.implied import implied_value
+from looplab.claims.kept import kept
 from looplab.claims.knobs import Retimer
 from looplab.claims.model import ClaimEntry, TestPlan
 from looplab.claims.outcomes import ASSUMES, published_choice
@@ -231,7 +234,13 @@ def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
     if plan.implied is None:
         return Evidence(what="nothing computed", reason=plan.reason)
     retimer, what = _drawn(entry, source)
-    value = implied_value(retimer, plan, entry.claimed, plan.implied)
+    implied = plan.implied
+    value = kept(
+        entry,
+        "implied",
+        lambda: implied_value(retimer, plan, entry.claimed, implied),
+        _implied_from_json,
+    )
     return Evidence(
         what=f"{what}; solved for what the claim implies",
         units=[shape.id for shape in retimer.shapes],
@@ -239,6 +248,19 @@ def _not_testable(entry: ClaimEntry, source: str) -> Evidence:
         reason=plan.reason,
         implied=value,
     )
+
+
+def _implied_from_json(raw: Any) -> float | None:
+    """A kept implied value (`kept.py`): a number or null.
+
+    Raises:
+        TypeError: anything else.
+    """
+    if raw is None:
+        return None
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise TypeError(f"implied: expected a number or null, got {type(raw).__name__}")
+    return float(raw)
 
 
 def _published(entry: ClaimEntry, source: str) -> Evidence:

@@ -4,6 +4,7 @@ A setting is a value per knob (`KNOBS`; unset knobs keep their neutral value). P
 knobs change the latency profile every call is timed with; shape knobs change the task
 shapes (the steps a run is made of) before they are timed. `Retimer.points` re-times each
 shape at a setting with the one re-timing function, `looplab.analysis.retime.sweep_trace`
+(each shape's trace read once per shape setting, `sweep_base`, and re-timed per profile)
 (model calls from their token counts via `backends.timing`; tools and harness time as the
 shape says) — analytic, milliseconds per shape, so 2^k settings for a Shapley
 decomposition cost seconds at most.
@@ -16,10 +17,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from looplab.analysis.retime import SweepPoint, profile_model_timing, sweep_trace
+from looplab.analysis.retime import (
+    SweepBase,
+    SweepPoint,
+    profile_model_timing,
+    sweep_base,
+    sweep_points,
+)
 from looplab.latency.profile import LatencyProfile
 from looplab.latency.spec import profile_ttft
-from looplab.traces.io import Trace
 from looplab.workloads.shape import StepShape, TaskShape, shape_trace
 
 __all__ = ["KNOBS", "Knob", "Retimer", "StepTime", "neutral_setting"]
@@ -146,9 +152,11 @@ class Retimer:
         setting starts from."""
         self.shapes = list(shapes)
         self.base = base
-        self._traces: dict[tuple[float, ...], list[Trace]] = {}
+        self._traces: dict[tuple[float, ...], list[SweepBase]] = {}
 
-    def _shaped(self, values: Mapping[str, float]) -> list[Trace]:
+    def _shaped(self, values: Mapping[str, float]) -> list[SweepBase]:
+        """Each shape's trace at the shape knobs of `values`, read for re-timing (kept per
+        shape setting: a profile knob re-times the same traces)."""
         knobs = [k for k in KNOBS.values() if k.shape is not None]
         key = tuple(values[k.name] for k in knobs)
         if key not in self._traces:
@@ -157,7 +165,7 @@ class Retimer:
                 for knob in knobs:
                     if knob.shape is not None and values[knob.name] != knob.neutral:
                         shape = knob.shape(shape, values[knob.name])
-                out.append(shape_trace(shape))
+                out.append(sweep_base(shape_trace(shape)))
             self._traces[key] = out
         return self._traces[key]
 
@@ -176,7 +184,7 @@ class Retimer:
         profile = self._profile(values)
         rate, ttft = profile.decode_tps, profile_ttft(profile)
         assert ttft is not None  # the TTFT knob always sets a number (`neutral_setting`)
-        return [sweep_trace(t, [rate], [ttft], profile)[0] for t in self._shaped(values)]
+        return [sweep_points(t, [rate], [ttft], profile)[0] for t in self._shaped(values)]
 
     def steps(self, setting: Mapping[str, float]) -> list[list[StepTime]]:
         """Each shape's steps at `setting`: model time (from the one timing function,
@@ -184,7 +192,8 @@ class Retimer:
         values = {**neutral_setting(self.base), **setting}
         timing = profile_model_timing(self._profile(values))
         out: list[list[StepTime]] = []
-        for trace in self._shaped(values):
+        for shaped in self._shaped(values):
+            trace = shaped.trace
             model: dict[int, float] = {}
             for call in trace.model_calls():
                 new = timing(call)

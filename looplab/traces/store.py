@@ -24,7 +24,11 @@ SELECT backend, median(task_s), median(steps) FROM runs GROUP BY backend;
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -106,6 +110,10 @@ class ResultStore:
 
     def index(self, trace: Trace) -> None:
         """Insert (or replace) one trace's rows."""
+        with _no_pandas_probe():
+            self._index(trace)
+
+    def _index(self, trace: Trace) -> None:
         run_id = trace.header.run_id
         for table in ("runs", "steps", "model_calls", "tool_calls"):
             self.db.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
@@ -132,20 +140,9 @@ class ResultStore:
             for e in trace.events
             if isinstance(e, ToolCallEvent)
         ]
-        if steps:
-            self.db.executemany(
-                f"INSERT INTO steps ({', '.join(_STEP_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_STEP_COLUMNS))})",
-                steps,
-            )
-        if calls:
-            self.db.executemany(
-                f"INSERT INTO model_calls ({', '.join(_CALL_COLUMNS)}) "
-                f"VALUES ({', '.join('?' * len(_CALL_COLUMNS))})",
-                calls,
-            )
-        if tools:
-            self.db.executemany("INSERT INTO tool_calls VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", tools)
+        _insert(self.db, "steps", _STEP_COLUMNS, steps)
+        _insert(self.db, "model_calls", _CALL_COLUMNS, calls)
+        _insert(self.db, "tool_calls", _TOOL_COLUMNS, tools)
 
     def rebuild(self, trace_dir: Path) -> IndexReport:
         """Replace every row with the complete traces directly under `trace_dir`.
@@ -215,6 +212,46 @@ class IndexReport:
 
     indexed: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+
+
+INSERT_ROWS = 500
+"""Rows per INSERT statement: one statement of many rows, not `executemany` (which runs
+the statement once per row, about ten times slower)."""
+
+
+def _insert(
+    db: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], rows: list[list[Any]]
+) -> None:
+    """`rows` into `table`'s `columns`, `INSERT_ROWS` rows per statement."""
+    one = "(" + ", ".join("?" * len(columns)) + ")"
+    for at in range(0, len(rows), INSERT_ROWS):
+        chunk = rows[at : at + INSERT_ROWS]
+        db.execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES " + ", ".join([one] * len(chunk)),
+            [value for row in chunk for value in row],
+        )
+
+
+@functools.cache
+def _pandas_installed() -> bool:
+    return importlib.util.find_spec("pandas") is not None
+
+
+@contextlib.contextmanager
+def _no_pandas_probe() -> Iterator[None]:
+    """DuckDB tries `import pandas` for every Python value it binds (twice each, in 1.5);
+    without pandas installed every try searches the whole `sys.path` again, most of an
+    index's time. Within this block pandas is marked absent in `sys.modules`, so each try
+    fails at once; the mark is taken away after (nothing changes when pandas is there)."""
+    if "pandas" in sys.modules or _pandas_installed():
+        yield
+        return
+    sys.modules["pandas"] = None  # type: ignore[assignment]  # None: "known absent"
+    try:
+        yield
+    finally:
+        if "pandas" in sys.modules and sys.modules["pandas"] is None:
+            del sys.modules["pandas"]
 
 
 def _remove_stale_temporaries(path: Path) -> None:
@@ -312,6 +349,19 @@ _STEP_COLUMNS = (
     "observe_s",
 )
 """`steps` columns in row order."""
+_TOOL_COLUMNS = (
+    "run_id",
+    "step",
+    "name",
+    "start_s",
+    "end_s",
+    "duration_s",
+    "ok",
+    "exit_code",
+    "output_chars",
+)
+"""`tool_calls` columns in row order."""
+
 _ADDED_COLUMNS = {
     "model_calls": {"reasoning_s": "DOUBLE", "first_visible_s": "DOUBLE", "purpose": "VARCHAR"},
     "steps": {"act_s": "DOUBLE", "page_wait_s": "DOUBLE", "observe_s": "DOUBLE"},

@@ -8,7 +8,7 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from looplab.claims.breakeven import find_break_even
+from looplab.claims.breakeven import BISECTIONS, find_break_even, shown
 from looplab.claims.check import check_claim
 from looplab.claims.groups import pooled_equal
 from looplab.claims.model import BreakEven, get_claim
@@ -66,14 +66,28 @@ def test_codex_spark_prints_its_break_even() -> None:
 
 
 def test_break_even_search_finds_a_step() -> None:
-    """On a known step function the search lands on the step, from either side."""
-    spec = BreakEven(knob="reasoning_scale", label="x", assumed=5.0, low=0.0, high=10.0)
+    """On a known step function the search lands on the step, from either side, to the
+    resolution the text prints (0.01 of the knob at 100 shown per unit); it stops once the
+    bracket's ends print the same, so a coarser unit costs fewer judgements."""
+    spec = BreakEven(
+        knob="reasoning_scale", label="x", per_unit=100.0, assumed=5.0, low=0.0, high=10.0
+    )
     result = find_break_even(spec, lambda v: "yes" if v >= 2.5 else "no")
     assert result.value == pytest.approx(2.5, abs=0.01) and result.above
     flipped = find_break_even(spec, lambda v: "yes" if v <= 7.0 else "no")
     assert flipped.value == pytest.approx(7.0, abs=0.01) and not flipped.above
     same = find_break_even(spec, lambda v: "yes")
     assert same.value is None
+    coarse = spec.model_copy(update={"per_unit": 1.0})
+    judged: list[float] = []
+
+    def judge(value: float) -> str:
+        judged.append(value)
+        return "yes" if value <= 7.2 else "no"
+
+    found = find_break_even(coarse, judge)
+    assert found.value is not None and shown(coarse, found.value) == "7" and not found.above
+    assert found.value <= 7.2 and len(judged) < 2 + BISECTIONS
 
 
 def test_general_compute_arithmetic_by_the_timing_formula() -> None:
