@@ -80,9 +80,7 @@ class Proxy:
         profile: the latency profile to pace to.
         upstream: the upstream's API root (`https://api.openai.com/v1`); None: replay only.
         record: a directory to record every exchange into.
-        replay: a recording to serve from (with `upstream`, unrecorded requests go there):
-            its directory, or the `Recording` already opened (a command refuses a bad one
-            before it loads the server).
+        replay: a recording's directory or opened `Recording` (unrecorded requests: `upstream`).
         replay_policy: how replayed requests are paired with recorded steps
             (`follow.REPLAY_POLICIES`: `strict`, `tolerant`); an opened `Recording` has its own.
         api_key: a key for the upstream, replacing the client's (never logged or stored).
