@@ -86,7 +86,9 @@ def test_changed_config_in_same_directory_is_refused(small_config: dict[str, Any
 
 def test_resume_after_the_process_is_killed(tmp_path: Path, small_config: dict[str, Any]) -> None:
     """SIGKILL mid-run leaves an incomplete trace; resume reruns only what is missing."""
-    small_config["backends"][0]["overrides"] = {"decode_tps": 300, "ttft_s": 0.0}  # ~3 s per run
+    # virtual clock: a run lasts as long as its tools take (a second or more), long enough to
+    # be caught under way; a wall-clock 300 tok/s model only added seconds of pacing
+    small_config["clock"] = "virtual"
     small_config["tasks"] = ["coding/fix-pager", "coding/fix-discount"]
     config_path = tmp_path / "exp.yaml"
     config_path.write_text(yaml.safe_dump(small_config))

@@ -57,12 +57,19 @@ def test_a_connection_closed_before_the_status_line_is_named() -> None:
 
 @pytest.fixture
 def few_files() -> Iterator[int]:
-    """This process's soft open-file limit lowered to about 40 above what is open now."""
+    """This process's soft open-file limit lowered to leave about 40 descriptors free;
+    yields a stream count that needs more than those (40 more than are free).
+
+    The count is the free descriptors below the limit plus 40, not the limit itself: a
+    process holding thousands of descriptors (an xdist worker late in the run) would
+    otherwise open thousands of streams, each failing on its own, before the test ends."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    opened = len(os.listdir("/proc/self/fd"))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (opened + 40, hard))
+    opened = [int(fd) for fd in os.listdir("/proc/self/fd")]
+    limit = len(opened) + 40
+    free = limit - sum(fd < limit for fd in opened)  # the limit caps descriptor numbers
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
     try:
-        yield opened + 40
+        yield free + 40
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 

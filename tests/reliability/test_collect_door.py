@@ -7,6 +7,7 @@ Every test drives a real `looplab collect` subprocess over HTTP on 127.0.0.1.
 from __future__ import annotations
 
 import json
+import os
 import random
 import time
 from collections.abc import Iterator
@@ -189,28 +190,45 @@ def test_fuzzed_bodies_get_no_500_and_no_crash(tmp_path: Path, campaign: Any) ->
         read_trace(path)
 
 
-def test_a_large_trace_is_written_in_linear_time(tmp_path: Path) -> None:
-    """60,000 spans (model and tool calls alternating) are written within 60 s (quadratic
-    step building took 86 s for 40k on this machine) and marked in the journal before stop
-    returns (a quadratic mark left them "not yet written")."""
-    out = tmp_path / "out"
-    collect = Collect(out, "--settle-s", "0.2")
-    trace, total = "c0" * 16, 60_000
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process `pid` has used so far (from /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _write_trace(collect: Collect, out: Path, number: int, total: int) -> float:
+    """Post a `total`-span trace (model and tool calls alternating, then its root) and
+    wait for its file; the CPU seconds the collector spent on it."""
+    trace = f"c{number}" * 16
     spans = [span(trace, 2 + i, op="chat" if i % 2 else "execute_tool") for i in range(total - 1)]
-    started = time.monotonic()
+    before = _cpu_s(collect.process.pid)
     for i in range(0, len(spans), 10_000):
         assert collect.post(export(*spans[i : i + 10_000])).status_code == 200
     assert collect.post(export(span(trace, 1, op="invoke_agent", parent=None))).status_code == 200
-    assert wait_for(lambda: any(out.glob("*.jsonl")), timeout=60), collect.stop()
+    assert wait_for(lambda: len(list(out.glob("*.jsonl"))) > number, 60), collect.stop()
+    return _cpu_s(collect.process.pid) - before
+
+
+def test_a_large_trace_is_written_in_linear_time(tmp_path: Path) -> None:
+    """A 4x larger trace (5,000 then 20,000 spans) costs the collector under 7x the CPU
+    (linear: 4x; the quadratic step building this pins, 86 s for 40k spans, made it about
+    12x), each written within 60 s, and both marked in the journal before stop returns (a
+    quadratic mark left them "not yet written")."""
+    out = tmp_path / "out"
+    collect = Collect(out, "--settle-s", "0.2")
+    started = time.monotonic()
+    small = _write_trace(collect, out, 0, 5_000)
+    large = _write_trace(collect, out, 1, 20_000)
     took = time.monotonic() - started
     stopping = time.monotonic()
     collect.stop()
     stopped = time.monotonic() - stopping
-    (path,) = out.glob("*.jsonl")
-    assert len(read_trace(path).model_calls()) == total // 2 - 1
-    assert took < 60
-    # the journal marks the written run in linear time too (a quadratic mark took minutes)
-    assert [s.pending for s in Journal(out).recover().values()] == [[]] and stopped < 60
+    calls = sorted(len(read_trace(path).model_calls()) for path in out.glob("*.jsonl"))
+    assert calls == [5_000 // 2 - 1, 20_000 // 2 - 1]
+    assert large < 7 * small, f"5,000 spans: {small:.2f} CPU-s; 20,000 spans: {large:.2f}"
+    assert took < 120
+    # the journal marks the written runs in linear time too (a quadratic mark took minutes)
+    assert [s.pending for s in Journal(out).recover().values()] == [[], []] and stopped < 60
 
 
 def test_buffered_spans_are_capped_with_a_clear_refusal(tmp_path: Path) -> None:

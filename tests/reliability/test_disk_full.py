@@ -4,7 +4,8 @@ The experiment's output directory is a 3 MiB tmpfs filled to its last few KiB, s
 cells' traces (and the index) cannot be written. The start-of-run disk check (1 GiB free)
 is lowered to 0 in the child process: it stands for a disk that still had room when the
 run started and filled during it. Then the filler is removed and the same command resumes
-the run to its end.
+the run to its end. Under Ray both runs use one local head the test starts (with the cell
+slots `address: local` would give), not a Ray each (about 7 CPU-s per start).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from looplab.experiments.executors.config import SLOT_RESOURCE
 from looplab.traces.io import read_trace
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -76,23 +79,44 @@ def _run(config: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-EXECUTORS = {
-    "inprocess": {},
-    "ray": {"executor": {"kind": "ray", "address": "local", "local_slots": 2}},
-}
-"""Executor -> the config fields that pick it (every executor meets a full disk the same way)."""
+@pytest.fixture
+def ray_head() -> Iterator[str]:
+    """A local Ray head with 2 cell slots (what `address: local, local_slots: 2` starts),
+    shared by a run and its resume; its address. Shut down after the test."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 2,
+            "resources": {SLOT_RESOURCE: 2},
+            "_system_config": {"worker_niceness": 0},  # as `address: local` does
+        },
+    )
+    try:
+        yield str(cluster.address)
+    finally:
+        cluster.shutdown()
+
+
+def _executor(kind: str, request: pytest.FixtureRequest) -> dict[str, Any]:
+    """The config fields that pick the executor (every executor meets a full disk the same
+    way)."""
+    if kind == "inprocess":
+        return {}
+    return {"executor": {"kind": "ray", "address": request.getfixturevalue("ray_head")}}
 
 
 @pytest.mark.parametrize(
     "executor",
     [
         "inprocess",
-        # two runs, each starting a local Ray (about 60 s each here)
+        # two runs on one local Ray head (about 60 s here)
         pytest.param("ray", marks=[pytest.mark.ray, pytest.mark.timeout(900)]),
     ],
 )
 def test_disk_full_mid_run_is_one_line_and_resumable(
-    small_disk: Path, tmp_path: Path, executor: str
+    small_disk: Path, tmp_path: Path, executor: str, request: pytest.FixtureRequest
 ) -> None:
     """A full disk ends the run with one line naming the path, exit 1 (under Ray too: no
     retry of the cells as lost attempts); after freeing the disk the same command completes
@@ -109,7 +133,7 @@ def test_disk_full_mid_run_is_one_line_and_resumable(
                 "output_dir": str(output),
                 "sandbox": {"kind": "local"},
                 "budgets": {"max_steps": 20},
-                **EXECUTORS[executor],
+                **_executor(executor, request),
             }
         )
     )

@@ -4,17 +4,21 @@ the corpus in its own reference section, and no word broken in the terminal pane
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from looplab.claims.verdicts import TOO_FEW
+from looplab.report.claims import corpus
 from looplab.report.claims.panel import claim_panel
 from looplab.report.claims.rows import make_row
 from looplab.report.claims.views import claim_view
 from looplab.report.data.records import RunRecord, record_from_trace
+from looplab.report.views import money
 from looplab.stats.intervals import MIN_PAIRED_N, bca_speedup
 from looplab.traces.io import read_trace
 
@@ -137,3 +141,33 @@ def test_panel_sections_and_unbroken_words(known_pair: Path) -> None:
     assert "mini-swe-agent-deepseek-reasoning " in table  # one piece, not folded mid-word
     assert "too few runs" in table  # the verdict column is not cut off
     assert "Reference (the shipped corpus, re-timed)" in view.sentence
+
+
+def test_kept_corpus_rows_match_a_fresh_computation_and_a_tampered_file_is_redone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The corpus rows and the under-cap corpus times a report reads from the cache are a
+    fresh computation's, field for field; a kept file whose field has another type is
+    refused and computed again (issue 48: kept so each report does not re-time the corpus)."""
+    monkeypatch.setenv("LOOPLAB_CACHE_DIR", str(tmp_path))
+    base = corpus._profile(None)
+    fresh = corpus._compute_rows(80.0, 750.0, base)
+    assert corpus.corpus_rows(80.0, 750.0, None) == fresh  # computed, then written
+    (kept,) = (tmp_path / "derived").glob("corpus-rows-*.json")
+    assert corpus.corpus_rows(80.0, 750.0, None) == fresh  # read back
+    stored = json.loads(kept.read_bytes().partition(b"\n")[2])  # after its HMAC line
+    assert corpus._loaded(stored) == fresh
+    stored["rows"][0]["n"] = "many"
+    with pytest.raises(TypeError, match="corpus row: n"):
+        corpus._loaded(stored)
+    with pytest.raises(TypeError, match="rows, detail and shares"):
+        corpus._loaded({**stored, "another": []})
+    money._corpus_times.cache_clear()
+    try:
+        assert money._corpus_times() == money._compute_corpus_times()
+        money._corpus_times.cache_clear()
+        assert money._corpus_times() == money._compute_corpus_times()  # read back
+    finally:
+        money._corpus_times.cache_clear()
+    with pytest.raises(TypeError, match="slow-80"):
+        money._times_of({"slow-80": ["1.0"], "fast-750": []})

@@ -163,20 +163,26 @@ def proxy_command(
     never before the upstream sent them; where the upstream is slower, the reply says so
     (header x-looplab-upstream-slower). POST /v1/chat/completions and /v1/responses.
     """
+    _check(upstream, record, replay, policy=replay_policy)
+    api_key = _api_key(api_key_env)  # remembered as a secret before anything is read
+    recording = None
+    if replay is not None:  # a bad recording is refused before the server's modules load
+        from looplab.backends.proxy.store import Recording
+
+        recording = Recording(replay, replay_policy)
     from looplab.backends.proxy.app import create_proxy_app
     from looplab.backends.proxy.core import Proxy
     from looplab.latency.presets import resolve_profile
     from looplab.serving.appserver import AppServer
 
-    _check(upstream, record, replay, policy=replay_policy)
     resolved = resolve_profile(profile, profile_set or [])
     proxy = Proxy(
         resolved,
         upstream=upstream,
         record=record,
-        replay=replay,
+        replay=recording,
         replay_policy=replay_policy,
-        api_key=_api_key(api_key_env),
+        api_key=api_key,
         upstream_timeout_s=upstream_timeout,
         upstream_deadline_s=upstream_deadline,
         max_reply_bytes=int(max_reply_mb * (1 << 20)),

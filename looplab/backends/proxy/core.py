@@ -80,9 +80,9 @@ class Proxy:
         profile: the latency profile to pace to.
         upstream: the upstream's API root (`https://api.openai.com/v1`); None: replay only.
         record: a directory to record every exchange into.
-        replay: a recording to serve from (with `upstream`, unrecorded requests go there).
+        replay: a recording's directory or opened `Recording` (unrecorded requests: `upstream`).
         replay_policy: how replayed requests are paired with recorded steps
-            (`follow.REPLAY_POLICIES`: `strict`, `tolerant`).
+            (`follow.REPLAY_POLICIES`: `strict`, `tolerant`); an opened `Recording` has its own.
         api_key: a key for the upstream, replacing the client's (never logged or stored).
         upstream_timeout_s: longest wait for any one upstream read (then a 504).
         upstream_deadline_s: longest a request may take upstream in all, its reply's last
@@ -103,7 +103,7 @@ class Proxy:
         *,
         upstream: str | None = None,
         record: Path | None = None,
-        replay: Path | None = None,
+        replay: Path | Recording | None = None,
         replay_policy: str = "strict",
         api_key: str | None = None,
         tokenizer: Tokenizer | None = None,
@@ -120,7 +120,7 @@ class Proxy:
         self.timing = TimingModel.from_profile(profile)
         self.clock = WallClock()
         self.upstream = upstream.rstrip("/") if upstream else None
-        self.recording = Recording(replay, replay_policy) if replay is not None else None
+        self.recording = Recording(replay, replay_policy) if isinstance(replay, Path) else replay
         self.recorder = Recorder(record) if record is not None else None
         self._api_key = api_key
         self.tokenizer = tokenizer or default_tokenizer()

@@ -25,8 +25,10 @@ import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from looplab.analysis.caps import CapCurve, cap_grid, curve_from_times, task_times_at
+from looplab.cache import derived
 from looplab.latency.presets import presets
 from looplab.report.claims.corpus import corpus_traces
 from looplab.report.data.pairing import ComparisonKey, comparison_groups, pooled_key
@@ -35,6 +37,7 @@ from looplab.report.views.cost import cost_figure
 from looplab.report.views.speedup import paired_speedup
 from looplab.stats.intervals import bca_median
 from looplab.stats.order import median
+from looplab.traces.corpus import corpus_dir
 from looplab.traces.end_reason import EndReason
 
 __all__ = [
@@ -240,7 +243,31 @@ def caps_view(
 @functools.cache
 def _corpus_times() -> dict[str, list[float | None]]:
     """The shipped corpus's timed runs' task times at each of `CORPUS_PROFILES` (once per
-    process)."""
+    process; from the user's cache when this package and corpus made them before: they
+    depend on nothing else, `looplab.cache.derived`)."""
+    return derived("corpus-task-times", _compute_corpus_times, _times_of, inputs=(corpus_dir(),))
+
+
+def _compute_corpus_times() -> dict[str, list[float | None]]:
     traces = [trace for run, trace in corpus_traces() if run.timed]
     known = presets()
     return {name: task_times_at(traces, known[name]) for name in CORPUS_PROFILES}
+
+
+def _times_of(stored: Any) -> dict[str, list[float | None]]:
+    """Stored task times, checked: a list of numbers or nulls per profile of
+    `CORPUS_PROFILES` (a cache file is outside input).
+
+    Raises:
+        TypeError: another profile, or a value of another type.
+    """
+    if not isinstance(stored, dict) or list(stored) != list(CORPUS_PROFILES):
+        raise TypeError(f"corpus task times: expected the profiles {list(CORPUS_PROFILES)}")
+    out: dict[str, list[float | None]] = {}
+    for name, times in stored.items():
+        if not isinstance(times, list) or not all(
+            t is None or (isinstance(t, int | float) and not isinstance(t, bool)) for t in times
+        ):
+            raise TypeError(f"corpus task times: {name} must be a list of numbers or nulls")
+        out[name] = [None if t is None else float(t) for t in times]
+    return out
