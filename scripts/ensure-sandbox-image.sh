@@ -22,6 +22,17 @@ then
   exit 0  # no engine: the docker tier is skipped with the reason
 fi
 echo "building the sandbox image (docker tier; cached when already built)..." >&2
-"$PY" -c 'from looplab.sandboxes.image import build_image; build_image()' >/dev/null 2>&1 \
-  || echo "note: the sandbox image did not build (looplab sandbox build says why); the docker test tier will be skipped" >&2
+# Two tries: a mirror's hiccup fails a debootstrap build now and then (its output is kept,
+# and shown when the second try fails too).
+out="$(mktemp)"
+for try in 1 2; do
+  if "$PY" -c 'from looplab.sandboxes.image import build_image; build_image()' >"$out" 2>&1; then
+    rm -f "$out"
+    exit 0
+  fi
+  [ "$try" = 1 ] && sleep 2
+done
+echo "note: the sandbox image did not build; the docker test tier will be skipped. Its last lines:" >&2
+tail -n 15 "$out" >&2
+rm -f "$out"
 exit 0
