@@ -43,7 +43,7 @@ demo: $(STAMP)
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test: $(STAMP)
 	@status=0; export PYTHONDONTWRITEBYTECODE=; \
-	. scripts/image-in-background.sh $(BIN)/python; \
+	image_python=$(BIN)/python; . scripts/image-in-background.sh; \
 	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not timing" --durations=15 || status=$$?; \
 	image_build_wait; \
 	$(BIN)/pytest -q -p no:xdist -m timing --durations=5 || status=$$?; \

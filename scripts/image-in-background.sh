@@ -5,9 +5,11 @@
 # an exclusive flock on $LOOPLAB_IMAGE_BUILD_LOCK until it ends; tests/conftest.py schedules
 # the docker-tier tests last when that variable is set, and their first one waits for the
 # lock, then skips (or fails, when required) with the reason if the image is still missing.
-# Usage: . scripts/image-in-background.sh VENV_PYTHON; ...; image_build_wait
+# Usage: image_python=VENV_PYTHON; . scripts/image-in-background.sh; ...; image_build_wait
+# (a variable, not an argument: a POSIX shell's `.` passes no arguments, and dash, which
+# runs make's recipes on Debian, ignores them).
 # Needs flock(1) (util-linux); without it the image is built here, in the foreground.
-_ib_python="$1"
+_ib_python="${image_python:?set image_python to the venv's Python before sourcing}"
 _ib_pid=""
 if command -v flock >/dev/null 2>&1; then
   LOOPLAB_IMAGE_BUILD_LOCK="$(pwd)/.venv/image-build.lock"
