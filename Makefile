@@ -33,14 +33,16 @@ demo: $(STAMP)
 
 # Everything but the timing-marked tests across pytest-xdist workers, then the timing-marked
 # ones (wall-clock pacing asserts) serially on a quieter machine; both always run, and the
-# target fails if either did. Workers: one per core plus one, since about a fifth of the first
-# part waits (paced replies, servers, browsers: 22% of the CPU idle at one per core, 13% with
-# one more; 507 s -> 453 s on 2 cores). TEST_WORKERS=1 runs the first part serially too.
+# target fails if either did. Workers: three per core, since most of the first part waits
+# (paced replies, servers, browsers, sandboxes, Ray, the image build): on 2 cores `make test`
+# used 757 CPU-seconds in 864 s of wall time at 3 workers (0.9 of 2 cores busy); the first
+# part took 686 s at 3 workers and 587 s at 6 (with the docker tier, which the 3-worker run
+# had skipped). TEST_WORKERS=1 runs the first part serially too.
 # Bytecode is cached for the run even where the environment sets PYTHONDONTWRITEBYTECODE
 # (this machine's image does): the tests start Python ~700 times and every xdist worker
 # collects every test module, each of which would otherwise compile again (collection
 # 7.9 s -> 3.8 s per process).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 3 )))
 test: $(STAMP)
 	@status=0; export PYTHONDONTWRITEBYTECODE=; \
 	image_python=$(BIN)/python; . scripts/image-in-background.sh; \
