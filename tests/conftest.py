@@ -5,7 +5,7 @@ prerequisite is missing is skipped with the reason (a Docker engine without the 
 image counts as missing), except that LOOPLAB_REQUIRE_<TIER>=1 turns that skip into a
 failure (CI sets them, so a broken CI machine cannot pass by skipping). While `make test`
 builds the sandbox image in the background (LOOPLAB_IMAGE_BUILD_LOCK), the docker-tier
-tests run after the long ones (tests/long-tests.txt, started first) and the first of them
+tests run last (the long ones, tests/long-tests.txt, start first) and the first of them
 waits for the build before deciding.
 
 Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
@@ -220,11 +220,12 @@ _LONG = _long_tests()
 def _start_rank(item: pytest.Item) -> int:
     """Where a test starts (the same order in every xdist worker, whatever the state of the
     image build when each collects): the long tests first, so the run does not end waiting
-    on one of them; while `make test` builds the sandbox image, the docker-tier tests after
-    them and the rest last."""
+    on one of them, then the rest; while `make test` builds the sandbox image (2-3 minutes
+    on a fresh host beside the tests), the docker-tier tests last (right after the long
+    ones, the first of them held a worker idle for 137 s waiting for the build)."""
     if os.environ.get(IMAGE_BUILD_LOCK_ENV) and item.get_closest_marker("docker") is not None:
-        return 1
-    return 0 if item.nodeid.split("[")[0] in _LONG else 2
+        return 2
+    return 0 if item.nodeid.split("[")[0] in _LONG else 1
 
 
 def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
