@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field
 
@@ -177,7 +177,11 @@ class AgentConfig(StrictModel):
         return 64 if self.parallel_tool_calls or self.fanout else 1
 
 
-def tightest(*budgets: float | None) -> float | None:
-    """The smallest of the time budgets that are set (None: none is)."""
+N = TypeVar("N", int, float)
+"""A budget's unit: tokens (int) or seconds (float)."""
+
+
+def tightest(*budgets: N | None) -> N | None:
+    """The smallest of the budgets that are set (seconds or tokens; None: none is)."""
     present = [b for b in budgets if b is not None]
     return min(present) if present else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from looplab.traces.end_reason import EndReason
+from looplab.traces.end_reason import HARNESS_LIMIT_SUFFIX, EndReason
 from looplab.traces.schema import RunEndEvent
 
 __all__ = ["STOP_REASONS", "VERDICT_SOURCES", "Outcome", "outcome", "outcome_of", "stopped"]
@@ -49,9 +49,8 @@ STOP_REASONS = frozenset(
 
 def stopped(end_reason: EndReason | str) -> bool:
     """True for an end reason of a run that did not finish: one of `STOP_REASONS`, or an
-    imported harness's own limit (`<type>_limit`: Inspect's message, token, time, working,
-    cost or custom limits)."""
-    return end_reason in STOP_REASONS or str(end_reason).endswith("_limit")
+    imported harness's own limit (`traces.end_reason.harness_limit`: Inspect's)."""
+    return end_reason in STOP_REASONS or str(end_reason).endswith(HARNESS_LIMIT_SUFFIX)
 
 
 def outcome_of(

@@ -104,10 +104,9 @@ def agent_config(config: ExperimentConfig, *, clock: str = "virtual") -> AgentCo
     agent's)."""
     budgets = config.budgets
     cap = budgets.task_timeout_s if clock == "wall" else None
-    tokens = [t for t in (budgets.max_tokens, config.agent.token_budget) if t is not None]
     return config.agent.with_limits(
         max_steps=budgets.max_steps,
-        token_budget=min(tokens) if tokens else None,
+        token_budget=tightest(budgets.max_tokens, config.agent.token_budget),
         wall_time_budget_s=tightest(budgets.wall_time_s, config.agent.wall_time_budget_s, cap),
     )
 

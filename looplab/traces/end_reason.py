@@ -18,7 +18,14 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
-__all__ = ["FINISHED_ENDS", "EndReason", "EndReasonValue", "known_end_reason"]
+__all__ = [
+    "FINISHED_ENDS",
+    "HARNESS_LIMIT_SUFFIX",
+    "EndReason",
+    "EndReasonValue",
+    "harness_limit",
+    "known_end_reason",
+]
 
 
 class EndReason(StrEnum):
@@ -73,6 +80,17 @@ class EndReason(StrEnum):
 
 FINISHED_ENDS = frozenset({EndReason.FINISH, EndReason.ANSWER})
 """The agent loop ended on its own (a finish call or a final answer), not at a limit."""
+
+HARNESS_LIMIT_SUFFIX = "_limit"
+"""How an imported harness's own limit is spelled (`harness_limit`); a run that ended at one
+stopped, as one at a looplab budget did (`analysis.outcomes.stopped`)."""
+
+
+def harness_limit(kind: str) -> str:
+    """The end reason of a run an imported harness stopped at its `kind` limit (Inspect's
+    `message`, `token`, `time`, `working`, `context`, `operator`, `custom`, `cost`):
+    `message_limit`, kept verbatim rather than mapped onto a looplab budget."""
+    return f"{kind}{HARNESS_LIMIT_SUFFIX}"
 
 
 def known_end_reason(value: object) -> object:

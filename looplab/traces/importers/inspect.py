@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from looplab.errors import TraceError
-from looplab.traces.end_reason import EndReason
+from looplab.traces.end_reason import EndReason, harness_limit
 from looplab.traces.importers.archive import check_count, read_member
 from looplab.traces.importers.build import build_run
 from looplab.traces.importers.drafts import RunDraft
@@ -166,7 +166,7 @@ def _ending(sample: dict[str, Any], att: Refs, draft: RunDraft) -> None:
         draft.end_reason = EndReason.ERROR
         draft.error = str(error.get("message") if isinstance(error, dict) else error)
     elif isinstance(limit, dict) and limit.get("type"):
-        draft.end_reason = f"{limit['type']}_limit"
+        draft.end_reason = harness_limit(str(limit["type"]))
     else:
         draft.end_reason = EndReason.FINISH
     scores = obj(sample.get("scores"))
