@@ -31,10 +31,12 @@ non-finite number is returned but not stored.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
 import stat
@@ -44,7 +46,15 @@ from typing import Any, TypeVar
 
 import structlog
 
-__all__ = ["MAX_ENTRY_BYTES", "cache_dir", "derived", "package_digest", "tree_digest"]
+__all__ = [
+    "MAX_ENTRY_BYTES",
+    "cache_dir",
+    "derived",
+    "package_digest",
+    "stored_fields",
+    "stored_number",
+    "tree_digest",
+]
 
 log = structlog.get_logger(__name__)
 
@@ -118,6 +128,31 @@ def derived(
     except (OSError, ValueError) as exc:  # read-only home, a symlink, a non-finite number
         log.debug("cache_not_written", key=key, error=str(exc))
     return load(value)
+
+
+def stored_fields(raw: Any, kind: type, what: str | None = None) -> dict[str, Any]:
+    """For a `derived` value's `load`: `raw` as a dict holding exactly the fields of the
+    dataclass `kind` (a stored value is checked like outside input).
+
+    Raises:
+        TypeError: not a dict, or a field missing or extra (named `what`, else `kind`'s name).
+    """
+    names = {f.name for f in dataclasses.fields(kind)}
+    if not isinstance(raw, dict) or set(raw) != names:
+        raise TypeError(f"{what or kind.__name__}: expected exactly the fields {sorted(names)}")
+    return raw
+
+
+def stored_number(value: Any, what: str = "value") -> float:
+    """For a `derived` value's `load`: `value` as a float when it is a finite number (not a
+    bool).
+
+    Raises:
+        TypeError: anything else, named `what`.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"{what}: expected a finite number, got {value!r}")
+    return float(value)
 
 
 def _read(key: str) -> Any:

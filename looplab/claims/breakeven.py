@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from looplab.cache import stored_number
 from looplab.claims.model import BreakEven
 
 __all__ = [
@@ -93,11 +94,9 @@ def result_from_json(spec: BreakEven, raw: Any) -> BreakEvenResult:
     verdict, value, above, other = raw["verdict"], raw["value"], raw["above"], raw["other"]
     if not isinstance(verdict, str) or not isinstance(above, bool):
         raise TypeError("break-even: verdict must be a string, above a boolean")
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-        raise TypeError("break-even: value must be a number or null")
     if other is not None and not isinstance(other, str):
         raise TypeError("break-even: other must be a string or null")
-    found = None if value is None else float(value)
+    found = None if value is None else stored_number(value, "break-even: value")
     return BreakEvenResult(spec, verdict, found, above=above, other=other)
 
 

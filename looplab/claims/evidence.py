@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.bundled import bundled_tasks_dir
+from looplab.cache import stored_number
 from looplab.claims.implied import implied_value
 from looplab.claims.kept import kept
 from looplab.claims.knobs import Retimer
@@ -256,11 +257,7 @@ def _implied_from_json(raw: Any) -> float | None:
     Raises:
         TypeError: anything else.
     """
-    if raw is None:
-        return None
-    if isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise TypeError(f"implied: expected a number or null, got {type(raw).__name__}")
-    return float(raw)
+    return None if raw is None else stored_number(raw, "implied")
 
 
 def _published(entry: ClaimEntry, source: str) -> Evidence:

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from looplab.analysis.retime import sweep_trace
-from looplab.cache import derived
+from looplab.cache import derived, stored_fields, stored_number
 from looplab.claims.groups import pooled_equal
 from looplab.errors import LooplabError
 from looplab.latency.presets import resolve_profile
@@ -134,7 +134,7 @@ def _loaded(stored: Any) -> tuple[list[ClaimRow], list[ClaimRow], list[float]]:
         raise TypeError("corpus rows: expected an object of rows, detail and shares")
     if not isinstance(stored["shares"], list):
         raise TypeError("corpus rows: shares must be a list")
-    shares = [_number(v) for v in stored["shares"]]
+    shares = [stored_number(v, "corpus rows: shares") for v in stored["shares"]]
     return (
         [_row_of(r) for r in _list(stored["rows"])],
         [_row_of(r) for r in _list(stored["detail"])],
@@ -161,8 +161,7 @@ _ROW_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _row_of(raw: Any) -> ClaimRow:
-    if not isinstance(raw, dict) or set(raw) != set(_ROW_TYPES):
-        raise TypeError(f"corpus row: expected exactly the fields {sorted(_ROW_TYPES)}")
+    stored_fields(raw, ClaimRow, "corpus row")
     for name, kinds in _ROW_TYPES.items():
         if isinstance(raw[name], bool) or not isinstance(raw[name], kinds):
             raise TypeError(f"corpus row: {name} is {raw[name]!r}")
@@ -170,7 +169,7 @@ def _row_of(raw: Any) -> ClaimRow:
     if ci is not None:
         if len(ci) != 2:
             raise TypeError(f"corpus row: ci is {ci!r}")
-        ci = (_number(ci[0]), _number(ci[1]))
+        ci = (stored_number(ci[0], "corpus row: ci"), stored_number(ci[1], "corpus row: ci"))
     return ClaimRow(**{**raw, "ci": ci})
 
 
@@ -178,12 +177,6 @@ def _list(value: Any) -> list[Any]:
     if not isinstance(value, list):
         raise TypeError(f"corpus rows: expected a list, got {type(value).__name__}")
     return value
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"corpus rows: expected a number, got {value!r}")
-    return float(value)
 
 
 def _compute_rows(

@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
 from looplab.bundled import bundled_tasks_dir
-from looplab.cache import derived
+from looplab.cache import derived, stored_fields, stored_number
 from looplab.claims.check import check_claim
 from looplab.claims.decompose import Decomposition, Part
 from looplab.claims.model import ClaimEntry, claim_entries
@@ -71,40 +70,25 @@ def _load(stored: Any) -> tuple[Decomposed, ...]:
 
 def _decomposition(raw: Any) -> Decomposition:
     """One stored `Decomposition`, every field checked (a cache file is outside input)."""
-    fields = _fields(raw, Decomposition)
+    fields = stored_fields(raw, Decomposition)
     parts = fields["parts"]
     units = fields["units"]
     if not isinstance(parts, list) or type(units) is not int or units < 1:
         raise TypeError("decomposition: parts must be a list, units a positive integer")
     return Decomposition(
-        _finite(fields["slow_s"]),
-        _finite(fields["fast_s"]),
+        stored_number(fields["slow_s"]),
+        stored_number(fields["fast_s"]),
         [_part(p) for p in parts],
         units,
     )
 
 
 def _part(raw: Any) -> Part:
-    fields = _fields(raw, Part)
+    fields = stored_fields(raw, Part)
     if not isinstance(fields["knob"], str) or not isinstance(fields["label"], str):
         raise TypeError("decomposition part: knob and label must be strings")
-    numbers = {k: _finite(v) for k, v in fields.items() if k not in ("knob", "label")}
+    numbers = {k: stored_number(v) for k, v in fields.items() if k not in ("knob", "label")}
     return Part(knob=fields["knob"], label=fields["label"], **numbers)
-
-
-def _fields(raw: Any, kind: type) -> dict[str, Any]:
-    """`raw` as a dict holding exactly `kind`'s dataclass fields."""
-    names = {f.name for f in dataclasses.fields(kind)}
-    if not isinstance(raw, dict) or set(raw) != names:
-        raise TypeError(f"{kind.__name__}: expected exactly the fields {sorted(names)}")
-    return raw
-
-
-def _finite(value: Any) -> float:
-    """`value` when it is a finite number (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TypeError(f"expected a finite number, got {value!r}")
-    return float(value)
 
 
 @functools.cache

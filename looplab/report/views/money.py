@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from looplab.analysis.caps import CapCurve, cap_grid, curve_from_times, task_times_at
-from looplab.cache import derived
+from looplab.cache import derived, stored_number
 from looplab.latency.presets import presets
 from looplab.report.claims.corpus import corpus_traces
 from looplab.report.data.pairing import ComparisonKey, comparison_groups, pooled_key
@@ -265,9 +265,8 @@ def _times_of(stored: Any) -> dict[str, list[float | None]]:
         raise TypeError(f"corpus task times: expected the profiles {list(CORPUS_PROFILES)}")
     out: dict[str, list[float | None]] = {}
     for name, times in stored.items():
-        if not isinstance(times, list) or not all(
-            t is None or (isinstance(t, int | float) and not isinstance(t, bool)) for t in times
-        ):
+        if not isinstance(times, list):
             raise TypeError(f"corpus task times: {name} must be a list of numbers or nulls")
-        out[name] = [None if t is None else float(t) for t in times]
+        what = f"corpus task times: {name}"
+        out[name] = [None if t is None else stored_number(t, what) for t in times]
     return out
