@@ -6,13 +6,8 @@
 # model or a wrapped agent in an uncontained local sandbox unless sandbox.isolation: none.
 set -u
 command -v bwrap >/dev/null 2>&1 && exit 0
-if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing bubblewrap from Debian's packages (contains the local sandbox)..." >&2
-  if apt-get update -qq >/dev/null 2>&1 \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1; then
-    exit 0
-  fi
-fi
+"$(dirname "$0")/ensure-apt-packages.sh" bubblewrap
+command -v bwrap >/dev/null 2>&1 && exit 0
 echo "WARNING: no bubblewrap: local sandboxes will NOT be contained. Install it with:" >&2
 echo "  sudo apt-get install -y bubblewrap" >&2
 exit 0

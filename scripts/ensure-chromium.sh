@@ -5,12 +5,7 @@
 set -u
 CHROMIUM="${LOOPLAB_CHROMIUM:-/usr/bin/chromium}"
 [ -x "$CHROMIUM" ] && exit 0
-if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
-  echo "installing chromium from Debian's packages (for the web tasks)..." >&2
-  if apt-get update -qq >/dev/null 2>&1 \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1; then
-    exit 0
-  fi
-fi
+"$(dirname "$0")/ensure-apt-packages.sh" chromium
+[ -x "$CHROMIUM" ] && exit 0
 echo "no Chromium at $CHROMIUM (apt-get install -y chromium, or set LOOPLAB_CHROMIUM)" >&2
 exit 1

@@ -8,12 +8,8 @@ set -u
 PY="${1:-python3}"
 "$PY" -c 'import docker' >/dev/null 2>&1 || exit 0
 command -v docker >/dev/null 2>&1 && ! docker info >/dev/null 2>&1 && exit 0
-if ! command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = "0" ] \
-  && command -v apt-get >/dev/null 2>&1; then
-  apt-get update -qq >/dev/null 2>&1 \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      debootstrap >/dev/null 2>&1
-fi
+command -v debootstrap >/dev/null 2>&1 \
+  || "$(dirname "$0")/ensure-apt-packages.sh" debootstrap 2>/dev/null
 if ! "$PY" - >/dev/null 2>&1 <<'PYEOF'
 from looplab.sandboxes.engine import connect_engine
 connect_engine(timeout_s=5).close()
