@@ -174,7 +174,7 @@ def bench_starts_command(
     reps: Annotated[int, typer.Option(min=1, help="Starts per command.")] = 5,
 ) -> None:
     """What starting `serve` and `proxy` costs: wall to the first answer, and CPU spent."""
-    from looplab.bench.starts import measure_starts
+    from looplab.bench.starts import measure_starts, measure_tokenizer_loads
 
     rows = measure_starts(reps)
     table = Table(title=f"looplab bench starts: medians over {reps} starts per command")
@@ -186,5 +186,15 @@ def bench_starts_command(
             f"{row.wall_s_p50:.2f} s",
             f"{row.cpu_s_p50:.2f} s",
             f"{row.cpu_s_max:.2f} s",
+        )
+    out_console().print(table)
+    sample = Path(__file__).resolve().parents[1] / "README.md"
+    loads = measure_tokenizer_loads(reps, str(sample))
+    table = Table(title=f"tokenizer load in a fresh process: medians over {reps} loads")
+    for column in ("loader", "tokenizer", "load CPU p50", f"tokens of {sample.name}"):
+        table.add_column(column, justify="right")
+    for load in loads:
+        table.add_row(
+            load.loader, load.name or "(not here)", f"{load.cpu_s_p50:.2f} s", f"{load.tokens:,}"
         )
     out_console().print(table)
