@@ -128,20 +128,33 @@ def _print_clock_bench(config: Path, set_: list[str]) -> None:
 
 def bench_report_command(
     runs: Annotated[int, typer.Option(min=1, help="Synthetic runs in the experiment.")] = 1000,
+    chain: Annotated[
+        int, typer.Option(min=0, help="Also one run whose sub-runs nest this deep (0: not).")
+    ] = 1100,
 ) -> None:
-    """Time to write the HTML report of an experiment with RUNS synthetic runs (target: seconds)."""
+    """Time to write the HTML report of an experiment with RUNS synthetic runs (target:
+    seconds), and of one run with a CHAIN-deep chain of sub-runs (every view walks each)."""
+    from looplab.bench.subruns import chain as chained
+    from looplab.bench.subruns import write
     from looplab.bench.synthetic import write_synthetic_experiment
-    from looplab.report.build import write_report
 
     with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
         experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
-        times: list[float] = []
-        for _ in range(3):
-            result = write_report([experiment], ExperimentDir(Path(directory)).report)
-            times.append(result.seconds)
-        size_mb = ExperimentDir(Path(directory)).report.stat().st_size / 1e6
+        _time_report(f"{runs} runs", experiment, Path(directory))
+        if chain:
+            nested = Path(directory) / "chain"
+            write(chained(chain), nested / "t.jsonl")
+            _time_report(f"one run, {chain} nested sub-runs", nested, Path(directory) / "c")
+
+
+def _time_report(what: str, source: Path, out: Path) -> None:
+    """Write the report of `source` three times; print the median, the least and its size."""
+    from looplab.report.build import write_report
+
+    times = [write_report([source], ExperimentDir(out).report).seconds for _ in range(3)]
+    size_mb = ExperimentDir(out).report.stat().st_size / 1e6
     out_console().print(
-        f"report of {runs} runs: {statistics.median(times):.2f} s median of 3 "
+        f"report of {what}: {statistics.median(times):.2f} s median of 3 "
         f"(min {min(times):.2f} s), {size_mb:.1f} MB"
     )
 

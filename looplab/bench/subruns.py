@@ -1,4 +1,5 @@
-"""Traces with sub-runs built in code: wide fans, deep chains and random trees (tests only).
+"""Traces with sub-runs built in code: wide fans, deep chains and random trees (`looplab
+bench report --chain`, and the sub-run tests).
 
 Each run (the top-level one and every sub-run) has the same two-step shape: step 0 is a
 model call (with token counts, so it re-times) and, when it spawns, a `Task`-like tool call
@@ -8,11 +9,11 @@ that waits for its sub-runs; step 1 (the join) is a short model call. Times are 
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from looplab.traces.io import Trace
+from looplab.traces.end_reason import EndReason
+from looplab.traces.io import Trace, write_trace
 from looplab.traces.schema import (
     ModelCallEvent,
     RunEndEvent,
@@ -23,6 +24,8 @@ from looplab.traces.schema import (
     TraceEvent,
     TraceHeader,
 )
+
+__all__ = ["TreeBuilder", "chain", "fan", "write"]
 
 RUN = "subrun-trace"
 CREATED = datetime(2026, 12, 7, tzinfo=UTC)
@@ -63,7 +66,7 @@ class TreeBuilder:
         self.events = [RunStartEvent(run_id=RUN, start=0.0, end=0.0)]
         end = self._run(-1, 0.0, top_tokens, top_tool)
         self.events.append(
-            RunEndEvent(run_id=RUN, start=0.0, end=end, end_reason="finish", steps=2)
+            RunEndEvent(run_id=RUN, start=0.0, end=end, end_reason=EndReason.FINISH, steps=2)
         )
         header = TraceHeader(run_id=RUN, created=CREATED, agent="tree", task="tree/t1")
         return Trace(header=header, events=self.events)
@@ -154,8 +157,6 @@ def chain(depth: int) -> Trace:
 
 
 def write(trace: Trace, path: Path) -> Path:
-    """Write `trace` as a looplab-2 file (header, then one event a line)."""
-    lines = [trace.header.model_dump_json()]
-    lines += [json.dumps(e.model_dump(mode="json")) for e in trace.events]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    """Write `trace` to `path` (`write_trace`: atomic, looplab-2); return the path."""
+    write_trace(path, trace.header, trace.events)
     return path
