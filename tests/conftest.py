@@ -20,6 +20,7 @@ not the 120 s of the rest) is read off the module's text.
 from __future__ import annotations
 
 import fcntl
+import functools
 import gc
 import os
 import shutil
@@ -51,15 +52,18 @@ def _docker_engine_problem() -> str | None:
 
 def _docker_problem() -> str | None:
     """Return why the docker tier cannot run (no engine, or no sandbox image), or None."""
-    problem = _docker_engine_problem()
-    if problem is not None:
-        return problem
+    return _docker_engine_problem() or _image_problem()
+
+
+def _image_problem() -> str | None:
+    """Return why the sandbox image is not there (the engine answers), or None."""
     import docker as docker_sdk
 
     from looplab.sandbox_contract import IMAGE_ENV, default_image
     from looplab.sandboxes.engine import connect_engine
 
     image = default_image()
+    problem: str | None = None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         client = connect_engine(timeout_s=5)
@@ -106,29 +110,25 @@ def _image_build_pending() -> bool:
 
 
 def _docker_deferred() -> str | None:
-    """The docker tier's problem at collection, None also while the image is still being
-    built (its tests then wait for the build in `_docker_image_built`)."""
-    problem = _docker_problem()
-    if problem is not None and _image_build_pending() and _docker_engine_problem() is None:
-        return None
-    return problem
+    """The docker tier's problem at collection; None also while the image is missing but
+    still being built (its tests then wait for the build: `_docker_after_build`)."""
+    engine = _docker_engine_problem()
+    if engine is not None:
+        return engine
+    image = _image_problem()
+    return None if image is not None and _image_build_pending() else image
 
 
-_AWAITED: dict[str, str | None] = {}
-"""The docker tier's problem once the background image build has ended (this process)."""
-
-
+@functools.cache
 def _docker_after_build() -> str | None:
     """Wait for `make test`'s background image build (once per process), then say why the
     docker tier still cannot run, or None."""
-    if "docker" not in _AWAITED:
-        lock = os.environ.get(IMAGE_BUILD_LOCK_ENV)
-        if lock and os.path.exists(lock):
-            with open(lock) as handle:
-                fcntl.flock(handle, fcntl.LOCK_SH)  # free once the build has ended
-                fcntl.flock(handle, fcntl.LOCK_UN)
-        _AWAITED["docker"] = _docker_problem()
-    return _AWAITED["docker"]
+    lock = os.environ.get(IMAGE_BUILD_LOCK_ENV)
+    if lock and os.path.exists(lock):
+        with open(lock) as handle:
+            fcntl.flock(handle, fcntl.LOCK_SH)  # free once the build has ended
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    return _docker_problem()
 
 
 def _ray_problem() -> str | None:

@@ -67,20 +67,22 @@ class Trace:
     header: TraceHeader
     events: list[TraceEvent] = field(default_factory=list)
     path: Path | None = None
-    _runs: tuple[int, dict[str | None, RunEvents]] | None = field(
+    _runs: tuple[list[TraceEvent], int, dict[str | None, RunEvents]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
     def run_events(self, subrun: str | None) -> RunEvents:
         """The events of one run of the tree (None: the top-level run), by kind, in file
-        order. One pass over the trace indexes every run (kept until `events` changes
-        length), so views that walk each of 1,000 sub-runs stay linear."""
-        if self._runs is None or self._runs[0] != len(self.events):
+        order. One pass over the trace indexes every run, kept while `events` is the same
+        list of the same length (appending or assigning a new list indexes again), so views
+        that walk each of 1,000 sub-runs stay linear."""
+        kept = self._runs
+        if kept is None or kept[0] is not self.events or kept[1] != len(self.events):
             runs: dict[str | None, RunEvents] = {}
             for event in self.events:
                 runs.setdefault(event.subrun, RunEvents()).add(event)
-            self._runs = (len(self.events), runs)
-        return self._runs[1].get(subrun) or RunEvents()
+            kept = self._runs = (self.events, len(self.events), runs)
+        return kept[2].get(subrun) or RunEvents()
 
     @property
     def complete(self) -> bool:

@@ -183,3 +183,19 @@ def test_gzip_traces_read_and_damage_is_named(tmp_path: Path) -> None:
     broken.write_bytes(packed.read_bytes()[:40])
     with pytest.raises(TraceError, match="cut-off or damaged gzip"):
         read_trace(broken)
+
+
+def test_run_events_follow_the_events_list() -> None:
+    """`Trace.run_events` files each run's events by kind; appending an event, or assigning
+    a new list of the same length, is seen at the next call (never a stale index)."""
+    from looplab.bench.subruns import fan
+
+    trace = fan(2)
+    top, sub = trace.run_events(None), trace.run_events("s0")
+    assert len(sub.model_calls) == 2 and all(c.subrun == "s0" for c in sub.model_calls)
+    assert [e for e in trace.events if e.subrun is None] == top.events
+    assert trace.run_events("nobody").events == []
+    trace.events.append(sub.model_calls[0].model_copy(update={"subrun": "s1"}))
+    assert len(trace.run_events("s1").model_calls) == 3
+    trace.events = [e.model_copy(update={"subrun": "s0"}) for e in trace.events]
+    assert trace.run_events("s1").events == [] and trace.run_events(None).events == []
