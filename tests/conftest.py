@@ -209,12 +209,11 @@ LONG_TESTS = Path(__file__).with_name("long-tests.txt")
 """Node ids (without parameters) of the tests that take ~10 s or more: started first."""
 
 
+@functools.cache
 def _long_tests() -> frozenset[str]:
+    """The node ids listed in `LONG_TESTS` (read once, at the first collection)."""
     lines = LONG_TESTS.read_text(encoding="utf-8").splitlines()
     return frozenset(line for line in lines if line and not line.startswith("#"))
-
-
-_LONG = _long_tests()
 
 
 def _start_rank(item: pytest.Item) -> int:
@@ -225,7 +224,7 @@ def _start_rank(item: pytest.Item) -> int:
     ones, the first of them held a worker idle for 137 s waiting for the build)."""
     if os.environ.get(IMAGE_BUILD_LOCK_ENV) and item.get_closest_marker("docker") is not None:
         return 2
-    return 0 if item.nodeid.split("[")[0] in _LONG else 1
+    return 0 if item.nodeid.split("[")[0] in _long_tests() else 1
 
 
 def _mark_needs(item: pytest.Item, integration: dict[str, bool]) -> None:
