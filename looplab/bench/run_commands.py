@@ -134,16 +134,17 @@ def bench_report_command(
 ) -> None:
     """Time to write the HTML report of an experiment with RUNS synthetic runs (target:
     seconds), and of one run with a CHAIN-deep chain of sub-runs (every view walks each)."""
-    from looplab.bench.subruns import chain as chained
-    from looplab.bench.subruns import write
+    from looplab.bench.subruns import chain_trace
     from looplab.bench.synthetic import write_synthetic_experiment
+    from looplab.traces.io import write_trace
 
     with tempfile.TemporaryDirectory(prefix="looplab-bench-report-") as directory:
         experiment = write_synthetic_experiment(Path(directory) / "syn", runs)
         _time_report(f"{runs} runs", experiment, Path(directory))
         if chain:
             nested = Path(directory) / "chain"
-            write(chained(chain), nested / "t.jsonl")
+            deep = chain_trace(chain)
+            write_trace(nested / "t.jsonl", deep.header, deep.events)
             _time_report(f"one run, {chain} nested sub-runs", nested, Path(directory) / "c")
 
 

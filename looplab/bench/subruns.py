@@ -1,162 +1,90 @@
-"""Traces with sub-runs built in code: wide fans, deep chains and random trees (`looplab
-bench report --chain`, and the sub-run tests).
+"""A run whose sub-agents nest in one deep chain, for `looplab bench report --chain`.
 
-Each run (the top-level one and every sub-run) has the same two-step shape: step 0 is a
-model call (with token counts, so it re-times) and, when it spawns, a `Task`-like tool call
-that waits for its sub-runs; step 1 (the join) is a short model call. Times are invented
-(assumed), chosen so that every run's own work and its sub-runs overlap.
+Built the way every producer builds traces: an importer's `RunDraft` with one `SubRunDraft`
+per sub-run, put on the run axis by `traces.importers.build.build_run` (so the trace holds
+what an imported Claude Code or Harbor session with sub-agents holds). Each run, the top
+one and every sub-run, has two steps: a model call (0.3 s TTFT, 40 tokens at 80 tok/s) whose
+`Task` tool call spans its one sub-run and a 0.1 s `bash` call, then a short joining call.
+Times are invented (assumed): the shape, not the numbers, is what the bench exercises.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
+from looplab.traces.assembly.items import ModelDraft, StepDraft, ToolDraft
 from looplab.traces.end_reason import EndReason
-from looplab.traces.io import Trace, write_trace
-from looplab.traces.schema import (
-    ModelCallEvent,
-    RunEndEvent,
-    RunStartEvent,
-    StepEvent,
-    SubRunEvent,
-    ToolCallEvent,
-    TraceEvent,
-    TraceHeader,
-)
+from looplab.traces.importers.build import build_run
+from looplab.traces.importers.drafts import RunDraft, SubRunDraft
+from looplab.traces.io import Trace
 
-__all__ = ["TreeBuilder", "chain", "fan", "write"]
+__all__ = ["chain_trace"]
 
-RUN = "subrun-trace"
-CREATED = datetime(2026, 12, 7, tzinfo=UTC)
+ORIGIN = 1_800_000_000.0
+"""The chain's first second (epoch seconds; invented)."""
 
 
-def _call(run: str | None, step: int, start: float, tokens: int) -> ModelCallEvent:
-    """A model call of `tokens` output tokens recorded at 80 tok/s after a 0.3 s TTFT."""
+def _call(start: float, tokens: int) -> tuple[ModelDraft, float]:
+    """A model call of `tokens` output tokens at 80 tok/s after a 0.3 s TTFT, and its end."""
     first = start + 0.3
-    last = first + tokens / 80
-    return ModelCallEvent(
-        run_id=RUN,
-        subrun=run,
-        step=step,
+    end = first + tokens / 80
+    call = ModelDraft(
         start=start,
-        end=last,
+        end=end,
         sent=start,
         first_token=first,
-        last_token=last,
+        last_token=end,
         prompt_tokens=1000,
         cached_tokens=0,
         completion_tokens=tokens,
     )
+    return call, end
 
 
-class TreeBuilder:
-    """Builds one trace from a parent list: `parents[i]` is sub-run i's parent index
-    (-1: the top-level run); `tools[i]` seconds of own tool time in run i's step 0."""
-
-    def __init__(self, parents: list[int], tokens: list[int], tools: list[float]) -> None:
-        self.parents, self.tokens, self.tools = parents, tokens, tools
-        self.children: dict[int, list[int]] = {}
-        for child, parent in enumerate(parents):
-            self.children.setdefault(parent, []).append(child)
-        self.events: list[TraceEvent] = []
-
-    def build(self, top_tokens: int = 400, top_tool: float = 2.0) -> Trace:
-        """The trace (run_start, the runs' events, run_end at the recorded end)."""
-        self.events = [RunStartEvent(run_id=RUN, start=0.0, end=0.0)]
-        end = self._run(-1, 0.0, top_tokens, top_tool)
-        self.events.append(
-            RunEndEvent(run_id=RUN, start=0.0, end=end, end_reason=EndReason.FINISH, steps=2)
-        )
-        header = TraceHeader(run_id=RUN, created=CREATED, agent="tree", task="tree/t1")
-        return Trace(header=header, events=self.events)
-
-    def _run(self, index: int, start: float, tokens: int, tool: float) -> float:
-        """Run `index` from `start` (iteratively over the tree: a stack of frames)."""
-        # frame: (index, start) -> returns end; an explicit stack keeps deep chains safe
-        ends: dict[int, float] = {}
-        order: list[tuple[int, float]] = []
-        stack = [(index, start)]
-        while stack:
-            run, at = stack.pop()
-            order.append((run, at))
-            call_end = at + 0.3 + (tokens if run == -1 else self.tokens[run]) / 80
-            for child in self.children.get(run, []):
-                stack.append((child, call_end))
-        for run, at in reversed(order):  # children before parents
-            name = None if run == -1 else f"s{run}"
-            own_tokens = tokens if run == -1 else self.tokens[run]
-            own_tool = tool if run == -1 else self.tools[run]
-            call = _call(name, 0, at, own_tokens)
-            kids = self.children.get(run, [])
-            spawn_end = max([ends[k] for k in kids], default=call.end)
-            tool_end = call.end + own_tool
-            step0_end = max(spawn_end, tool_end)
-            self.events.append(call)
-            if own_tool:
-                self.events.append(
-                    ToolCallEvent(
-                        run_id=RUN, subrun=name, step=0, start=call.end, end=tool_end, name="bash"
-                    )
-                )
-            for k in kids:
-                self.events.append(
-                    ToolCallEvent(
-                        run_id=RUN,
-                        subrun=name,
-                        step=0,
-                        start=call.end,
-                        end=ends[k],
-                        name="Task",
-                        call_id=f"task-s{k}",
-                    )
-                )
-            self.events.append(_step(name, 0, at, step0_end, call.end - at))
-            join = _call(name, 1, step0_end, 40)
-            self.events += [join, _step(name, 1, join.start, join.end, join.end - join.start)]
-            ends[run] = join.end
-            if run != -1:
-                self.events.append(
-                    SubRunEvent(
-                        run_id=RUN,
-                        subrun=name,
-                        start=at,
-                        end=join.end,
-                        parent=None if self.parents[run] == -1 else f"s{self.parents[run]}",
-                        parent_step=0,
-                        join_step=1,
-                        spawn_call_id=f"task-s{run}",
-                        agent="sub",
-                    )
-                )
-        return ends[index]
+def _steps(start: float, child: str | None, child_end: float) -> tuple[list[StepDraft], float]:
+    """One run's two steps from `start`, and its end; its step 0 waits for `child` (if any)
+    until `child_end`."""
+    call, called = _call(start, 40)
+    tools = [ToolDraft(name="bash", start=called, end=called + 0.1)]
+    joined = called + 0.1
+    if child is not None:
+        tools.append(ToolDraft(name="Task", start=called, end=child_end, call_id=f"task-{child}"))
+        joined = max(joined, child_end)
+    join, end = _call(joined, 10)
+    return [StepDraft(model=call, tools=tools), StepDraft(model=join)], end
 
 
-def _step(run: str | None, step: int, start: float, end: float, model: float) -> StepEvent:
-    """A step's summary: its model call, then tools (or waiting) to its end."""
-    return StepEvent(
-        run_id=RUN,
-        subrun=run,
-        step=step,
-        start=start,
-        end=end,
-        model_s=model,
-        tool_s=end - start - model,
-        overhead_s=0.0,
+def chain_trace(depth: int) -> Trace:
+    """One run whose `depth` sub-runs nest in a chain (each the only sub-run of the one
+    before), built without recursion (a chain deeper than Python's stack is the point)."""
+    runs: list[list[StepDraft]] = [[] for _ in range(depth + 1)]
+    end = 0.0
+    for level in range(depth, -1, -1):  # the deepest run first: its end is its parent's wait
+        child = f"s{level}" if level < depth else None
+        start = ORIGIN + 0.8 * level  # each starts once its parent's first call has answered
+        runs[level], end = _steps(start, child, end)
+    draft = RunDraft(
+        fmt="looplab-bench",
+        run_id="chain",
+        source_path=Path("chain"),
+        source_digest=f"chain-{depth}",
+        steps=runs[0],
+        task="bench/chain",
+        agent="chain",
+        end_reason=EndReason.FINISH,
+        end_time=end,
+        subruns=[
+            SubRunDraft(
+                id=f"s{level - 1}",
+                steps=runs[level],
+                parent=f"s{level - 2}" if level > 1 else None,
+                parent_step=0,
+                join_step=1,
+                spawn_call_id=f"task-s{level - 1}",
+                agent="sub",
+            )
+            for level in range(1, depth + 1)
+        ],
     )
-
-
-def fan(n: int) -> Trace:
-    """`n` sub-runs spawned in parallel by the top-level run's step 0, joined by its step 1."""
-    return TreeBuilder([-1] * n, [40 + i % 7 for i in range(n)], [0.5] * n).build()
-
-
-def chain(depth: int) -> Trace:
-    """`depth` sub-runs nested in one chain (each the only sub-run of the one before)."""
-    return TreeBuilder([i - 1 for i in range(depth)], [40] * depth, [0.1] * depth).build()
-
-
-def write(trace: Trace, path: Path) -> Path:
-    """Write `trace` to `path` (`write_trace`: atomic, looplab-2); return the path."""
-    write_trace(path, trace.header, trace.events)
-    return path
+    run = build_run(draft)
+    return Trace(header=run.header, events=run.events)

@@ -11,9 +11,9 @@ from looplab.analysis.graph import critical_path
 from looplab.analysis.pathsplit import path_split
 from looplab.analysis.retime import sweep_trace
 from looplab.analysis.sweep import ceiling
-from looplab.bench.subruns import TreeBuilder
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
+from tests.analysis.subrun_traces import TreeBuilder
 
 PROFILES = {name: resolve_profile(name, []) for name in ("slow-80", "fast-750")}
 

@@ -13,7 +13,6 @@ from looplab.analysis.calltiming import model_timing
 from looplab.analysis.graph import critical_path
 from looplab.analysis.replay import replay_virtual
 from looplab.analysis.sweep import run_sweep
-from looplab.bench.subruns import chain, fan, write
 from looplab.cli.app import app
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
@@ -21,6 +20,7 @@ from looplab.report.data.records import record_from_trace
 from looplab.traces.importers.registry import import_runs
 from looplab.traces.io import Trace
 from looplab.traces.schema import SubRunEvent, ToolCallEvent, TraceHeader
+from tests.analysis.subrun_traces import chain, fan, write
 
 SESSION = (
     Path(__file__).resolve().parents[1]

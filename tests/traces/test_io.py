@@ -188,7 +188,7 @@ def test_gzip_traces_read_and_damage_is_named(tmp_path: Path) -> None:
 def test_run_events_follow_the_events_list() -> None:
     """`Trace.run_events` files each run's events by kind; appending an event, or assigning
     a new list of the same length, is seen at the next call (never a stale index)."""
-    from looplab.bench.subruns import fan
+    from tests.analysis.subrun_traces import fan
 
     trace = fan(2)
     top, sub = trace.run_events(None), trace.run_events("s0")

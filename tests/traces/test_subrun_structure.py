@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from looplab.bench.subruns import chain, fan, write
 from looplab.cli.app import app
 from looplab.errors import TraceError
 from looplab.traces.inputs import read_traces
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import SubRunEvent
+from tests.analysis.subrun_traces import chain, fan, write
 
 BROKEN: dict[str, tuple[dict[str, dict[str, object]], str]] = {
     "missing parent": ({"s0": {"parent": "ghost"}}, "parent 'ghost' is not declared"),
