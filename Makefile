@@ -37,7 +37,10 @@ demo: $(STAMP)
 # (paced replies, servers, browsers, sandboxes, Ray, the image build): on 2 cores `make test`
 # used 757 CPU-seconds in 864 s of wall time at 3 workers (0.9 of 2 cores busy); the first
 # part took 686 s at 3 workers and 587 s at 6 (with the docker tier, which the 3-worker run
-# had skipped). TEST_WORKERS=1 runs the first part serially too.
+# had skipped). TEST_WORKERS=1 runs the first part serially too. Tests are handed out one
+# at a time (--maxschedchunk 1): xdist's default gives each worker a chunk of consecutive
+# tests at the start (a quarter of its share, 58 here), so the first worker took 58 of the
+# long tests, which start first, and ran 676 s while four workers were done at 378 s.
 # Bytecode is cached for the run even where the environment sets PYTHONDONTWRITEBYTECODE
 # (this machine's image does): the tests start Python ~700 times and every xdist worker
 # collects every test module, each of which would otherwise compile again (collection
@@ -46,7 +49,7 @@ TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 3 )))
 test: $(STAMP)
 	@status=0; export PYTHONDONTWRITEBYTECODE=; \
 	image_python=$(BIN)/python; . scripts/image-in-background.sh; \
-	$(BIN)/pytest -q -n $(TEST_WORKERS) -m "not timing" --durations=15 || status=$$?; \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --maxschedchunk 1 -m "not timing" --durations=15 || status=$$?; \
 	image_build_wait; \
 	$(BIN)/pytest -q -p no:xdist -m timing --durations=5 || status=$$?; \
 	exit $$status
