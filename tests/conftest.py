@@ -8,13 +8,14 @@ builds the sandbox image in the background (LOOPLAB_IMAGE_BUILD_LOCK), the docke
 tests run last (the long ones, tests/long-tests.txt, start first) and the first of them
 waits for the build before deciding.
 
-Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
-serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
-the reason above it), so a test moved keeps its mark; `_NEEDS` gives marks by directory
-(`reliability`: tests/reliability);
+Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run in
+one process at normal priority, the rest niced beside them) is set in the test file itself
+(`pytestmark`, or a decorator with the reason above it), so a test moved keeps its mark;
+`_NEEDS` gives marks by directory (`reliability`: tests/reliability);
 `integration` (starts subprocesses or servers; its hang guard is `INTEGRATION_TIMEOUT_S`,
 not the 120 s of the rest) is read off the module's text.
-`make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
+`make test` runs `-m timing` in one process at normal priority and, at the same time,
+`-m "not timing"` across pytest-xdist workers at `nice 19` (scripts/run-tests.sh).
 """
 
 from __future__ import annotations

@@ -181,9 +181,12 @@ def test_ctrl_c_on_ray_cancels_cells_and_resumes_in_process(
         env=env,
     )
     try:
-        deadline = time.perf_counter() + 60
+        # Ray's start takes ~25 s on a loaded 2-core host: wait for the first trace (else
+        # the Ctrl-C would come before any cell began and leave nothing to set aside)
+        deadline = time.perf_counter() + 150
         while time.perf_counter() < deadline and not list(traces.glob("*.jsonl")):
             time.sleep(0.05)
+        assert list(traces.glob("*.jsonl")), "no cell started within 150 s"
         assert _ray_processes(mark), "the marker reaches Ray's daemons (else the check is void)"
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 130

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -27,14 +28,22 @@ from looplab.sandboxes.factory import open_sandbox
 from looplab.traces.io import read_trace
 from looplab.traces.schema import ToolCallEvent
 
-MARK = "300.4217"
-"""The sleep length of the task's commands: names its processes in the process table."""
+
+def _mark() -> str:
+    """A sleep length of its own for one test's commands: names their processes in the
+    process table apart from another test's (xdist runs this file's tests side by side)."""
+    return f"300.{secrets.randbelow(10**6):06d}"
+
+
 CAP_S = 2.0
-SLEEPS = f"setsid sleep {MARK} & sleep {MARK} & sleep {MARK}"
-"""A command with a setsid child, a background child and a foreground sleep."""
 
 
-def _task(root: Path) -> None:
+def _sleeps(mark: str) -> str:
+    """A command with a setsid child, a background child and a foreground sleep."""
+    return f"setsid sleep {mark} & sleep {mark} & sleep {mark}"
+
+
+def _task(root: Path, mark: str) -> None:
     """A coding task whose scripted first step runs a 30 s command with a setsid child
     and a background child."""
     task = root / "coding" / "hang"
@@ -48,7 +57,7 @@ def _task(root: Path) -> None:
         "check": {"command": "true"},
     }
     (task / "task.yaml").write_text(yaml.safe_dump(spec))
-    call = {"tool": "run_shell", "args": {"command": SLEEPS, "timeout_s": 400}}
+    call = {"tool": "run_shell", "args": {"command": _sleeps(mark), "timeout_s": 400}}
     steps = [
         {"text": "Waiting.", "calls": [call]},
         {"text": "Done.", "calls": [{"tool": "finish", "args": {"summary": "waited"}}]},
@@ -56,7 +65,7 @@ def _task(root: Path) -> None:
     (task / "solution.yaml").write_text(yaml.safe_dump({"steps": steps}))
 
 
-def _left() -> list[str]:
+def _left(mark: str) -> list[str]:
     """Command lines of processes still running the task's sleeps."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -64,7 +73,7 @@ def _left() -> list[str]:
             line = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if MARK in line and "sleep" in line:
+        if mark in line and "sleep" in line:
             found.append(f"{pid}: {line}")
     return found
 
@@ -75,7 +84,8 @@ def test_the_cap_kills_a_running_tool_and_records_it_cut(tmp_path: Path, campaig
     a 400 s exec timeout: the run ends well before the sleep would (a 10 s cap took 67 s
     with a 60 s command before; the bound is loose for a loaded machine), no sleep is left,
     and the trace ends `timeout` with the run_shell call kept, `cut`, ending at the cap."""
-    _task(tmp_path / "tasks")
+    mark = _mark()
+    _task(tmp_path / "tasks", mark)
     config = {
         "name": "cap",
         "clock": "wall",
@@ -100,7 +110,7 @@ def test_the_cap_kills_a_running_tool_and_records_it_cut(tmp_path: Path, campaig
         timeout=280,
     )
     took = time.monotonic() - started
-    left = _left()
+    left = _left(mark)
     campaign.add("leftovers (processes, dirs, cgroups, containers)", len(left))
     assert done.returncode == 0, done.stderr[-3000:]
     assert not left, left
@@ -119,25 +129,26 @@ async def test_a_cancelled_exec_kills_the_command_tree(tmp_path: Path, kind: str
     """Cancelling an exec (as the cap does) kills the command, its setsid child and its
     background child before the cancellation returns, also when cancelled before the
     command started; the sandbox stays usable."""
+    mark = _mark()
     (tmp_path / "task").mkdir()
     async with await open_sandbox(SandboxConfig(kind=kind), tmp_path / "task") as box:
-        running = asyncio.ensure_future(box.exec(SLEEPS, timeout_s=400))
+        running = asyncio.ensure_future(box.exec(_sleeps(mark), timeout_s=400))
         for _ in range(600):  # the three sleeps started (30 s at most)
-            if len(_left()) >= 3:
+            if len(_left(mark)) >= 3:
                 break
             await asyncio.sleep(0.05)
-        assert len(_left()) >= 3
+        assert len(_left(mark)) >= 3
         running.cancel()
         with pytest.raises(asyncio.CancelledError):
             await running
-        assert _left() == []
-        early = asyncio.ensure_future(box.exec(SLEEPS, timeout_s=400))
+        assert _left(mark) == []
+        early = asyncio.ensure_future(box.exec(_sleeps(mark), timeout_s=400))
         await asyncio.sleep(0.005)  # sent, likely not started: the cancel is asked again
         early.cancel()
         with pytest.raises(asyncio.CancelledError):
             await early
         await asyncio.sleep(1.0)
-        assert _left() == []
+        assert _left(mark) == []
         assert (await box.exec("echo alive")).stdout == "alive\n"
 
 
