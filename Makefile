@@ -31,24 +31,28 @@ demo: $(STAMP)
 	export PYTHONDONTWRITEBYTECODE=; \
 	$(BIN)/looplab run $(CLAIM) && $(BIN)/looplab report runs/claim
 
-# The whole suite, as two groups at once (scripts/run-tests.sh says how): the timing-marked
-# tests (wall-clock pacing asserts) in one process at normal priority, and beside them
-# everything else across pytest-xdist workers at `nice 19`, back to normal priority once
-# the timing group is done; the target fails if either group did. The suite is CPU-bound on
-# 2 cores (process accounting: ~1,120 core-seconds for the first part, which kept both cores
-# busy), while the timing group, run after it, added ~150 s using under half a core.
-# Workers: three per core (many tests wait on servers, browsers, sandboxes, Ray).
-# TEST_WORKERS=1 runs the first part serially. Tests are handed out one at a time
-# (--maxschedchunk 1): xdist's default gives each worker a chunk of consecutive tests at the
-# start (a quarter of its share, 58 here), so the first worker took 58 of the long tests,
-# which start first, and ran 676 s while four workers were done at 378 s.
+# Everything but the timing-marked tests across pytest-xdist workers, then the timing-marked
+# ones (wall-clock pacing asserts) serially on a quieter machine; both always run, and the
+# target fails if either did. Workers: three per core, since most of the first part waits
+# (paced replies, servers, browsers, sandboxes, Ray, the image build): on 2 cores `make test`
+# used 757 CPU-seconds in 864 s of wall time at 3 workers (0.9 of 2 cores busy); the first
+# part took 686 s at 3 workers and 587 s at 6 (with the docker tier, which the 3-worker run
+# had skipped). TEST_WORKERS=1 runs the first part serially too. Tests are handed out one
+# at a time (--maxschedchunk 1): xdist's default gives each worker a chunk of consecutive
+# tests at the start (a quarter of its share, 58 here), so the first worker took 58 of the
+# long tests, which start first, and ran 676 s while four workers were done at 378 s.
 # Bytecode is cached for the run even where the environment sets PYTHONDONTWRITEBYTECODE
 # (this machine's image does): the tests start Python ~700 times and every xdist worker
 # collects every test module, each of which would otherwise compile again (collection
 # 7.9 s -> 3.8 s per process).
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 3 )))
 test: $(STAMP)
-	@scripts/run-tests.sh $(BIN) $(TEST_WORKERS)
+	@status=0; export PYTHONDONTWRITEBYTECODE=; \
+	image_python=$(BIN)/python; . scripts/image-in-background.sh; \
+	$(BIN)/pytest -q -n $(TEST_WORKERS) --maxschedchunk 1 -m "not timing" --durations=15 || status=$$?; \
+	image_build_wait; \
+	$(BIN)/pytest -q -p no:xdist -m timing --durations=5 || status=$$?; \
+	exit $$status
 
 lint: $(STAMP)
 	$(BIN)/ruff format --check .

@@ -16,8 +16,7 @@ if command -v flock >/dev/null 2>&1; then
   export LOOPLAB_IMAGE_BUILD_LOCK
   exec 9>"$LOOPLAB_IMAGE_BUILD_LOCK"
   flock -x 9  # taken before any test starts; the job below inherits it (fd 9)
-  # niced: the timing group runs meanwhile (scripts/run-tests.sh)
-  nice -n 10 scripts/ensure-sandbox-image.sh "$_ib_python" >"$(pwd)/.venv/image-build.log" 2>&1 &
+  scripts/ensure-sandbox-image.sh "$_ib_python" >"$(pwd)/.venv/image-build.log" 2>&1 &
   _ib_pid=$!
   exec 9>&-  # this shell lets go; the job keeps the lock until it exits
 else

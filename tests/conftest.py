@@ -8,14 +8,13 @@ builds the sandbox image in the background (LOOPLAB_IMAGE_BUILD_LOCK), the docke
 tests run last (the long ones, tests/long-tests.txt, start first) and the first of them
 waits for the build before deciding.
 
-Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run in
-one process at normal priority, the rest niced beside them) is set in the test file itself
-(`pytestmark`, or a decorator with the reason above it), so a test moved keeps its mark;
-`_NEEDS` gives marks by directory (`reliability`: tests/reliability);
+Marks by need follow the tree: `timing` (asserts on wall-clock pacing or latency: run
+serially, on their own) is set in the test file itself (`pytestmark`, or a decorator with
+the reason above it), so a test moved keeps its mark; `_NEEDS` gives marks by directory
+(`reliability`: tests/reliability);
 `integration` (starts subprocesses or servers; its hang guard is `INTEGRATION_TIMEOUT_S`,
 not the 120 s of the rest) is read off the module's text.
-`make test` runs `-m timing` in one process at normal priority and, at the same time,
-`-m "not timing"` across pytest-xdist workers at `nice 19` (scripts/run-tests.sh).
+`make test` runs `-m "not timing"` across pytest-xdist workers, then `-m timing` serially.
 """
 
 from __future__ import annotations
@@ -28,6 +27,7 @@ import shutil
 import signal
 import warnings
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -260,7 +260,7 @@ def build_once(tmp_path_factory: pytest.TempPathFactory) -> BuildOnce:
     def once(name: str, build: Callable[[Path], None]) -> Path:
         if not os.environ.get("PYTEST_XDIST_WORKER"):
             target = tmp_path_factory.mktemp(name)
-            build(target)
+            _off_the_loop(build, target)
             return target
         root = tmp_path_factory.getbasetemp().parent  # shared by this run's workers
         target, built = root / f"shared-{name}", root / f"shared-{name}.built"
@@ -270,7 +270,7 @@ def build_once(tmp_path_factory: pytest.TempPathFactory) -> BuildOnce:
                 shutil.rmtree(target, ignore_errors=True)
                 target.mkdir()
                 try:
-                    build(target)
+                    _off_the_loop(build, target)
                 except BaseException:
                     shutil.rmtree(target, ignore_errors=True)
                     raise
@@ -278,6 +278,14 @@ def build_once(tmp_path_factory: pytest.TempPathFactory) -> BuildOnce:
         return target
 
     return once
+
+
+def _off_the_loop(build: Callable[[Path], None], target: Path) -> None:
+    """`build(target)` on a thread of its own: a builder may call `asyncio.run`, which
+    refuses to start inside the event loop of an async test that happened to ask first
+    (handed out one at a time, a browser test asked first and every report test errored)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(build, target).result()
 
 
 @pytest.fixture(autouse=True)
