@@ -1,6 +1,6 @@
-"""Traces with sub-runs built in code: wide fans, deep chains and random trees (tests only;
-events constructed directly, which only tests may do: `looplab bench report --chain` builds
-its chain through the importers' drafts, `looplab.bench.subruns`).
+"""Traces with sub-runs built in code: wide fans and random trees (tests only; events
+constructed directly, which only tests may do). A deep chain is `looplab.bench.subruns`'
+`chain_trace`, built through the importers' drafts, which the tests use too.
 
 Each run (the top-level one and every sub-run) has the same two-step shape: step 0 is a
 model call (with token counts, so it re-times) and, when it spawns, a `Task`-like tool call
@@ -148,11 +148,6 @@ def _step(run: str | None, step: int, start: float, end: float, model: float) ->
 def fan(n: int) -> Trace:
     """`n` sub-runs spawned in parallel by the top-level run's step 0, joined by its step 1."""
     return TreeBuilder([-1] * n, [40 + i % 7 for i in range(n)], [0.5] * n).build()
-
-
-def chain(depth: int) -> Trace:
-    """`depth` sub-runs nested in one chain (each the only sub-run of the one before)."""
-    return TreeBuilder([i - 1 for i in range(depth)], [40] * depth, [0.1] * depth).build()
 
 
 def write(trace: Trace, path: Path) -> Path:

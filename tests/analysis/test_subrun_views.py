@@ -13,6 +13,7 @@ from looplab.analysis.calltiming import model_timing
 from looplab.analysis.graph import critical_path
 from looplab.analysis.replay import replay_virtual
 from looplab.analysis.sweep import run_sweep
+from looplab.bench.subruns import chain_trace
 from looplab.cli.app import app
 from looplab.latency.presets import resolve_profile
 from looplab.latency.timing import TimingModel
@@ -20,7 +21,7 @@ from looplab.report.data.records import record_from_trace
 from looplab.traces.importers.registry import import_runs
 from looplab.traces.io import Trace
 from looplab.traces.schema import SubRunEvent, ToolCallEvent, TraceHeader
-from tests.analysis.subrun_traces import chain, fan, write
+from tests.analysis.subrun_traces import fan, write
 
 SESSION = (
     Path(__file__).resolve().parents[1]
@@ -84,7 +85,7 @@ def test_spawning_call_spans_its_subrun_and_summed_is_stable() -> None:
 def test_deep_chain_has_no_recursion_error(command: str, tmp_path: Path) -> None:
     """A chain of 1,100 nested sub-runs goes through sweep, replay and report."""
     (tmp_path / "in").mkdir()
-    write(chain(1100), tmp_path / "in" / "t.jsonl")
+    write(chain_trace(1100), tmp_path / "in" / "t.jsonl")
     args = {
         "sweep": ["sweep", str(tmp_path / "in"), "--rates", "80,750", "-o", "-"],
         "replay": ["replay", str(tmp_path / "in"), "-o", str(tmp_path / "out")],

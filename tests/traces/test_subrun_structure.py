@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from looplab.bench.subruns import chain_trace
 from looplab.cli.app import app
 from looplab.errors import TraceError
 from looplab.traces.inputs import read_traces
 from looplab.traces.io import Trace, read_trace
 from looplab.traces.schema import SubRunEvent
-from tests.analysis.subrun_traces import chain, fan, write
+from tests.analysis.subrun_traces import fan, write
 
 BROKEN: dict[str, tuple[dict[str, dict[str, object]], str]] = {
     "missing parent": ({"s0": {"parent": "ghost"}}, "parent 'ghost' is not declared"),
@@ -70,7 +71,7 @@ def test_broken_trace_in_a_directory_is_set_aside(tmp_path: Path) -> None:
 
 def test_sound_trees_read() -> None:
     """A fan, a deep chain and an in-progress run (join not reached yet) all read."""
-    for trace in (fan(3), chain(50)):
+    for trace in (fan(3), chain_trace(50)):
         assert _roundtrip(trace).events
     running = fan(2)
     running.events = [e for e in running.events if e.kind != "run_end" and e.step != 1]
